@@ -1,0 +1,1 @@
+//! Backends: turn regions of drtc IR into code.

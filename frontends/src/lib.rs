@@ -1,0 +1,1 @@
+//! Frontends: turn source programs into drtc IR.

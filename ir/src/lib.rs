@@ -1,0 +1,19 @@
+//! drtc's typed tensor IR: dtypes, the op set, graphs, a builder, the text format and the
+//! verifier. Knows nothing of Python, Triton or CP-SAT.
+
+pub mod attr;
+mod builder;
+pub mod dtype;
+mod graph;
+pub mod op;
+pub mod text;
+mod types;
+mod verify;
+
+pub use attr::{Attr, AttrDef, AttrKind, Attrs};
+pub use builder::{BuildError, GraphBuilder};
+pub use dtype::DType;
+pub use graph::{Graph, InputKind, Node, NodeId, Value, ValueDef, ValueId};
+pub use op::{Arity, Category, Op, OpDef};
+pub use types::{Shape, TensorType};
+pub use verify::{verify, VerifyError};
