@@ -1,1 +1,3 @@
 //! Passes over drtc IR.
+
+pub mod fuse;
