@@ -2,3 +2,4 @@
 //! stitch them into one runnable module.
 
 pub mod torch;
+pub mod triton;
