@@ -3,3 +3,4 @@
 
 pub mod torch;
 pub mod triton;
+pub mod stitch;

@@ -139,7 +139,7 @@ impl Program {
         }
     }
 
-    fn input_arg(&mut self, g: &Graph, v: ValueId) -> usize {
+    pub fn input_arg(&mut self, g: &Graph, v: ValueId) -> usize {
         if let Some(i) = self.inputs.iter().position(|a| a.value == v) {
             return i;
         }
