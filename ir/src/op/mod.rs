@@ -204,6 +204,18 @@ impl Op {
         self.def().category
     }
 
+    /// Whether this application draws random numbers, so two equal-looking applications
+    /// differ and must not be merged (`dropout` in training with p > 0, attention with
+    /// `dropout_p > 0`). `attrs` must be normalized; unreadable attributes count as random.
+    pub fn is_random(self, attrs: &Attrs) -> bool {
+        let a = AttrView(attrs);
+        match self {
+            Op::Dropout => a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0),
+            Op::Attention => a.float("dropout_p").map_or(true, |p| p > 0.0),
+            _ => false,
+        }
+    }
+
     /// Checks `attrs` against the declarations and fills in defaults, collecting every error.
     pub fn normalize_attrs(self, attrs: &Attrs) -> Result<Attrs, Vec<AttrError>> {
         let def = self.def();
