@@ -166,19 +166,33 @@ impl<'a> AttrView<'a> {
 /// Why attributes could not be normalized.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrError {
-    Unknown { name: String, valid: Vec<&'static str> },
+    Unknown {
+        name: String,
+        valid: Vec<&'static str>,
+    },
     Missing(&'static str),
-    WrongKind { name: &'static str, expected: &'static str, found: Attr },
+    WrongKind {
+        name: &'static str,
+        expected: &'static str,
+        found: Attr,
+    },
 }
 
 impl fmt::Display for AttrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AttrError::Unknown { name, valid } if valid.is_empty() => {
-                write!(f, "unknown attribute `{name}` (this op takes no attributes)")
+                write!(
+                    f,
+                    "unknown attribute `{name}` (this op takes no attributes)"
+                )
             }
             AttrError::Unknown { name, valid } => {
-                write!(f, "unknown attribute `{name}` (valid: {})", valid.join(", "))
+                write!(
+                    f,
+                    "unknown attribute `{name}` (valid: {})",
+                    valid.join(", ")
+                )
             }
             AttrError::Missing(name) => write!(f, "missing required attribute `{name}`"),
             AttrError::WrongKind {
