@@ -28,7 +28,11 @@ fn files() -> Vec<PathBuf> {
 /// Runs one filetest; `Err` says what went wrong (parse error with caret, pipeline error,
 /// pass or verifier failure).
 fn run_file(path: &Path) -> Result<String, String> {
-    let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+    let name = path
+        .file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
     let src = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let pipeline = src
         .lines()
@@ -49,7 +53,9 @@ fn run_file(path: &Path) -> Result<String, String> {
     let printed = text::print(&graph);
     let reparsed = text::parse(&printed).map_err(|e| e.render(&printed, "<result>"))?;
     if text::print(&reparsed) != printed {
-        return Err(format!("the result does not read back to itself:\n{printed}"));
+        return Err(format!(
+            "the result does not read back to itself:\n{printed}"
+        ));
     }
     let mut out = format!("// pipeline: {}\n", pm.pipeline());
     for run in &report.runs {
@@ -66,7 +72,11 @@ fn filetests() {
     let files = files();
     let mut failures = vec![];
     for path in &files {
-        let stem = path.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let stem = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         let outcome = std::panic::catch_unwind(|| {
             let out = run_file(path).unwrap_or_else(|e| panic!("{}:\n{e}", path.display()));
             insta::with_settings!({
@@ -82,18 +92,33 @@ fn filetests() {
             failures.push(stem);
         }
     }
-    assert!(failures.is_empty(), "failing filetests: {}", failures.join(", "));
+    assert!(
+        failures.is_empty(),
+        "failing filetests: {}",
+        failures.join(", ")
+    );
 }
 
 #[test]
 fn every_pass_has_filetests() {
     let names: Vec<String> = files()
         .iter()
-        .map(|p| p.file_name().unwrap_or_default().to_string_lossy().to_string())
+        .map(|p| {
+            p.file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string()
+        })
         .collect();
     for pass in drtc_passes::registry::names() {
-        let n = names.iter().filter(|f| f.starts_with(&format!("{pass}_"))).count();
-        assert!(n >= 5, "pass `{pass}` has {n} filetests (`{pass}_*.drt`), want at least 5");
+        let n = names
+            .iter()
+            .filter(|f| f.starts_with(&format!("{pass}_")))
+            .count();
+        assert!(
+            n >= 5,
+            "pass `{pass}` has {n} filetests (`{pass}_*.drt`), want at least 5"
+        );
     }
 }
 
@@ -101,13 +126,21 @@ fn every_pass_has_filetests() {
 fn every_snapshot_has_its_filetest() {
     let stems: Vec<String> = files()
         .iter()
-        .map(|p| p.file_stem().unwrap_or_default().to_string_lossy().to_string())
+        .map(|p| {
+            p.file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string()
+        })
         .collect();
     let snaps = dir().join("snapshots");
     for entry in std::fs::read_dir(&snaps).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
         if let Some(stem) = name.strip_suffix(".snap") {
-            assert!(stems.iter().any(|s| s == stem), "snapshot {name} has no filetest");
+            assert!(
+                stems.iter().any(|s| s == stem),
+                "snapshot {name} has no filetest"
+            );
         }
     }
 }

@@ -29,8 +29,8 @@ pub struct FmtArgs {
 
 pub fn run(args: FmtArgs) -> DriverResult<ExitCode> {
     let file = ir_file::load(&args.file)?;
-    if !file.warnings.is_empty() {
-        eprintln!("{}", ir_file::list(&file.warnings));
+    for w in &file.warnings {
+        eprintln!("{w}");
     }
     let printed = text::print(&file.graph);
     if !args.check {

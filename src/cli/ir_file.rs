@@ -25,7 +25,8 @@ pub fn load(path: &Path) -> DriverResult<IrFile> {
         let rendered = rendered.strip_prefix("error: ").unwrap_or(&rendered);
         DriverError::Reported(rendered.trim_end().to_string())
     })?;
-    let (errors, warnings): (Vec<_>, Vec<_>) = verify(&graph).into_iter().partition(|e| e.is_error());
+    let (errors, warnings): (Vec<_>, Vec<_>) =
+        verify(&graph).into_iter().partition(|e| e.is_error());
     if !errors.is_empty() {
         return Err(DriverError::Reported(format!(
             "{name} does not verify ({} error{}):\n{}",
@@ -43,7 +44,11 @@ pub fn load(path: &Path) -> DriverResult<IrFile> {
 
 /// Verifier findings, one per line, indented.
 pub fn list(findings: &[VerifyError]) -> String {
-    findings.iter().map(|e| format!("  {e}")).collect::<Vec<_>>().join("\n")
+    findings
+        .iter()
+        .map(|e| format!("  {e}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Writes `text` to stdout, reporting failures (a closed pipe) as errors, not panics.
