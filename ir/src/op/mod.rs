@@ -224,7 +224,9 @@ impl Op {
     pub fn is_random(self, attrs: &Attrs) -> bool {
         let a = AttrView(attrs);
         match self {
-            Op::Dropout => a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0),
+            Op::Dropout => {
+                a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0)
+            }
             Op::Attention => a.float("dropout_p").map_or(true, |p| p > 0.0),
             _ => false,
         }
