@@ -46,7 +46,10 @@ impl AttrKind {
             (self, value),
             (AttrKind::Bool, Attr::Bool(_))
                 | (AttrKind::Int | AttrKind::OptInt, Attr::Int(_))
-                | (AttrKind::Float | AttrKind::OptFloat, Attr::Float(_) | Attr::Int(_))
+                | (
+                    AttrKind::Float | AttrKind::OptFloat,
+                    Attr::Float(_) | Attr::Int(_)
+                )
                 | (AttrKind::Str, Attr::Str(_))
                 | (AttrKind::Ints | AttrKind::OptInts, Attr::Ints(_))
                 | (AttrKind::DType, Attr::DType(_))

@@ -52,14 +52,22 @@ impl GraphBuilder {
         let raw: Attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         let attrs = op.normalize_attrs(&raw).map_err(|errs| BuildError::Attr {
             op: op.name(),
-            message: errs.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "),
+            message: errs
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; "),
         })?;
         let types: Vec<&TensorType> = inputs.iter().map(|&v| self.graph.ty(v)).collect();
-        let results = op.infer(&types, &attrs).map_err(|message| BuildError::Infer {
-            op: op.name(),
-            message,
-        })?;
-        let node = self.graph.add_node_unchecked(op, inputs.to_vec(), attrs, results);
+        let results = op
+            .infer(&types, &attrs)
+            .map_err(|message| BuildError::Infer {
+                op: op.name(),
+                message,
+            })?;
+        let node = self
+            .graph
+            .add_node_unchecked(op, inputs.to_vec(), attrs, results);
         Ok(self.graph.node(node).outputs.clone())
     }
 

@@ -166,7 +166,8 @@ impl Graph {
             .map(|&n| {
                 let node = self.node(n);
                 let ins: Vec<&TensorType> = node.inputs.iter().map(|&v| self.ty(v)).collect();
-                let outs: Vec<TensorType> = node.outputs.iter().map(|&v| self.ty(v).clone()).collect();
+                let outs: Vec<TensorType> =
+                    node.outputs.iter().map(|&v| self.ty(v).clone()).collect();
                 node.op.flops(&ins, &outs, &node.attrs)
             })
             .sum()
@@ -176,7 +177,12 @@ impl Graph {
     // (the builder wraps these with type inference; the parser and passes use them directly)
 
     /// Appends a graph input.
-    pub fn add_input(&mut self, name: impl Into<String>, kind: InputKind, ty: TensorType) -> ValueId {
+    pub fn add_input(
+        &mut self,
+        name: impl Into<String>,
+        kind: InputKind,
+        ty: TensorType,
+    ) -> ValueId {
         let id = ValueId(self.values.len() as u32);
         self.values.push(Value {
             ty,
@@ -263,7 +269,8 @@ impl Graph {
                 ValueDef::Input { kind, .. } => kind.clone(),
                 ValueDef::Node { .. } => InputKind::Activation,
             };
-            map[v.index()] = Some(g.add_input(val.name.clone().unwrap_or_default(), kind, val.ty.clone()));
+            map[v.index()] =
+                Some(g.add_input(val.name.clone().unwrap_or_default(), kind, val.ty.clone()));
         }
         for &n in &self.body {
             let node = &self.nodes[n.index()];
@@ -272,7 +279,11 @@ impl Graph {
                 .iter()
                 .map(|v| map.get(v.index()).copied().flatten().unwrap_or(*v))
                 .collect();
-            let types = node.outputs.iter().map(|&v| self.values[v.index()].ty.clone()).collect();
+            let types = node
+                .outputs
+                .iter()
+                .map(|&v| self.values[v.index()].ty.clone())
+                .collect();
             let new = g.add_node_unchecked(node.op, inputs, node.attrs.clone(), types);
             for (old, new) in node.outputs.iter().zip(g.node(new).outputs.clone()) {
                 map[old.index()] = Some(new);

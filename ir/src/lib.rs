@@ -15,5 +15,6 @@ pub use builder::{BuildError, GraphBuilder};
 pub use dtype::DType;
 pub use graph::{Graph, InputKind, Node, NodeId, Value, ValueDef, ValueId};
 pub use op::{Arity, Category, Op, OpDef};
+pub use text::{parse, ParseError};
 pub use types::{Shape, TensorType};
 pub use verify::{verify, VerifyError};

@@ -82,13 +82,19 @@ fn check_inputs(c: &mut Checker) {
     let mut names = HashMap::new();
     for (i, &v) in g.inputs().iter().enumerate() {
         if !g.contains_value(v) {
-            c.error(None, format!("graph input {i} refers to a value that does not exist"));
+            c.error(
+                None,
+                format!("graph input {i} refers to a value that does not exist"),
+            );
             continue;
         }
         let val = g.value(v);
         match &val.def {
             ValueDef::Input { index, .. } if *index == i => {}
-            _ => c.error(None, format!("graph input {i} is not recorded as input {i}")),
+            _ => c.error(
+                None,
+                format!("graph input {i} is not recorded as input {i}"),
+            ),
         }
         match &val.name {
             Some(n) if !n.is_empty() => {
@@ -132,7 +138,11 @@ fn check_cycles(c: &mut Checker) -> Vec<bool> {
             for &m in &members {
                 on_cycle[m] = true;
             }
-            let list = members.iter().map(|m| format!("#{m}")).collect::<Vec<_>>().join(", ");
+            let list = members
+                .iter()
+                .map(|m| format!("#{m}"))
+                .collect::<Vec<_>>()
+                .join(", ");
             c.error(Some(members[0]), format!("cycle through nodes {list}"));
         }
     }
@@ -152,7 +162,10 @@ fn check_nodes(c: &mut Checker, on_cycle: &[bool]) {
     let uses = g.use_counts();
     for (p, &n) in body.iter().enumerate() {
         if !g.contains_node(n) {
-            c.error(Some(p), format!("refers to node {} that does not exist", n.0));
+            c.error(
+                Some(p),
+                format!("refers to node {} that does not exist", n.0),
+            );
             continue;
         }
         if std::mem::replace(&mut seen_node[n.index()], true) {
@@ -165,16 +178,26 @@ fn check_nodes(c: &mut Checker, on_cycle: &[bool]) {
         if !def.arity.accepts(node.inputs.len()) {
             c.error(
                 Some(p),
-                format!("`{name}` takes {} inputs, got {}", def.arity, node.inputs.len()),
+                format!(
+                    "`{name}` takes {} inputs, got {}",
+                    def.arity,
+                    node.inputs.len()
+                ),
             );
         }
         let mut inputs_ok = true;
         for (i, &v) in node.inputs.iter().enumerate() {
             if !g.contains_value(v) {
-                c.error(Some(p), format!("`{name}` input {i} is a dangling value (%{})", v.0));
+                c.error(
+                    Some(p),
+                    format!("`{name}` input {i} is a dangling value (%{})", v.0),
+                );
                 inputs_ok = false;
             } else if !defined[v.index()] && !on_cycle[p] {
-                c.error(Some(p), format!("`{name}` input {i} is used before it is defined"));
+                c.error(
+                    Some(p),
+                    format!("`{name}` input {i} is used before it is defined"),
+                );
                 inputs_ok = false;
             }
         }
@@ -199,7 +222,10 @@ fn check_nodes(c: &mut Checker, on_cycle: &[bool]) {
             }
             match g.value(v).def {
                 ValueDef::Node { node: d, index } if d == n && index == i => {}
-                _ => c.error(Some(p), format!("`{name}` result {i} is not recorded as its result")),
+                _ => c.error(
+                    Some(p),
+                    format!("`{name}` result {i} is not recorded as its result"),
+                ),
             }
             defined[v.index()] = true;
         }
@@ -209,14 +235,21 @@ fn check_nodes(c: &mut Checker, on_cycle: &[bool]) {
                 Err(m) => c.error(Some(p), format!("`{name}`: {m}")),
                 Ok(tys) if tys.len() != node.outputs.len() => c.error(
                     Some(p),
-                    format!("`{name}` has {} results, expected {}", node.outputs.len(), tys.len()),
+                    format!(
+                        "`{name}` has {} results, expected {}",
+                        node.outputs.len(),
+                        tys.len()
+                    ),
                 ),
                 Ok(tys) => {
                     for (i, (t, &v)) in tys.iter().zip(&node.outputs).enumerate() {
                         if g.ty(v) != t {
                             c.error(
                                 Some(p),
-                                format!("`{name}` result {i} is declared {} but inference gives {t}", g.ty(v)),
+                                format!(
+                                    "`{name}` result {i} is declared {} but inference gives {t}",
+                                    g.ty(v)
+                                ),
                             );
                         }
                     }
@@ -224,7 +257,10 @@ fn check_nodes(c: &mut Checker, on_cycle: &[bool]) {
             }
         }
         if !node.outputs.is_empty()
-            && node.outputs.iter().all(|v| g.contains_value(*v) && uses[v.index()] == 0)
+            && node
+                .outputs
+                .iter()
+                .all(|v| g.contains_value(*v) && uses[v.index()] == 0)
         {
             c.warning(Some(p), format!("the result of `{name}` is never used"));
         }
@@ -241,7 +277,12 @@ fn check_outputs(c: &mut Checker) {
         .inputs()
         .iter()
         .copied()
-        .chain(g.body().iter().filter(|n| g.contains_node(**n)).flat_map(|&n| g.node(n).outputs.clone()))
+        .chain(
+            g.body()
+                .iter()
+                .filter(|n| g.contains_node(**n))
+                .flat_map(|&n| g.node(n).outputs.clone()),
+        )
         .collect();
     for (i, &v) in g.outputs().iter().enumerate() {
         if !live.contains(&v) {

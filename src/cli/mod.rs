@@ -1,5 +1,9 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod fmt;
+mod ir_file;
+mod opt;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -48,8 +52,14 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    Fmt(fmt::FmtArgs),
+    Opt(opt::OptArgs),
+}
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Fmt(args) => fmt::run(args),
+        Command::Opt(args) => opt::run(args),
+    }
 }

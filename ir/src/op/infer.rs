@@ -25,7 +25,11 @@ pub fn normalize_dim(dim: i64, rank: usize) -> Result<usize, String> {
             r - 1
         ));
     }
-    Ok(if dim < 0 { (dim + r) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + r) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// NumPy-style broadcasting of two shapes.
@@ -33,8 +37,16 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Shape, String> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i < n - a.len() { 1 } else { a[i - (n - a.len())] };
-        let db = if i < n - b.len() { 1 } else { b[i - (n - b.len())] };
+        let da = if i < n - a.len() {
+            1
+        } else {
+            a[i - (n - a.len())]
+        };
+        let db = if i < n - b.len() {
+            1
+        } else {
+            b[i - (n - b.len())]
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -52,7 +64,10 @@ fn require_float(t: &TensorType, what: &str) -> Result<(), String> {
     if t.dtype.is_float() {
         Ok(())
     } else {
-        Err(format!("{what} needs a floating-point input, got {}", t.dtype))
+        Err(format!(
+            "{what} needs a floating-point input, got {}",
+            t.dtype
+        ))
     }
 }
 
@@ -118,7 +133,10 @@ pub fn compare(inputs: &[&TensorType], _: AttrView) -> InferResult {
 /// `where(cond, a, b)`: cond must be bool; all three broadcast; dtype from a and b.
 pub fn select_where(inputs: &[&TensorType], _: AttrView) -> InferResult {
     if inputs[0].dtype != DType::Bool {
-        return Err(format!("where's condition must be bool, got {}", inputs[0].dtype));
+        return Err(format!(
+            "where's condition must be bool, got {}",
+            inputs[0].dtype
+        ));
     }
     let shape = broadcast_shapes(&inputs[0].shape, &broadcast_all(&inputs[1..])?.0)?;
     let (_, dtype) = broadcast_all(&inputs[1..])?;
@@ -294,8 +312,16 @@ pub fn matmul(inputs: &[&TensorType], _: AttrView) -> InferResult {
         return Err("matmul needs operands of rank >= 1".into());
     }
     let dtype = promote_types(a.dtype, b.dtype);
-    let a_shape: Shape = if a.rank() == 1 { vec![1, a.shape[0]] } else { a.shape.clone() };
-    let b_shape: Shape = if b.rank() == 1 { vec![b.shape[0], 1] } else { b.shape.clone() };
+    let a_shape: Shape = if a.rank() == 1 {
+        vec![1, a.shape[0]]
+    } else {
+        a.shape.clone()
+    };
+    let b_shape: Shape = if b.rank() == 1 {
+        vec![b.shape[0], 1]
+    } else {
+        b.shape.clone()
+    };
     let (m, k1) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
     let (k2, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
     if k1 != k2 {
@@ -304,10 +330,7 @@ pub fn matmul(inputs: &[&TensorType], _: AttrView) -> InferResult {
             a.shape, b.shape
         ));
     }
-    let batch = broadcast_shapes(
-        &a_shape[..a_shape.len() - 2],
-        &b_shape[..b_shape.len() - 2],
-    )?;
+    let batch = broadcast_shapes(&a_shape[..a_shape.len() - 2], &b_shape[..b_shape.len() - 2])?;
     let mut out = batch;
     if a.rank() > 1 {
         out.push(m);
@@ -322,10 +345,17 @@ pub fn matmul(inputs: &[&TensorType], _: AttrView) -> InferResult {
 pub fn bmm(inputs: &[&TensorType], _: AttrView) -> InferResult {
     let (a, b) = (inputs[0], inputs[1]);
     if a.rank() != 3 || b.rank() != 3 {
-        return Err(format!("bmm needs two rank-3 tensors, got ranks {} and {}", a.rank(), b.rank()));
+        return Err(format!(
+            "bmm needs two rank-3 tensors, got ranks {} and {}",
+            a.rank(),
+            b.rank()
+        ));
     }
     if a.shape[0] != b.shape[0] || a.shape[2] != b.shape[1] {
-        return Err(format!("bmm: shapes {:?} and {:?} do not match", a.shape, b.shape));
+        return Err(format!(
+            "bmm: shapes {:?} and {:?} do not match",
+            a.shape, b.shape
+        ));
     }
     one(TensorType::new(
         promote_types(a.dtype, b.dtype),
@@ -348,7 +378,10 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
     }
     if let Some(b) = inputs.get(2) {
         if b.shape != vec![w.shape[0]] {
-            return Err(format!("linear: bias must have shape [{}], got {:?}", w.shape[0], b.shape));
+            return Err(format!(
+                "linear: bias must have shape [{}], got {:?}",
+                w.shape[0], b.shape
+            ));
         }
     }
     let mut out = x.shape.clone();
@@ -358,7 +391,11 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
 
 /// `einsum {equation}` for explicit (`->`) and implicit equations without ellipsis.
 pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
-    let eq: String = a.str("equation")?.chars().filter(|c| !c.is_whitespace()).collect();
+    let eq: String = a
+        .str("equation")?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
     let (lhs, rhs) = match eq.split_once("->") {
         Some((l, r)) => (l.to_string(), Some(r.to_string())),
         None => (eq.clone(), None),
@@ -378,7 +415,10 @@ pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let mut counts = std::collections::BTreeMap::new();
     for (term, t) in terms.iter().zip(inputs) {
         if term.chars().count() != t.rank() {
-            return Err(format!("einsum term `{term}` does not match rank {}", t.rank()));
+            return Err(format!(
+                "einsum term `{term}` does not match rank {}",
+                t.rank()
+            ));
         }
         for (c, &d) in term.chars().zip(&t.shape) {
             if !c.is_ascii_alphabetic() {
@@ -398,7 +438,11 @@ pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
     }
     let out: String = match rhs {
         Some(r) => r,
-        None => counts.iter().filter(|(_, &n)| n == 1).map(|(c, _)| *c).collect(),
+        None => counts
+            .iter()
+            .filter(|(_, &n)| n == 1)
+            .map(|(c, _)| *c)
+            .collect(),
     };
     let mut shape = vec![];
     for c in out.chars() {
@@ -408,7 +452,10 @@ pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
                 .ok_or_else(|| format!("einsum: output subscript `{c}` is not in any input"))?,
         );
     }
-    let dtype = inputs.iter().skip(1).fold(inputs[0].dtype, |d, t| promote_types(d, t.dtype));
+    let dtype = inputs
+        .iter()
+        .skip(1)
+        .fold(inputs[0].dtype, |d, t| promote_types(d, t.dtype));
     one(TensorType::new(dtype, shape))
 }
 
@@ -459,7 +506,14 @@ pub fn conv_out_size(
 }
 
 /// Pooling output size (same formula as convolution).
-pub fn pool_out_size(input: i64, kernel: i64, stride: i64, padding: i64, dilation: i64, ceil: bool) -> i64 {
+pub fn pool_out_size(
+    input: i64,
+    kernel: i64,
+    stride: i64,
+    padding: i64,
+    dilation: i64,
+    ceil: bool,
+) -> i64 {
     conv_out_size(input, kernel, stride, padding, dilation, ceil)
 }
 
@@ -492,7 +546,11 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
     let (x, w) = (inputs[0], inputs[1]);
     let (mut lead, sp) = batched_spatial(x, n, "convolution")?;
     if w.rank() != n + 2 {
-        return Err(format!("convolution weight must have rank {}, got {:?}", n + 2, w.shape));
+        return Err(format!(
+            "convolution weight must have rank {}, got {:?}",
+            n + 2,
+            w.shape
+        ));
     }
     let groups = a.int("groups")?;
     let cin = x.shape[sp - 1];
@@ -511,7 +569,10 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
     }
     if let Some(b) = inputs.get(2) {
         if b.shape != vec![w.shape[0]] {
-            return Err(format!("convolution bias must have shape [{}], got {:?}", w.shape[0], b.shape));
+            return Err(format!(
+                "convolution bias must have shape [{}], got {:?}",
+                w.shape[0], b.shape
+            ));
         }
     }
     let (stride, padding, dilation) = (
@@ -521,9 +582,18 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
     );
     *lead.last_mut().unwrap() = w.shape[0];
     for i in 0..n {
-        let o = conv_out_size(x.shape[sp + i], w.shape[2 + i], stride[i], padding[i], dilation[i], false);
+        let o = conv_out_size(
+            x.shape[sp + i],
+            w.shape[2 + i],
+            stride[i],
+            padding[i],
+            dilation[i],
+            false,
+        );
         if o < 1 {
-            return Err(format!("convolution output size along spatial dim {i} is {o} (< 1)"));
+            return Err(format!(
+                "convolution output size along spatial dim {i} is {o} (< 1)"
+            ));
         }
         lead.push(o);
     }
@@ -544,7 +614,11 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
     let (x, w) = (inputs[0], inputs[1]);
     let (mut lead, sp) = batched_spatial(x, n, "transposed convolution")?;
     if w.rank() != n + 2 {
-        return Err(format!("transposed convolution weight must have rank {}, got {:?}", n + 2, w.shape));
+        return Err(format!(
+            "transposed convolution weight must have rank {}, got {:?}",
+            n + 2,
+            w.shape
+        ));
     }
     let groups = a.int("groups")?;
     let cin = x.shape[sp - 1];
@@ -557,7 +631,10 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
     let cout = w.shape[1] * groups;
     if let Some(b) = inputs.get(2) {
         if b.shape != vec![cout] {
-            return Err(format!("transposed convolution bias must have shape [{cout}], got {:?}", b.shape));
+            return Err(format!(
+                "transposed convolution bias must have shape [{cout}], got {:?}",
+                b.shape
+            ));
         }
     }
     let (stride, padding, out_pad, dilation) = (
@@ -579,7 +656,9 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
             + out_pad[i]
             + 1;
         if o < 1 {
-            return Err(format!("transposed convolution output size along spatial dim {i} is {o} (< 1)"));
+            return Err(format!(
+                "transposed convolution output size along spatial dim {i} is {o} (< 1)"
+            ));
         }
         lead.push(o);
     }
@@ -606,7 +685,11 @@ fn pool_nd(inputs: &[&TensorType], a: AttrView, n: usize, has_dilation: bool) ->
         Some(_) => spatial_list(a, "stride", n)?,
     };
     let padding = spatial_list(a, "padding", n)?;
-    let dilation = if has_dilation { spatial_list(a, "dilation", n)? } else { vec![1; n] };
+    let dilation = if has_dilation {
+        spatial_list(a, "dilation", n)?
+    } else {
+        vec![1; n]
+    };
     let ceil = a.bool("ceil_mode")?;
     for i in 0..n {
         if padding[i] * 2 > kernel[i] {
@@ -615,9 +698,18 @@ fn pool_nd(inputs: &[&TensorType], a: AttrView, n: usize, has_dilation: bool) ->
                 padding[i], kernel[i]
             ));
         }
-        let o = pool_out_size(x.shape[sp + i], kernel[i], stride[i], padding[i], dilation[i], ceil);
+        let o = pool_out_size(
+            x.shape[sp + i],
+            kernel[i],
+            stride[i],
+            padding[i],
+            dilation[i],
+            ceil,
+        );
         if o < 1 {
-            return Err(format!("pooling output size along spatial dim {i} is {o} (< 1)"));
+            return Err(format!(
+                "pooling output size along spatial dim {i} is {o} (< 1)"
+            ));
         }
         lead.push(o);
     }
@@ -651,7 +743,9 @@ fn adaptive_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
     let (mut lead, _) = batched_spatial(x, n, "adaptive pooling")?;
     let out = spatial_list(a, "output_size", n)?;
     if out.iter().any(|&o| o < 1) {
-        return Err(format!("adaptive pooling output size must be >= 1, got {out:?}"));
+        return Err(format!(
+            "adaptive pooling output size must be >= 1, got {out:?}"
+        ));
     }
     lead.extend(out);
     one(TensorType::new(x.dtype, lead))
@@ -686,7 +780,10 @@ pub fn batch_norm(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let x = inputs[0];
     require_float(x, "batch_norm")?;
     if x.rank() < 2 {
-        return Err(format!("batch_norm needs an input of rank >= 2, got {:?}", x.shape));
+        return Err(format!(
+            "batch_norm needs an input of rank >= 2, got {:?}",
+            x.shape
+        ));
     }
     a.float("eps")?;
     check_affine(inputs, &[x.shape[1]], "batch_norm")?;
@@ -698,7 +795,10 @@ pub fn instance_norm(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let x = inputs[0];
     require_float(x, "instance_norm")?;
     if x.rank() < 3 {
-        return Err(format!("instance_norm needs an input of rank >= 3, got {:?}", x.shape));
+        return Err(format!(
+            "instance_norm needs an input of rank >= 3, got {:?}",
+            x.shape
+        ));
     }
     a.float("eps")?;
     check_affine(inputs, &[x.shape[1]], "instance_norm")?;
@@ -710,11 +810,17 @@ pub fn group_norm(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let x = inputs[0];
     require_float(x, "group_norm")?;
     if x.rank() < 2 {
-        return Err(format!("group_norm needs an input of rank >= 2, got {:?}", x.shape));
+        return Err(format!(
+            "group_norm needs an input of rank >= 2, got {:?}",
+            x.shape
+        ));
     }
     let g = a.int("num_groups")?;
     if g < 1 || x.shape[1] % g != 0 {
-        return Err(format!("num_groups {g} must divide the channels {}", x.shape[1]));
+        return Err(format!(
+            "num_groups {g} must divide the channels {}",
+            x.shape[1]
+        ));
     }
     check_affine(inputs, &[x.shape[1]], "group_norm")?;
     one(x.clone())
@@ -780,10 +886,14 @@ pub fn resolve_shape(target: &[i64], numel: u64) -> Result<Shape, String> {
     if let Some(d) = target.iter().find(|&&d| d < -1) {
         return Err(format!("invalid dimension {d} in {target:?}"));
     }
-    let known: u64 = target.iter().filter(|&&d| d != -1).map(|&d| d as u64).product();
+    let known: u64 = target
+        .iter()
+        .filter(|&&d| d != -1)
+        .map(|&d| d as u64)
+        .product();
     let mut out = target.to_vec();
     if let Some(&i) = infer.first() {
-        if known == 0 || numel % known != 0 {
+        if known == 0 || !numel.is_multiple_of(known) {
             return Err(format!("shape {target:?} is invalid for {numel} elements"));
         }
         out[i] = (numel / known) as i64;
@@ -832,7 +942,13 @@ pub fn squeeze(inputs: &[&TensorType], a: AttrView) -> InferResult {
             m
         }
     };
-    let shape = t.shape.iter().zip(&mask).filter(|(_, &m)| !m).map(|(&d, _)| d).collect::<Vec<_>>();
+    let shape = t
+        .shape
+        .iter()
+        .zip(&mask)
+        .filter(|(_, &m)| !m)
+        .map(|(&d, _)| d)
+        .collect::<Vec<_>>();
     one(t.with_shape(shape))
 }
 
@@ -850,12 +966,19 @@ pub fn expand(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
     let target = a.ints("shape")?;
     if target.len() < t.rank() {
-        return Err(format!("expand: target {target:?} has fewer dims than {:?}", t.shape));
+        return Err(format!(
+            "expand: target {target:?} has fewer dims than {:?}",
+            t.shape
+        ));
     }
     let off = target.len() - t.rank();
     let mut shape = vec![];
     for (i, &d) in target.iter().enumerate() {
-        let src = if i >= off { Some(t.shape[i - off]) } else { None };
+        let src = if i >= off {
+            Some(t.shape[i - off])
+        } else {
+            None
+        };
         shape.push(match (src, d) {
             (None, -1) => return Err("expand: -1 is not allowed for a new leading dim".into()),
             (None, d) if d >= 0 => d,
@@ -878,7 +1001,9 @@ pub fn narrow(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let (size, start, len) = (t.shape[d], a.int("start")?, a.int("length")?);
     let start = if start < 0 { start + size } else { start };
     if start < 0 || len < 0 || start + len > size {
-        return Err(format!("narrow: start {start} + length {len} exceeds dim {d} of size {size}"));
+        return Err(format!(
+            "narrow: start {start} + length {len} exceeds dim {d} of size {size}"
+        ));
     }
     let mut shape = t.shape.clone();
     shape[d] = len;
@@ -894,10 +1019,20 @@ pub fn slice(inputs: &[&TensorType], a: AttrView) -> InferResult {
     if step < 1 {
         return Err(format!("slice step must be positive, got {step}"));
     }
-    let clamp = |v: i64| if v < 0 { (v + size).max(0) } else { v.min(size) };
+    let clamp = |v: i64| {
+        if v < 0 {
+            (v + size).max(0)
+        } else {
+            v.min(size)
+        }
+    };
     let start = clamp(a.int("start")?);
     let end = clamp(a.int("end")?);
-    let len = if end > start { (end - start + step - 1) / step } else { 0 };
+    let len = if end > start {
+        (end - start + step - 1) / step
+    } else {
+        0
+    };
     let mut shape = t.shape.clone();
     shape[d] = len;
     one(t.with_shape(shape))
@@ -912,7 +1047,10 @@ pub fn select(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let d = normalize_dim(a.int("dim")?, t.rank())?;
     let i = a.int("index")?;
     if i < -t.shape[d] || i >= t.shape[d] {
-        return Err(format!("select: index {i} out of range for dim {d} of size {}", t.shape[d]));
+        return Err(format!(
+            "select: index {i} out of range for dim {d} of size {}",
+            t.shape[d]
+        ));
     }
     let mut shape = t.shape.clone();
     shape.remove(d);
@@ -949,7 +1087,10 @@ pub fn diag(inputs: &[&TensorType], a: AttrView) -> InferResult {
 pub fn triangle(inputs: &[&TensorType], a: AttrView) -> InferResult {
     a.int("diagonal")?;
     if inputs[0].rank() < 2 {
-        return Err(format!("triu/tril need a tensor of rank >= 2, got {:?}", inputs[0].shape));
+        return Err(format!(
+            "triu/tril need a tensor of rank >= 2, got {:?}",
+            inputs[0].shape
+        ));
     }
     one(inputs[0].clone())
 }
@@ -965,9 +1106,16 @@ pub fn cat(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let mut dtype = first.dtype;
     for t in &inputs[1..] {
         if t.rank() != first.rank()
-            || t.shape.iter().zip(&first.shape).enumerate().any(|(i, (x, y))| i != d && x != y)
+            || t.shape
+                .iter()
+                .zip(&first.shape)
+                .enumerate()
+                .any(|(i, (x, y))| i != d && x != y)
         {
-            return Err(format!("cat: shapes {:?} and {:?} differ outside dim {d}", first.shape, t.shape));
+            return Err(format!(
+                "cat: shapes {:?} and {:?} differ outside dim {d}",
+                first.shape, t.shape
+            ));
         }
         shape[d] += t.shape[d];
         dtype = promote_types(dtype, t.dtype);
@@ -982,7 +1130,10 @@ pub fn stack(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let mut dtype = first.dtype;
     for t in &inputs[1..] {
         if t.shape != first.shape {
-            return Err(format!("stack: shapes {:?} and {:?} differ", first.shape, t.shape));
+            return Err(format!(
+                "stack: shapes {:?} and {:?} differ",
+                first.shape, t.shape
+            ));
         }
         dtype = promote_types(dtype, t.dtype);
     }

@@ -166,19 +166,33 @@ impl<'a> AttrView<'a> {
 /// Why attributes could not be normalized.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrError {
-    Unknown { name: String, valid: Vec<&'static str> },
+    Unknown {
+        name: String,
+        valid: Vec<&'static str>,
+    },
     Missing(&'static str),
-    WrongKind { name: &'static str, expected: &'static str, found: Attr },
+    WrongKind {
+        name: &'static str,
+        expected: &'static str,
+        found: Attr,
+    },
 }
 
 impl fmt::Display for AttrError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AttrError::Unknown { name, valid } if valid.is_empty() => {
-                write!(f, "unknown attribute `{name}` (this op takes no attributes)")
+                write!(
+                    f,
+                    "unknown attribute `{name}` (this op takes no attributes)"
+                )
             }
             AttrError::Unknown { name, valid } => {
-                write!(f, "unknown attribute `{name}` (valid: {})", valid.join(", "))
+                write!(
+                    f,
+                    "unknown attribute `{name}` (valid: {})",
+                    valid.join(", ")
+                )
             }
             AttrError::Missing(name) => write!(f, "missing required attribute `{name}`"),
             AttrError::WrongKind {
@@ -202,6 +216,20 @@ impl Op {
 
     pub fn category(self) -> Category {
         self.def().category
+    }
+
+    /// Whether this application draws random numbers, so two equal-looking applications
+    /// differ and must not be merged (`dropout` in training with p > 0, attention with
+    /// `dropout_p > 0`). `attrs` must be normalized; unreadable attributes count as random.
+    pub fn is_random(self, attrs: &Attrs) -> bool {
+        let a = AttrView(attrs);
+        match self {
+            Op::Dropout => {
+                a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0)
+            }
+            Op::Attention => a.float("dropout_p").map_or(true, |p| p > 0.0),
+            _ => false,
+        }
     }
 
     /// Checks `attrs` against the declarations and fills in defaults, collecting every error.

@@ -14,7 +14,8 @@ pub(crate) fn is_bare_name(name: &str) -> bool {
         Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
         _ => return false,
     }
-    name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    name.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 fn input_name(name: &str) -> String {
@@ -29,7 +30,11 @@ fn input_name(name: &str) -> String {
 pub fn print(g: &Graph) -> String {
     let mut names: HashMap<ValueId, String> = HashMap::new();
     let mut out = String::new();
-    let graph_name = if is_bare_name(&g.name) { g.name.clone() } else { format!("{:?}", g.name) };
+    let graph_name = if is_bare_name(&g.name) {
+        g.name.clone()
+    } else {
+        format!("{:?}", g.name)
+    };
     write!(out, "graph @{graph_name}(").unwrap();
     for (i, &v) in g.inputs().iter().enumerate() {
         if i > 0 {
@@ -41,7 +46,11 @@ pub fn print(g: &Graph) -> String {
                 crate::ValueDef::Input { kind, .. } => kind.clone(),
                 _ => InputKind::Activation,
             };
-            (val.name.clone().unwrap_or_default(), kind, val.ty.to_string())
+            (
+                val.name.clone().unwrap_or_default(),
+                kind,
+                val.ty.to_string(),
+            )
         } else {
             (format!("missing{i}"), InputKind::Activation, "?".into())
         };
@@ -57,7 +66,10 @@ pub fn print(g: &Graph) -> String {
     out.push_str(") {\n");
     let mut next = 0usize;
     let name_of = |names: &HashMap<ValueId, String>, v: ValueId| {
-        names.get(&v).cloned().unwrap_or_else(|| format!("%?{}", v.0))
+        names
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| format!("%?{}", v.0))
     };
     for &n in g.body() {
         if !g.contains_node(n) {
@@ -72,7 +84,14 @@ pub fn print(g: &Graph) -> String {
             results.push(name);
         }
         let args: Vec<String> = node.inputs.iter().map(|&v| name_of(&names, v)).collect();
-        write!(out, "  {} = {}({})", results.join(", "), node.op.name(), args.join(", ")).unwrap();
+        write!(
+            out,
+            "  {} = {}({})",
+            results.join(", "),
+            node.op.name(),
+            args.join(", ")
+        )
+        .unwrap();
         if !node.attrs.is_empty() {
             let def = node.op.def();
             let mut keys: Vec<&String> = def
@@ -85,13 +104,22 @@ pub fn print(g: &Graph) -> String {
                     keys.push(k);
                 }
             }
-            let parts: Vec<String> = keys.iter().map(|k| format!("{k} = {}", node.attrs[*k])).collect();
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{k} = {}", node.attrs[*k]))
+                .collect();
             write!(out, " {{{}}}", parts.join(", ")).unwrap();
         }
         let tys: Vec<String> = node
             .outputs
             .iter()
-            .map(|&v| if g.contains_value(v) { g.ty(v).to_string() } else { "?".into() })
+            .map(|&v| {
+                if g.contains_value(v) {
+                    g.ty(v).to_string()
+                } else {
+                    "?".into()
+                }
+            })
             .collect();
         writeln!(out, " : {}", tys.join(", ")).unwrap();
     }

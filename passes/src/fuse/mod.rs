@@ -8,6 +8,7 @@ mod classify;
 mod decide;
 mod legality;
 mod region;
+mod pass;
 mod score;
 
 pub use classify::{classify, is_inlined_constant, reduce_space, ReduceSpace};
@@ -17,4 +18,5 @@ pub use legality::{
     region_outputs, space_of, Space,
 };
 pub use region::{FusionPlan, Region, RegionKind};
+pub use pass::{FusePass, INFO};
 pub use score::bytes_saved;

@@ -1,0 +1,63 @@
+//! Reading `.drt` files for the subcommands that take IR (`fmt`, `opt`): parse errors are
+//! rendered with the offending line and a caret, verifier errors are listed one per line,
+//! and warnings (dead values, legal between passes) are handed back for the caller to show.
+
+use super::{read_file, DriverError, DriverResult};
+use drtc_ir::{text, verify, Graph, VerifyError};
+use std::io::Write;
+use std::path::Path;
+
+/// A parsed, verified IR file.
+pub struct IrFile {
+    /// The text as read.
+    pub source: String,
+    pub graph: Graph,
+    /// The verifier's warnings (it found no errors).
+    pub warnings: Vec<VerifyError>,
+}
+
+/// Reads, parses and verifies the `.drt` file at `path`.
+pub fn load(path: &Path) -> DriverResult<IrFile> {
+    let source = read_file(path)?;
+    let name = path.display().to_string();
+    let graph = text::parse(&source).map_err(|e| {
+        let rendered = e.render(&source, &name);
+        let rendered = rendered.strip_prefix("error: ").unwrap_or(&rendered);
+        DriverError::Reported(rendered.trim_end().to_string())
+    })?;
+    let (errors, warnings): (Vec<_>, Vec<_>) =
+        verify(&graph).into_iter().partition(|e| e.is_error());
+    if !errors.is_empty() {
+        return Err(DriverError::Reported(format!(
+            "{name} does not verify ({} error{}):\n{}",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" },
+            list(&errors)
+        )));
+    }
+    Ok(IrFile {
+        source,
+        graph,
+        warnings,
+    })
+}
+
+/// Verifier findings, one per line, indented.
+pub fn list(findings: &[VerifyError]) -> String {
+    findings
+        .iter()
+        .map(|e| format!("  {e}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Writes `text` to stdout, reporting failures (a closed pipe) as errors, not panics.
+pub fn emit(text: &str) -> DriverResult<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|source| DriverError::Write {
+            path: "<stdout>".into(),
+            source,
+        })
+}
