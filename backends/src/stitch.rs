@@ -96,6 +96,8 @@ struct Host<'g> {
     kernels: String,
     device: String,
     needs_mul: bool,
+    /// Module form: training-mode batch_norm updates the module's running statistics.
+    update_running_stats: bool,
 }
 
 impl Host<'_> {
@@ -189,6 +191,9 @@ impl Host<'_> {
 
     /// Training-mode batch_norm updates its module's running statistics, as PyTorch does.
     fn running_stats(&mut self, s: &BatchStats, mean: &str, var_: &str) {
+        if !self.update_running_stats {
+            return;
+        }
         let g = self.g;
         let node = g.node(s.node);
         let Some(&w) = node.inputs.get(1) else { return };
@@ -311,6 +316,7 @@ pub fn generate_module(
         kernels: String::new(),
         device,
         needs_mul: false,
+        update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];

@@ -28,6 +28,9 @@ pub fn region_outputs(g: &Graph, nodes: &[NodeId]) -> Vec<ValueId> {
     let inside: HashSet<NodeId> = nodes.iter().copied().collect();
     let mut outs = vec![];
     for &n in nodes {
+        if super::classify::is_inlined_constant(g, n) {
+            continue;
+        }
         for &v in &g.node(n).outputs {
             let used_outside = g
                 .body()
