@@ -4,6 +4,7 @@
 
 pub mod cse;
 pub mod dce;
+pub mod fuse;
 mod error;
 mod manager;
 pub mod options;

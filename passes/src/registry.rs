@@ -18,7 +18,7 @@ pub struct PassInfo {
 }
 
 /// Every pass, in alphabetical order.
-pub static PASSES: &[PassInfo] = &[crate::cse::INFO, crate::dce::INFO];
+pub static PASSES: &[PassInfo] = &[crate::cse::INFO, crate::dce::INFO, crate::fuse::INFO];
 
 /// The pass called `name`.
 pub fn lookup(name: &str) -> Option<&'static PassInfo> {

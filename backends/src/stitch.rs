@@ -1,0 +1,351 @@
+//! The stitcher: one standalone Python module from a fusion plan — every kernel region's
+//! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
+//! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
+
+use crate::torch::{py_ident, torch_dtype, torch_expr};
+use crate::triton::{
+    contraction_kernel, pointwise_kernel, reduction_kernel, window_kernel, BatchStats, LaunchConfig, Precision,
+    TritonKernel,
+};
+use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
+use drtc_passes::fuse::{check_reduction, pointwise_domain, FusionPlan, Region, RegionKind};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// What the generated module must expose.
+#[derive(Clone, Debug)]
+pub enum ModuleForm {
+    /// A KernelBench file: the original source (defining `Model`) is kept, and
+    /// `class ModelNew(Model)` calls the kernels with the model's own parameters.
+    KernelBench { model_source: String },
+    /// A seed program: `triton_fused_operator(*inputs)` returning the list of outputs.
+    Seed,
+}
+
+/// Options of code generation.
+#[derive(Clone, Debug, Default)]
+pub struct CodegenOptions {
+    pub precision: Precision,
+    /// Generating for Triton's CPU interpreter (bf16 dots are done in fp32 there).
+    pub interpret: bool,
+    /// Launch configurations to use instead of the heuristic, by region index.
+    pub configs: HashMap<usize, LaunchConfig>,
+}
+
+/// What happened to one region.
+#[derive(Clone, Debug)]
+pub struct RegionReport {
+    pub index: usize,
+    pub kind: RegionKind,
+    pub ops: Vec<&'static str>,
+    /// The kernel's name and launch configuration, for kernel regions.
+    pub kernel: Option<(String, LaunchConfig)>,
+    /// Ops computed with PyTorch although the region kind has a template (no template for
+    /// something in it), or fallback regions.
+    pub fallback: bool,
+}
+
+/// A generated module.
+#[derive(Clone, Debug)]
+pub struct GeneratedModule {
+    pub source: String,
+    pub regions: Vec<RegionReport>,
+}
+
+impl GeneratedModule {
+    /// Names of ops computed by PyTorch rather than a generated kernel (library regions
+    /// excluded: those are PyTorch by design).
+    pub fn fallback_ops(&self) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = self
+            .regions
+            .iter()
+            .filter(|r| r.fallback)
+            .flat_map(|r| r.ops.iter().copied())
+            .filter(|&o| o != "full")
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+    pub fn kernel_count(&self) -> usize {
+        self.regions.iter().filter(|r| r.kernel.is_some()).count()
+    }
+}
+
+fn var(v: ValueId) -> String {
+    format!("v{}", v.0)
+}
+
+/// Python attribute access for a state_dict name (`layers.0.weight` -> `self.layers[0].weight`).
+fn self_path(name: &str) -> String {
+    let mut s = String::from("self");
+    for part in name.split('.') {
+        if part.chars().all(|c| c.is_ascii_digit()) && !part.is_empty() {
+            write!(s, "[{part}]").unwrap();
+        } else {
+            write!(s, ".{part}").unwrap();
+        }
+    }
+    s
+}
+
+struct Host<'g> {
+    g: &'g Graph,
+    names: HashMap<ValueId, String>,
+    body: String,
+    kernels: String,
+    device: String,
+    needs_mul: bool,
+}
+
+impl Host<'_> {
+    fn name(&self, v: ValueId) -> String {
+        self.names.get(&v).cloned().unwrap_or_else(|| var(v))
+    }
+
+    fn torch_nodes(&mut self, nodes: &[NodeId]) {
+        for &n in nodes {
+            let node = self.g.node(n);
+            let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
+            let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
+            let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
+            let out = node.outputs[0];
+            writeln!(self.body, "    {} = {expr}", var(out)).unwrap();
+            self.names.insert(out, var(out));
+        }
+    }
+
+    fn alloc(&mut self, v: ValueId) {
+        let t = self.g.ty(v);
+        writeln!(
+            self.body,
+            "    {} = torch.empty({:?}, dtype={}, device={})",
+            var(v),
+            t.shape,
+            torch_dtype(t.dtype),
+            self.device
+        )
+        .unwrap();
+        self.names.insert(v, var(v));
+    }
+
+    fn launch(&mut self, k: &TritonKernel, stats: &[BatchStats]) {
+        self.kernels.push_str(&k.source);
+        self.kernels.push('\n');
+        if k.source.contains("_drtc_mul") {
+            self.needs_mul = true;
+        }
+        for &v in &k.outputs {
+            self.alloc(v);
+        }
+        let mut args = vec![];
+        for a in &k.inputs {
+            let n = self.name(a.value);
+            args.push(n.clone());
+            for (d, _) in &a.strides {
+                args.push(format!("{n}.stride({d})"));
+            }
+        }
+        for &v in &k.outputs {
+            args.push(var(v));
+        }
+        let mut stat_vars = vec![];
+        for s in stats {
+            for which in ["mean", "var"] {
+                let name = format!("{}_{which}{}", k.name, s.node.0);
+                writeln!(
+                    self.body,
+                    "    {name} = torch.empty([{}], dtype=torch.float32, device={})",
+                    s.channels, self.device
+                )
+                .unwrap();
+                args.push(name.clone());
+                stat_vars.push(name);
+            }
+        }
+        for (n, v) in &k.extra_args {
+            args.push(format!("{n}={v}"));
+        }
+        for (b, v) in &k.config.blocks {
+            args.push(format!("{b}={v}"));
+        }
+        args.push(format!("num_warps={}", k.config.num_warps));
+        if k.config.num_stages > 1 {
+            args.push(format!("num_stages={}", k.config.num_stages));
+        }
+        let grid: Vec<String> = k.grid.iter().map(u64::to_string).collect();
+        writeln!(self.body, "    {}[({},)]({})", k.name, grid.join(", "), args.join(", ")).unwrap();
+        for (i, s) in stats.iter().enumerate() {
+            self.running_stats(s, &stat_vars[2 * i], &stat_vars[2 * i + 1]);
+        }
+    }
+
+    /// Training-mode batch_norm updates its module's running statistics, as PyTorch does.
+    fn running_stats(&mut self, s: &BatchStats, mean: &str, var_: &str) {
+        let g = self.g;
+        let node = g.node(s.node);
+        let Some(&w) = node.inputs.get(1) else { return };
+        let Some(wname) = g.value(w).name.clone() else { return };
+        let Some(prefix) = wname.strip_suffix("weight") else { return };
+        let find = |suffix: &str| {
+            g.inputs().iter().copied().find(|&v| {
+                matches!(g.value(v).def, ValueDef::Input { kind: InputKind::Buffer, .. })
+                    && g.value(v).name.as_deref() == Some(&format!("{prefix}{suffix}"))
+            })
+        };
+        let m = node.attrs.get("momentum").and_then(|a| a.as_float()).unwrap_or(0.1);
+        if let (Some(rm), Some(rv)) = (find("running_mean"), find("running_var")) {
+            let (rm, rv) = (self.name(rm), self.name(rv));
+            writeln!(self.body, "    {rm}.mul_({}).add_({mean}, alpha={m:?})", 1.0 - m).unwrap();
+            writeln!(self.body, "    {rv}.mul_({}).add_({var_}, alpha={m:?})", 1.0 - m).unwrap();
+        }
+        if let Some(nb) = find("num_batches_tracked") {
+            writeln!(self.body, "    {}.add_(1)", self.name(nb)).unwrap();
+        }
+    }
+}
+
+fn region_kernel(
+    g: &Graph,
+    r: &Region,
+    name: &str,
+    opts: &CodegenOptions,
+    config: Option<LaunchConfig>,
+) -> Option<(TritonKernel, Vec<BatchStats>)> {
+    match r.kind {
+        RegionKind::Pointwise => {
+            let domain = pointwise_domain(g, &r.nodes);
+            pointwise_kernel(g, name, &r.nodes, &r.outputs, &domain, config).map(|k| (k, vec![]))
+        }
+        RegionKind::Reduction => {
+            let space = check_reduction(g, &r.nodes).ok()?;
+            reduction_kernel(g, name, &r.nodes, &r.outputs, &space, config)
+        }
+        RegionKind::Contraction => {
+            contraction_kernel(g, name, &r.nodes, &r.outputs, opts.precision, opts.interpret, config)
+                .map(|k| (k, vec![]))
+        }
+        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(|k| (k, vec![])),
+        _ => None,
+    }
+}
+
+/// Generates the kernel of region `index` alone (for search and tests).
+pub fn generate_region_kernel(
+    g: &Graph,
+    plan: &FusionPlan,
+    index: usize,
+    opts: &CodegenOptions,
+    config: Option<LaunchConfig>,
+) -> Option<TritonKernel> {
+    region_kernel(g, &plan.regions[index], &format!("drtc_k{index}"), opts, config).map(|k| k.0)
+}
+
+/// Stitches the plan of `g` into a module of the given form.
+pub fn generate_module(g: &Graph, plan: &FusionPlan, form: &ModuleForm, opts: &CodegenOptions) -> GeneratedModule {
+    let mut names = HashMap::new();
+    let mut params = vec![];
+    for &v in g.inputs() {
+        let n = py_ident(g.value(v).name.as_deref().unwrap_or("x"));
+        names.insert(v, n.clone());
+        params.push(n);
+    }
+    let device = params.first().map(|p| format!("{p}.device")).unwrap_or_else(|| "'cuda'".into());
+    let mut host = Host {
+        g,
+        names,
+        body: String::new(),
+        kernels: String::new(),
+        device,
+        needs_mul: false,
+    };
+    let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let mut reports = vec![];
+    for (i, r) in plan.regions.iter().enumerate() {
+        let ops: Vec<&'static str> = r.nodes.iter().map(|&n| g.node(n).op.name()).collect();
+        let listing: Vec<String> = r.nodes.iter().map(|n| format!("#{} {}", pos[n], g.node(*n).op.name())).collect();
+        writeln!(host.body, "    # region {i} ({}): {}", r.kind, listing.join(", ")).unwrap();
+        let mut report = RegionReport {
+            index: i,
+            kind: r.kind,
+            ops,
+            kernel: None,
+            fallback: r.kind == RegionKind::Fallback,
+        };
+        if r.kind.is_kernel() {
+            let name = format!("drtc_k{i}_{}", r.kind);
+            match region_kernel(g, r, &name, opts, opts.configs.get(&i).cloned()) {
+                Some((k, stats)) => {
+                    report.kernel = Some((k.name.clone(), k.config.clone()));
+                    host.launch(&k, &stats);
+                }
+                None => {
+                    report.fallback = true;
+                    let nodes: Vec<NodeId> = r.nodes.clone();
+                    host.torch_nodes(&nodes);
+                }
+            }
+        } else {
+            host.torch_nodes(&r.nodes);
+        }
+        reports.push(report);
+    }
+    let outs: Vec<String> = g.outputs().iter().map(|&v| host.name(v)).collect();
+    let mut src = String::new();
+    let header = "# ---- generated by drtc: Triton kernels for the fused regions ----\n";
+    match form {
+        ModuleForm::KernelBench { model_source } => {
+            src.push_str(model_source.trim_end());
+            src.push_str("\n\n\n");
+            src.push_str(header);
+            src.push_str("import torch\nimport triton\nimport triton.language as tl\n\n\n");
+        }
+        ModuleForm::Seed => {
+            src.push_str(header);
+            src.push_str("import torch\nimport triton\nimport triton.language as tl\n\n\n");
+        }
+    }
+    if host.needs_mul {
+        src.push_str("@triton.jit\ndef _drtc_mul(a, b):\n    return a * b\n\n\n");
+    }
+    src.push_str(&host.kernels);
+    src.push('\n');
+    writeln!(src, "def drtc_forward({}):", params.join(", ")).unwrap();
+    src.push_str(&host.body);
+    writeln!(src, "    return ({},)", outs.join(", ")).unwrap();
+    src.push_str("\n\n");
+    match form {
+        ModuleForm::KernelBench { .. } => {
+            let acts: Vec<(String, ValueId)> = g
+                .inputs()
+                .iter()
+                .filter(|&&v| matches!(g.value(v).def, ValueDef::Input { kind: InputKind::Activation, .. }))
+                .map(|&v| (host.name(v), v))
+                .collect();
+            let call_args: Vec<String> = g
+                .inputs()
+                .iter()
+                .map(|&v| match &g.value(v).def {
+                    ValueDef::Input { kind: InputKind::Activation, .. } => host.name(v),
+                    _ => self_path(g.value(v).name.as_deref().unwrap_or("")),
+                })
+                .collect();
+            let fwd_params: Vec<String> = acts.iter().map(|a| a.0.clone()).collect();
+            src.push_str("class ModelNew(Model):\n");
+            src.push_str("    \"\"\"`Model` with its forward computed by drtc's generated kernels.\"\"\"\n\n");
+            writeln!(src, "    def forward(self, {}):", fwd_params.join(", ")).unwrap();
+            writeln!(src, "        outs = drtc_forward({})", call_args.join(", ")).unwrap();
+            if g.outputs().len() == 1 {
+                src.push_str("        return outs[0]\n");
+            } else {
+                src.push_str("        return outs\n");
+            }
+        }
+        ModuleForm::Seed => {
+            src.push_str("def triton_fused_operator(*inputs):\n");
+            src.push_str("    return list(drtc_forward(*inputs))\n");
+        }
+    }
+    let _ = Op::Full;
+    GeneratedModule { source: src, regions: reports }
+}

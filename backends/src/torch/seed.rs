@@ -1,0 +1,74 @@
+//! IR back to a PyTorch program in the DRTriton seed format (`get_inputs`,
+//! `fused_operator`), used for reference programs, subproblems and synthesized data.
+
+use super::call::{torch_dtype, torch_expr};
+use drtc_ir::{DType, Graph, TensorType, ValueId};
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Python identifier for an input name (`conv.weight` -> `conv_weight`).
+pub fn py_ident(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    if is_python_keyword(&s) {
+        s.push('_');
+    }
+    s
+}
+
+fn is_python_keyword(s: &str) -> bool {
+    matches!(
+        s,
+        "False" | "None" | "True" | "and" | "as" | "assert" | "async" | "await" | "break" | "class"
+            | "continue" | "def" | "del" | "elif" | "else" | "except" | "finally" | "for" | "from"
+            | "global" | "if" | "import" | "in" | "is" | "lambda" | "nonlocal" | "not" | "or"
+            | "pass" | "raise" | "return" | "try" | "while" | "with" | "yield" | "torch"
+    )
+}
+
+/// A random-input expression for a tensor of this type.
+pub fn random_input(ty: &TensorType) -> String {
+    let shape = format!("[{}]", ty.shape.iter().map(i64::to_string).collect::<Vec<_>>().join(", "));
+    match ty.dtype {
+        DType::Bool => format!("torch.randint(0, 2, {shape}).to(torch.bool)"),
+        DType::I32 | DType::I64 => format!("torch.randint(0, 2, {shape}, dtype={})", torch_dtype(ty.dtype)),
+        d => format!("torch.randn({shape}, dtype={})", torch_dtype(d)),
+    }
+}
+
+/// Emits `g` as a seed-format program.
+pub fn emit_seed_program(g: &Graph) -> String {
+    let mut out = String::from("import torch\n\n\ndef get_inputs():\n    return [\n");
+    for &v in g.inputs() {
+        writeln!(out, "        {},", random_input(g.ty(v))).unwrap();
+    }
+    out.push_str("    ]\n\n\n");
+    let mut names: HashMap<ValueId, String> = HashMap::new();
+    let mut params = vec![];
+    for &v in g.inputs() {
+        let n = py_ident(g.value(v).name.as_deref().unwrap_or("x"));
+        params.push(n.clone());
+        names.insert(v, n);
+    }
+    writeln!(out, "def fused_operator({}):", params.join(", ")).unwrap();
+    let device = params.first().map(|p| format!("{p}.device")).unwrap_or_else(|| "'cpu'".into());
+    let mut next = 0;
+    for &n in g.body() {
+        let node = g.node(n);
+        let args: Vec<String> = node.inputs.iter().map(|v| names[v].clone()).collect();
+        let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
+        let expr = torch_expr(node.op, &node.attrs, &args, &tys, &device);
+        let out_name = format!("tensor_{next}");
+        next += 1;
+        writeln!(out, "    {out_name} = {expr}").unwrap();
+        names.insert(node.outputs[0], out_name);
+    }
+    let rets: Vec<String> = g.outputs().iter().map(|v| names[v].clone()).collect();
+    writeln!(out, "    return [{}]", rets.join(", ")).unwrap();
+    out
+}

@@ -1,0 +1,115 @@
+//! A generated kernel: its Triton source and how the host launches it.
+
+use super::program::{InputArg, Program};
+use drtc_ir::{Graph, NodeId, ValueId};
+use std::fmt::Write;
+
+/// Launch configuration of a kernel (block sizes by name, warps, stages).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchConfig {
+    pub blocks: Vec<(&'static str, u64)>,
+    pub num_warps: u32,
+    pub num_stages: u32,
+}
+
+impl LaunchConfig {
+    pub fn block(&self, name: &str) -> u64 {
+        self.blocks.iter().find(|(n, _)| *n == name).map(|(_, b)| *b).unwrap_or(1)
+    }
+    pub fn describe(&self) -> String {
+        let b: Vec<String> = self.blocks.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        format!("{} warps={} stages={}", b.join(" "), self.num_warps, self.num_stages)
+    }
+}
+
+/// One generated Triton kernel.
+#[derive(Clone, Debug)]
+pub struct TritonKernel {
+    pub name: String,
+    /// The `@triton.jit` function.
+    pub source: String,
+    /// Region inputs in kernel-argument order (each followed by its strides).
+    pub inputs: Vec<InputArg>,
+    /// Region outputs, written contiguously, in argument order after the inputs.
+    pub outputs: Vec<ValueId>,
+    /// The launch grid (static: every shape is known).
+    pub grid: Vec<u64>,
+    pub config: LaunchConfig,
+    /// Extra scalar arguments passed by the host after the outputs, with their values.
+    pub extra_args: Vec<(String, String)>,
+}
+
+/// A comment naming the IR ops a kernel computes.
+pub fn ops_comment(g: &Graph, nodes: &[NodeId]) -> String {
+    let pos: std::collections::HashMap<NodeId, usize> =
+        g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let ops: Vec<String> = nodes
+        .iter()
+        .map(|n| format!("#{} {}", pos.get(n).copied().unwrap_or(0), g.node(*n).op.name()))
+        .collect();
+    let mut s = String::from("    # computes:");
+    let mut width = s.len();
+    for (i, o) in ops.iter().enumerate() {
+        let piece = if i == 0 { format!(" {o}") } else { format!(", {o}") };
+        if width + piece.len() > 96 {
+            s.push_str(",\n    #  ");
+            s.push_str(o);
+            width = 8 + o.len();
+        } else {
+            width += piece.len();
+            s.push_str(&piece);
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// The parameter list: inputs with strides, outputs, extra scalars, then constexprs.
+pub fn signature(prog: &Program, n_outputs: usize, extra: &[String], constexprs: &[&str]) -> String {
+    let mut params = vec![];
+    for a in &prog.inputs {
+        params.push(a.ptr.clone());
+        for (_, s) in &a.strides {
+            params.push(s.clone());
+        }
+    }
+    for k in 0..n_outputs {
+        params.push(format!("out{k}"));
+    }
+    params.extend(extra.iter().cloned());
+    for c in constexprs {
+        params.push(format!("{c}: tl.constexpr"));
+    }
+    params.join(", ")
+}
+
+/// Emits the statements `order` of `prog` as `var = code` lines at `indent`.
+pub fn emit_stmts(out: &mut String, prog: &Program, order: &[usize], indent: &str) {
+    for &i in order {
+        if let super::program::Code::Expr(code) = &prog.stmts[i].code {
+            writeln!(out, "{indent}{} = {code}", prog.stmts[i].var).unwrap();
+        }
+    }
+}
+
+/// Python lines decomposing the flat index `flat` into per-dim indices `{prefix}{d}` of
+/// `shape` (row-major), skipping dims of size 1.
+pub fn decompose(out: &mut String, indent: &str, flat: &str, shape: &[i64], names: &[String]) {
+    let dims: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
+    if dims.is_empty() {
+        return;
+    }
+    if dims.len() == 1 {
+        writeln!(out, "{indent}{} = {flat}", names[dims[0]]).unwrap();
+        return;
+    }
+    writeln!(out, "{indent}rem = {flat}").unwrap();
+    for (k, &d) in dims.iter().enumerate().rev() {
+        if k == 0 {
+            writeln!(out, "{indent}{} = rem", names[d]).unwrap();
+        } else {
+            writeln!(out, "{indent}{} = rem % {}", names[d], shape[d]).unwrap();
+            writeln!(out, "{indent}rem = rem // {}", shape[d]).unwrap();
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The Triton backend: code generation per region kind from templates written for drtc.
+
+mod contraction;
+mod epilogue;
+mod expr;
+mod kernel;
+mod pointwise;
+mod program;
+mod reduction;
+pub mod ty;
+mod window;
+
+pub use contraction::{contraction_config, contraction_kernel, contraction_variants, Precision};
+pub use kernel::{LaunchConfig, TritonKernel};
+pub use pointwise::{pointwise_config, pointwise_kernel, pointwise_variants};
+pub use reduction::{reduction_config, reduction_kernel, reduction_variants, BatchStats};
+pub use window::{window_config, window_kernel};

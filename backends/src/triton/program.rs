@@ -1,0 +1,248 @@
+//! A region as a small program of kernel statements, before it is laid out as a kernel.
+//!
+//! Every statement lives in a space: `Full` (one value per element of the iteration
+//! space: a tile) or `Row` (one value per row of a reduction: a column vector). Row
+//! statements come from reductions (`Reduce`) and pointwise math on them. Loads are
+//! statements too, so looped reductions can recompute what a pass needs.
+
+use super::expr::{pointwise_expr, Operand};
+use super::ty::compute_ty;
+use drtc_ir::{DType, Graph, Op, ValueId};
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sp {
+    Full,
+    Row,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedKind {
+    Sum,
+    Max,
+    Min,
+    Prod,
+    ArgMax,
+    ArgMin,
+}
+
+#[derive(Clone, Debug)]
+pub enum Code {
+    /// An expression over earlier statements (by var name) and loads.
+    Expr(String),
+    /// A reduction of a Full statement over the columns.
+    Reduce { kind: RedKind, input: usize },
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub var: String,
+    pub space: Sp,
+    pub dtype: DType,
+    pub code: Code,
+    pub deps: Vec<usize>,
+    pub constant: Option<f64>,
+}
+
+/// How a tensor input is read: which domain dim each of its dims follows (`None` for
+/// broadcast dims of size 1).
+pub type DimMap = Vec<Option<usize>>;
+
+/// Where loads get their indices and masks from: supplied by each template.
+pub trait IndexSource {
+    /// The index expression of domain dim `d` in space `sp`.
+    fn dim_index(&self, sp: Sp, d: usize) -> String;
+    /// The load mask of space `sp`.
+    fn mask(&self, sp: Sp) -> String;
+}
+
+/// A kernel argument for a region input: the pointer and the strides it needs.
+#[derive(Clone, Debug)]
+pub struct InputArg {
+    pub value: ValueId,
+    pub ptr: String,
+    /// `(dim, name)` of every stride argument.
+    pub strides: Vec<(usize, String)>,
+}
+
+/// Statements, with lookup tables.
+pub struct Program {
+    pub stmts: Vec<Stmt>,
+    pub vars: HashMap<(ValueId, Sp), usize>,
+    loads: HashMap<(ValueId, Sp, DimMap), usize>,
+    pub inputs: Vec<InputArg>,
+}
+
+/// Right-aligns `input` against a use of shape `use_shape` whose dims follow domain dims
+/// `use_dims`.
+pub fn align(input: &[i64], use_shape: &[i64], use_dims: &[usize]) -> DimMap {
+    let off = use_shape.len() as isize - input.len() as isize;
+    input
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            let u = i as isize + off;
+            if size == 1 || u < 0 {
+                None
+            } else {
+                use_dims.get(u as usize).copied()
+            }
+        })
+        .collect()
+}
+
+impl Program {
+    pub fn new() -> Self {
+        Program {
+            stmts: vec![],
+            vars: HashMap::new(),
+            loads: HashMap::new(),
+            inputs: vec![],
+        }
+    }
+
+    pub fn push(&mut self, space: Sp, dtype: DType, code: Code, deps: Vec<usize>) -> usize {
+        let id = self.stmts.len();
+        self.stmts.push(Stmt {
+            var: format!("t{id}"),
+            space,
+            dtype,
+            code,
+            deps,
+            constant: None,
+        });
+        id
+    }
+
+    pub fn expr(&mut self, space: Sp, dtype: DType, code: String, deps: Vec<usize>) -> usize {
+        self.push(space, dtype, Code::Expr(code), deps)
+    }
+
+    pub fn reduce(&mut self, kind: RedKind, input: usize) -> usize {
+        let dtype = match kind {
+            RedKind::ArgMax | RedKind::ArgMin => DType::I64,
+            _ => self.stmts[input].dtype,
+        };
+        self.push(Sp::Row, dtype, Code::Reduce { kind, input }, vec![input])
+    }
+
+    pub fn var(&self, i: usize) -> &str {
+        &self.stmts[i].var
+    }
+
+    pub fn operand(&self, i: usize) -> Operand {
+        let s = &self.stmts[i];
+        Operand {
+            expr: s.var.clone(),
+            dtype: s.dtype,
+            constant: s.constant,
+        }
+    }
+
+    pub fn input_arg(&mut self, g: &Graph, v: ValueId) -> usize {
+        if let Some(i) = self.inputs.iter().position(|a| a.value == v) {
+            return i;
+        }
+        let k = self.inputs.len();
+        let strides = g
+            .ty(v)
+            .shape
+            .iter()
+            .enumerate()
+            .filter(|(_, &d)| d != 1)
+            .map(|(i, _)| (i, format!("in{k}_s{i}")))
+            .collect();
+        self.inputs.push(InputArg {
+            value: v,
+            ptr: format!("in{k}"),
+            strides,
+        });
+        k
+    }
+
+    /// A statement that loads region input `v` read through `map`, in space `sp`.
+    pub fn load(&mut self, g: &Graph, v: ValueId, sp: Sp, map: DimMap, ix: &dyn IndexSource) -> usize {
+        if let Some(&i) = self.loads.get(&(v, sp, map.clone())) {
+            return i;
+        }
+        let k = self.input_arg(g, v);
+        let arg = &self.inputs[k];
+        let mut terms = vec![];
+        for (dim, stride) in &arg.strides {
+            if let Some(Some(d)) = map.get(*dim) {
+                terms.push(format!("{} * {stride}", ix.dim_index(sp, *d)));
+            }
+        }
+        let dtype = g.ty(v).dtype;
+        let ptr = &arg.ptr;
+        let code = if g.ty(v).rank() == 0 {
+            format!("tl.load({ptr}).to({})", compute_ty(dtype))
+        } else {
+            let off = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
+            format!(
+                "tl.load({ptr} + {off}, mask={}, other=0).to({})",
+                ix.mask(sp),
+                compute_ty(dtype)
+            )
+        };
+        let i = self.expr(sp, dtype, code, vec![]);
+        self.loads.insert((v, sp, map), i);
+        i
+    }
+
+    /// The statement holding `v` in space `sp`: an earlier statement, an inlined constant,
+    /// or a load of a region input.
+    pub fn value(&mut self, g: &Graph, v: ValueId, sp: Sp, map: DimMap, ix: &dyn IndexSource) -> usize {
+        if let Some(&i) = self.vars.get(&(v, sp)) {
+            return i;
+        }
+        if sp == Sp::Full {
+            if let Some(&i) = self.vars.get(&(v, Sp::Row)) {
+                return i; // row values broadcast over the columns
+            }
+        }
+        if let Some(n) = g.producer(v) {
+            let node = g.node(n);
+            if node.op == Op::Full {
+                let value = node.attrs.get("value").and_then(|a| a.as_float()).unwrap_or(0.0);
+                let dtype = g.ty(v).dtype;
+                let i = self.expr(sp, dtype, super::ty::lit(value, dtype), vec![]);
+                self.stmts[i].constant = Some(value);
+                self.vars.insert((v, sp), i);
+                return i;
+            }
+        }
+        self.load(g, v, sp, map, ix)
+    }
+
+    /// Adds a pointwise node computed in space `sp` whose operands are `args`.
+    pub fn pointwise(&mut self, g: &Graph, node: drtc_ir::NodeId, sp: Sp, args: Vec<usize>) -> Option<usize> {
+        let n = g.node(node);
+        let out = g.ty(n.outputs[0]).dtype;
+        let ops: Vec<Operand> = args.iter().map(|&a| self.operand(a)).collect();
+        let code = pointwise_expr(n.op, &n.attrs, &ops, out)?;
+        let i = self.expr(sp, out, code, args);
+        self.vars.insert((n.outputs[0], sp), i);
+        Some(i)
+    }
+
+    /// Statement indices needed to compute `roots`, in order, stopping at `available`.
+    pub fn closure(&self, roots: &[usize], available: &dyn Fn(usize) -> bool) -> Vec<usize> {
+        let mut need = vec![false; self.stmts.len()];
+        let mut stack: Vec<usize> = roots.to_vec();
+        while let Some(i) = stack.pop() {
+            if need[i] || available(i) {
+                continue;
+            }
+            need[i] = true;
+            stack.extend(self.stmts[i].deps.iter().copied());
+        }
+        (0..self.stmts.len()).filter(|&i| need[i]).collect()
+    }
+}
+
+impl Default for Program {
+    fn default() -> Self {
+        Self::new()
+    }
+}
