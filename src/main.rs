@@ -1,6 +1,7 @@
 //! `drtc`: compile PyTorch programs into verified Triton kernels.
 
 mod cli;
+mod driver;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
 //! Backends: turn regions of drtc IR into code (Triton templates, PyTorch calls) and
 //! stitch them into one runnable module.
 
+pub mod stitch;
 pub mod torch;
 pub mod triton;
-pub mod stitch;

@@ -4,8 +4,8 @@
 
 use crate::torch::{py_ident, torch_dtype, torch_expr};
 use crate::triton::{
-    contraction_kernel, pointwise_kernel, reduction_kernel, window_kernel, BatchStats, LaunchConfig, Precision,
-    TritonKernel,
+    contraction_kernel, pointwise_kernel, reduction_kernel, window_kernel, BatchStats,
+    LaunchConfig, Precision, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{check_reduction, pointwise_domain, FusionPlan, Region, RegionKind};
@@ -174,7 +174,14 @@ impl Host<'_> {
             args.push(format!("num_stages={}", k.config.num_stages));
         }
         let grid: Vec<String> = k.grid.iter().map(u64::to_string).collect();
-        writeln!(self.body, "    {}[({},)]({})", k.name, grid.join(", "), args.join(", ")).unwrap();
+        writeln!(
+            self.body,
+            "    {}[({},)]({})",
+            k.name,
+            grid.join(", "),
+            args.join(", ")
+        )
+        .unwrap();
         for (i, s) in stats.iter().enumerate() {
             self.running_stats(s, &stat_vars[2 * i], &stat_vars[2 * i + 1]);
         }
@@ -185,19 +192,42 @@ impl Host<'_> {
         let g = self.g;
         let node = g.node(s.node);
         let Some(&w) = node.inputs.get(1) else { return };
-        let Some(wname) = g.value(w).name.clone() else { return };
-        let Some(prefix) = wname.strip_suffix("weight") else { return };
+        let Some(wname) = g.value(w).name.clone() else {
+            return;
+        };
+        let Some(prefix) = wname.strip_suffix("weight") else {
+            return;
+        };
         let find = |suffix: &str| {
             g.inputs().iter().copied().find(|&v| {
-                matches!(g.value(v).def, ValueDef::Input { kind: InputKind::Buffer, .. })
-                    && g.value(v).name.as_deref() == Some(&format!("{prefix}{suffix}"))
+                matches!(
+                    g.value(v).def,
+                    ValueDef::Input {
+                        kind: InputKind::Buffer,
+                        ..
+                    }
+                ) && g.value(v).name.as_deref() == Some(&format!("{prefix}{suffix}"))
             })
         };
-        let m = node.attrs.get("momentum").and_then(|a| a.as_float()).unwrap_or(0.1);
+        let m = node
+            .attrs
+            .get("momentum")
+            .and_then(|a| a.as_float())
+            .unwrap_or(0.1);
         if let (Some(rm), Some(rv)) = (find("running_mean"), find("running_var")) {
             let (rm, rv) = (self.name(rm), self.name(rv));
-            writeln!(self.body, "    {rm}.mul_({}).add_({mean}, alpha={m:?})", 1.0 - m).unwrap();
-            writeln!(self.body, "    {rv}.mul_({}).add_({var_}, alpha={m:?})", 1.0 - m).unwrap();
+            writeln!(
+                self.body,
+                "    {rm}.mul_({}).add_({mean}, alpha={m:?})",
+                1.0 - m
+            )
+            .unwrap();
+            writeln!(
+                self.body,
+                "    {rv}.mul_({}).add_({var_}, alpha={m:?})",
+                1.0 - m
+            )
+            .unwrap();
         }
         if let Some(nb) = find("num_batches_tracked") {
             writeln!(self.body, "    {}.add_(1)", self.name(nb)).unwrap();
@@ -221,11 +251,19 @@ fn region_kernel(
             let space = check_reduction(g, &r.nodes).ok()?;
             reduction_kernel(g, name, &r.nodes, &r.outputs, &space, config)
         }
-        RegionKind::Contraction => {
-            contraction_kernel(g, name, &r.nodes, &r.outputs, opts.precision, opts.interpret, config)
-                .map(|k| (k, vec![]))
+        RegionKind::Contraction => contraction_kernel(
+            g,
+            name,
+            &r.nodes,
+            &r.outputs,
+            opts.precision,
+            opts.interpret,
+            config,
+        )
+        .map(|k| (k, vec![])),
+        RegionKind::Window => {
+            window_kernel(g, name, &r.nodes, &r.outputs, config).map(|k| (k, vec![]))
         }
-        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(|k| (k, vec![])),
         _ => None,
     }
 }
@@ -238,11 +276,23 @@ pub fn generate_region_kernel(
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
-    region_kernel(g, &plan.regions[index], &format!("drtc_k{index}"), opts, config).map(|k| k.0)
+    region_kernel(
+        g,
+        &plan.regions[index],
+        &format!("drtc_k{index}"),
+        opts,
+        config,
+    )
+    .map(|k| k.0)
 }
 
 /// Stitches the plan of `g` into a module of the given form.
-pub fn generate_module(g: &Graph, plan: &FusionPlan, form: &ModuleForm, opts: &CodegenOptions) -> GeneratedModule {
+pub fn generate_module(
+    g: &Graph,
+    plan: &FusionPlan,
+    form: &ModuleForm,
+    opts: &CodegenOptions,
+) -> GeneratedModule {
     let mut names = HashMap::new();
     let mut params = vec![];
     for &v in g.inputs() {
@@ -250,7 +300,10 @@ pub fn generate_module(g: &Graph, plan: &FusionPlan, form: &ModuleForm, opts: &C
         names.insert(v, n.clone());
         params.push(n);
     }
-    let device = params.first().map(|p| format!("{p}.device")).unwrap_or_else(|| "'cuda'".into());
+    let device = params
+        .first()
+        .map(|p| format!("{p}.device"))
+        .unwrap_or_else(|| "'cuda'".into());
     let mut host = Host {
         g,
         names,
@@ -263,8 +316,18 @@ pub fn generate_module(g: &Graph, plan: &FusionPlan, form: &ModuleForm, opts: &C
     let mut reports = vec![];
     for (i, r) in plan.regions.iter().enumerate() {
         let ops: Vec<&'static str> = r.nodes.iter().map(|&n| g.node(n).op.name()).collect();
-        let listing: Vec<String> = r.nodes.iter().map(|n| format!("#{} {}", pos[n], g.node(*n).op.name())).collect();
-        writeln!(host.body, "    # region {i} ({}): {}", r.kind, listing.join(", ")).unwrap();
+        let listing: Vec<String> = r
+            .nodes
+            .iter()
+            .map(|n| format!("#{} {}", pos[n], g.node(*n).op.name()))
+            .collect();
+        writeln!(
+            host.body,
+            "    # region {i} ({}): {}",
+            r.kind,
+            listing.join(", ")
+        )
+        .unwrap();
         let mut report = RegionReport {
             index: i,
             kind: r.kind,
@@ -319,14 +382,25 @@ pub fn generate_module(g: &Graph, plan: &FusionPlan, form: &ModuleForm, opts: &C
             let acts: Vec<(String, ValueId)> = g
                 .inputs()
                 .iter()
-                .filter(|&&v| matches!(g.value(v).def, ValueDef::Input { kind: InputKind::Activation, .. }))
+                .filter(|&&v| {
+                    matches!(
+                        g.value(v).def,
+                        ValueDef::Input {
+                            kind: InputKind::Activation,
+                            ..
+                        }
+                    )
+                })
                 .map(|&v| (host.name(v), v))
                 .collect();
             let call_args: Vec<String> = g
                 .inputs()
                 .iter()
                 .map(|&v| match &g.value(v).def {
-                    ValueDef::Input { kind: InputKind::Activation, .. } => host.name(v),
+                    ValueDef::Input {
+                        kind: InputKind::Activation,
+                        ..
+                    } => host.name(v),
                     _ => self_path(g.value(v).name.as_deref().unwrap_or("")),
                 })
                 .collect();
@@ -347,5 +421,8 @@ pub fn generate_module(g: &Graph, plan: &FusionPlan, form: &ModuleForm, opts: &C
         }
     }
     let _ = Op::Full;
-    GeneratedModule { source: src, regions: reports }
+    GeneratedModule {
+        source: src,
+        regions: reports,
+    }
 }

@@ -4,8 +4,8 @@
 
 pub mod cse;
 pub mod dce;
-pub mod fuse;
 mod error;
+pub mod fuse;
 mod manager;
 pub mod options;
 mod pass;

@@ -1,5 +1,6 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod compile;
 mod fmt;
 mod ir_file;
 mod opt;
@@ -53,12 +54,14 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    Compile(compile::CompileArgs),
     Fmt(fmt::FmtArgs),
     Opt(opt::OptArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
     match cli.command {
+        Command::Compile(args) => compile::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Opt(args) => opt::run(args),
     }

@@ -23,18 +23,27 @@ pub fn py(attr: &Attr) -> String {
         Attr::Bool(b) => if *b { "True" } else { "False" }.into(),
         Attr::Int(i) => i.to_string(),
         Attr::Float(x) if x.is_nan() => "float('nan')".into(),
-        Attr::Float(x) if x.is_infinite() => {
-            if *x > 0.0 { "float('inf')" } else { "float('-inf')" }.into()
+        Attr::Float(x) if x.is_infinite() => if *x > 0.0 {
+            "float('inf')"
+        } else {
+            "float('-inf')"
         }
+        .into(),
         Attr::Float(x) => format!("{x:?}"),
         Attr::Str(s) => format!("{s:?}"),
-        Attr::Ints(v) => format!("[{}]", v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+        Attr::Ints(v) => format!(
+            "[{}]",
+            v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        ),
         Attr::DType(d) => torch_dtype(*d),
     }
 }
 
 fn kw(attrs: &Attrs, names: &[&str]) -> String {
-    names.iter().map(|n| format!(", {n}={}", py(a(attrs, n)))).collect()
+    names
+        .iter()
+        .map(|n| format!(", {n}={}", py(a(attrs, n))))
+        .collect()
 }
 
 fn opt(args: &[String], i: usize) -> String {
@@ -51,7 +60,13 @@ fn dims(attrs: &Attrs, rank: usize) -> String {
 
 /// The Python expression computing `op(args) {attrs}`. `inputs` are the argument types,
 /// `device` an expression giving the device for created tensors (e.g. `x.device`).
-pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType], device: &str) -> String {
+pub fn torch_expr(
+    op: Op,
+    attrs: &Attrs,
+    args: &[String],
+    inputs: &[&TensorType],
+    device: &str,
+) -> String {
     let x = args.first().cloned().unwrap_or_default();
     let rank = inputs.first().map(|t| t.rank()).unwrap_or(0);
     let f = "torch.nn.functional";
@@ -72,8 +87,21 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
             format!("torch.{}({x}, {})", op.name(), args[1])
         }
         Op::Lerp | Op::Where => format!("torch.{}({x}, {}, {})", op.name(), args[1], args[2]),
-        Op::Relu | Op::Sigmoid | Op::Tanh | Op::Selu | Op::Abs | Op::Neg | Op::Sign | Op::Cos
-        | Op::Sin | Op::Exp | Op::Exp2 | Op::Log | Op::Sqrt | Op::Rsqrt | Op::Erf
+        Op::Relu
+        | Op::Sigmoid
+        | Op::Tanh
+        | Op::Selu
+        | Op::Abs
+        | Op::Neg
+        | Op::Sign
+        | Op::Cos
+        | Op::Sin
+        | Op::Exp
+        | Op::Exp2
+        | Op::Log
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Erf
         | Op::Reciprocal => format!("torch.{}({x})", op.name()),
         Op::Silu | Op::Hardsigmoid | Op::Hardswish | Op::Softsign | Op::Logsigmoid | Op::Mish => {
             format!("{f}.{}({x})", op.name())
@@ -84,13 +112,29 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
         Op::Elu => format!("{f}.elu({x}{})", kw(attrs, &["alpha"])),
         Op::Hardtanh => format!("{f}.hardtanh({x}{})", kw(attrs, &["min_val", "max_val"])),
         Op::Clamp => format!("torch.clamp({x}{})", kw(attrs, &["min", "max"])),
-        Op::Sum | Op::Mean => format!("torch.{}({x}, dim={}, keepdim={})", op.name(), dims(attrs, rank), keep()),
-        Op::Max => format!("torch.amax({x}, dim={}, keepdim={})", dims(attrs, rank), keep()),
-        Op::Min => format!("torch.amin({x}, dim={}, keepdim={})", dims(attrs, rank), keep()),
+        Op::Sum | Op::Mean => format!(
+            "torch.{}({x}, dim={}, keepdim={})",
+            op.name(),
+            dims(attrs, rank),
+            keep()
+        ),
+        Op::Max => format!(
+            "torch.amax({x}, dim={}, keepdim={})",
+            dims(attrs, rank),
+            keep()
+        ),
+        Op::Min => format!(
+            "torch.amin({x}, dim={}, keepdim={})",
+            dims(attrs, rank),
+            keep()
+        ),
         Op::Prod => {
             // torch.prod takes one dim: reduce the highest dims first so indices stay valid
             let mut ds: Vec<i64> = match a(attrs, "dim") {
-                Attr::Ints(v) => v.iter().map(|&d| if d < 0 { d + rank as i64 } else { d }).collect(),
+                Attr::Ints(v) => v
+                    .iter()
+                    .map(|&d| if d < 0 { d + rank as i64 } else { d })
+                    .collect(),
                 _ => (0..rank as i64).collect(),
             };
             ds.sort_unstable_by(|p, q| q.cmp(p));
@@ -100,11 +144,25 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
             }
             e
         }
-        Op::Argmax | Op::Argmin => format!("torch.{}({x}, dim={}, keepdim={})", op.name(), py(a(attrs, "dim")), keep()),
+        Op::Argmax | Op::Argmin => format!(
+            "torch.{}({x}, dim={}, keepdim={})",
+            op.name(),
+            py(a(attrs, "dim")),
+            keep()
+        ),
         Op::Var | Op::Std => {
             let c = a(attrs, "correction").as_float().unwrap_or(1.0);
-            let c = if c.fract() == 0.0 { format!("{}", c as i64) } else { format!("{c:?}") };
-            format!("torch.{}({x}, dim={}, correction={c}, keepdim={})", op.name(), dims(attrs, rank), keep())
+            let c = if c.fract() == 0.0 {
+                format!("{}", c as i64)
+            } else {
+                format!("{c:?}")
+            };
+            format!(
+                "torch.{}({x}, dim={}, correction={c}, keepdim={})",
+                op.name(),
+                dims(attrs, rank),
+                keep()
+            )
         }
         Op::Norm => format!(
             "torch.linalg.vector_norm({x}, ord={}, dim={}, keepdim={})",
@@ -112,15 +170,39 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
             dims(attrs, rank),
             keep()
         ),
-        Op::Logsumexp => format!("torch.logsumexp({x}, dim={}, keepdim={})", py(a(attrs, "dim")), keep()),
+        Op::Logsumexp => format!(
+            "torch.logsumexp({x}, dim={}, keepdim={})",
+            py(a(attrs, "dim")),
+            keep()
+        ),
         Op::Softmax | Op::LogSoftmax | Op::Cumsum | Op::Cumprod => {
             format!("torch.{}({x}, dim={})", op.name(), py(a(attrs, "dim")))
         }
-        Op::Cummax | Op::Cummin => format!("torch.{}({x}, dim={}).values", op.name(), py(a(attrs, "dim"))),
-        Op::MseLoss => format!("{f}.mse_loss({x}, {}{})", args[1], kw(attrs, &["reduction"])),
-        Op::SmoothL1Loss => format!("{f}.smooth_l1_loss({x}, {}{})", args[1], kw(attrs, &["reduction", "beta"])),
-        Op::KlDiv => format!("{f}.kl_div({x}, {}{})", args[1], kw(attrs, &["reduction", "log_target"])),
-        Op::CrossEntropy => format!("{f}.cross_entropy({x}, {}{})", args[1], kw(attrs, &["reduction"])),
+        Op::Cummax | Op::Cummin => format!(
+            "torch.{}({x}, dim={}).values",
+            op.name(),
+            py(a(attrs, "dim"))
+        ),
+        Op::MseLoss => format!(
+            "{f}.mse_loss({x}, {}{})",
+            args[1],
+            kw(attrs, &["reduction"])
+        ),
+        Op::SmoothL1Loss => format!(
+            "{f}.smooth_l1_loss({x}, {}{})",
+            args[1],
+            kw(attrs, &["reduction", "beta"])
+        ),
+        Op::KlDiv => format!(
+            "{f}.kl_div({x}, {}{})",
+            args[1],
+            kw(attrs, &["reduction", "log_target"])
+        ),
+        Op::CrossEntropy => format!(
+            "{f}.cross_entropy({x}, {}{})",
+            args[1],
+            kw(attrs, &["reduction"])
+        ),
         Op::TripletMarginLoss => format!(
             "{f}.triplet_margin_loss({x}, {}, {}{})",
             args[1],
@@ -129,7 +211,11 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
         ),
         Op::Matmul | Op::Bmm => format!("torch.{}({x}, {})", op.name(), args[1]),
         Op::Linear => format!("{f}.linear({x}, {}, {})", args[1], opt(args, 2)),
-        Op::Einsum => format!("torch.einsum({}, {})", py(a(attrs, "equation")), args.join(", ")),
+        Op::Einsum => format!(
+            "torch.einsum({}, {})",
+            py(a(attrs, "equation")),
+            args.join(", ")
+        ),
         Op::Attention => format!(
             "{f}.scaled_dot_product_attention({x}, {}, {}, attn_mask={}{})",
             args[1],
@@ -149,7 +235,10 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
             op.name(),
             args[1],
             opt(args, 2),
-            kw(attrs, &["stride", "padding", "output_padding", "groups", "dilation"])
+            kw(
+                attrs,
+                &["stride", "padding", "output_padding", "groups", "dilation"]
+            )
         ),
         Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d => {
             let stride = match a(attrs, "stride") {
@@ -166,12 +255,31 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
         }
         Op::AvgPool1d => format!(
             "{f}.avg_pool1d({x}{})",
-            kw(attrs, &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"])
+            kw(
+                attrs,
+                &[
+                    "kernel_size",
+                    "stride",
+                    "padding",
+                    "ceil_mode",
+                    "count_include_pad"
+                ]
+            )
         ),
         Op::AvgPool2d | Op::AvgPool3d => format!(
             "{f}.{}({x}{})",
             op.name(),
-            kw(attrs, &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"])
+            kw(
+                attrs,
+                &[
+                    "kernel_size",
+                    "stride",
+                    "padding",
+                    "ceil_mode",
+                    "count_include_pad",
+                    "divisor_override"
+                ]
+            )
         ),
         Op::AdaptiveAvgPool1d | Op::AdaptiveAvgPool2d | Op::AdaptiveAvgPool3d => {
             format!("{f}.{}({x}, {})", op.name(), py(a(attrs, "output_size")))
@@ -196,17 +304,30 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
             opt(args, 2),
             kw(attrs, &["eps"])
         ),
-        Op::InstanceNorm => format!("{f}.instance_norm({x}, weight={}, bias={}{})", opt(args, 1), opt(args, 2), kw(attrs, &["eps"])),
+        Op::InstanceNorm => format!(
+            "{f}.instance_norm({x}, weight={}, bias={}{})",
+            opt(args, 1),
+            opt(args, 2),
+            kw(attrs, &["eps"])
+        ),
         Op::RmsNorm => format!(
             "{f}.rms_norm({x}, {}, {}{})",
             py(a(attrs, "normalized_shape")),
             opt(args, 1),
             kw(attrs, &["eps"])
         ),
-        Op::Transpose => format!("torch.transpose({x}, {}, {})", py(a(attrs, "dim0")), py(a(attrs, "dim1"))),
+        Op::Transpose => format!(
+            "torch.transpose({x}, {}, {})",
+            py(a(attrs, "dim0")),
+            py(a(attrs, "dim1"))
+        ),
         Op::Permute => format!("{x}.permute({})", py(a(attrs, "dims"))),
         Op::Reshape => format!("torch.reshape({x}, {})", py(a(attrs, "shape"))),
-        Op::Flatten => format!("torch.flatten({x}, {}, {})", py(a(attrs, "start_dim")), py(a(attrs, "end_dim"))),
+        Op::Flatten => format!(
+            "torch.flatten({x}, {}, {})",
+            py(a(attrs, "start_dim")),
+            py(a(attrs, "end_dim"))
+        ),
         Op::Squeeze => match a(attrs, "dim") {
             Attr::Ints(v) => format!("torch.squeeze({x}, {})", py_tuple(v)),
             _ => format!("torch.squeeze({x})"),
@@ -225,22 +346,42 @@ pub fn torch_expr(op: Op, attrs: &Attrs, args: &[String], inputs: &[&TensorType]
             let start = a(attrs, "start").as_int().unwrap_or(0);
             let end = a(attrs, "end").as_int().unwrap_or(i64::MAX);
             let step = a(attrs, "step").as_int().unwrap_or(1);
-            let end = if end == i64::MAX { String::new() } else { end.to_string() };
+            let end = if end == i64::MAX {
+                String::new()
+            } else {
+                end.to_string()
+            };
             let mut idx = vec![":".to_string(); d];
             idx.push(format!("{start}:{end}:{step}"));
             format!("{x}[{}]", idx.join(", "))
         }
-        Op::Select => format!("torch.select({x}, {}, {})", py(a(attrs, "dim")), py(a(attrs, "index"))),
+        Op::Select => format!(
+            "torch.select({x}, {}, {})",
+            py(a(attrs, "dim")),
+            py(a(attrs, "index"))
+        ),
         Op::Flip => format!("torch.flip({x}, {})", py(a(attrs, "dims"))),
         Op::Diag => format!("torch.diag({x}, {})", py(a(attrs, "diagonal"))),
-        Op::Triu | Op::Tril => format!("torch.{}({x}, diagonal={})", op.name(), py(a(attrs, "diagonal"))),
-        Op::Cat | Op::Stack => format!("torch.{}([{}], dim={})", op.name(), args.join(", "), py(a(attrs, "dim"))),
+        Op::Triu | Op::Tril => format!(
+            "torch.{}({x}, diagonal={})",
+            op.name(),
+            py(a(attrs, "diagonal"))
+        ),
+        Op::Cat | Op::Stack => format!(
+            "torch.{}([{}], dim={})",
+            op.name(),
+            args.join(", "),
+            py(a(attrs, "dim"))
+        ),
     }
 }
 
 fn py_tuple(v: &[i64]) -> String {
     match v {
         [d] => d.to_string(),
-        _ => format!("({},)", v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({},)",
+            v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+        ),
     }
 }

@@ -10,7 +10,13 @@ use std::fmt::Write;
 pub fn py_ident(name: &str) -> String {
     let mut s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
@@ -24,19 +30,61 @@ pub fn py_ident(name: &str) -> String {
 fn is_python_keyword(s: &str) -> bool {
     matches!(
         s,
-        "False" | "None" | "True" | "and" | "as" | "assert" | "async" | "await" | "break" | "class"
-            | "continue" | "def" | "del" | "elif" | "else" | "except" | "finally" | "for" | "from"
-            | "global" | "if" | "import" | "in" | "is" | "lambda" | "nonlocal" | "not" | "or"
-            | "pass" | "raise" | "return" | "try" | "while" | "with" | "yield" | "torch"
+        "False"
+            | "None"
+            | "True"
+            | "and"
+            | "as"
+            | "assert"
+            | "async"
+            | "await"
+            | "break"
+            | "class"
+            | "continue"
+            | "def"
+            | "del"
+            | "elif"
+            | "else"
+            | "except"
+            | "finally"
+            | "for"
+            | "from"
+            | "global"
+            | "if"
+            | "import"
+            | "in"
+            | "is"
+            | "lambda"
+            | "nonlocal"
+            | "not"
+            | "or"
+            | "pass"
+            | "raise"
+            | "return"
+            | "try"
+            | "while"
+            | "with"
+            | "yield"
+            | "torch"
     )
 }
 
 /// A random-input expression for a tensor of this type.
 pub fn random_input(ty: &TensorType) -> String {
-    let shape = format!("[{}]", ty.shape.iter().map(i64::to_string).collect::<Vec<_>>().join(", "));
+    let shape = format!(
+        "[{}]",
+        ty.shape
+            .iter()
+            .map(i64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     match ty.dtype {
         DType::Bool => format!("torch.randint(0, 2, {shape}).to(torch.bool)"),
-        DType::I32 | DType::I64 => format!("torch.randint(0, 2, {shape}, dtype={})", torch_dtype(ty.dtype)),
+        DType::I32 | DType::I64 => format!(
+            "torch.randint(0, 2, {shape}, dtype={})",
+            torch_dtype(ty.dtype)
+        ),
         d => format!("torch.randn({shape}, dtype={})", torch_dtype(d)),
     }
 }
@@ -56,7 +104,10 @@ pub fn emit_seed_program(g: &Graph) -> String {
         names.insert(v, n);
     }
     writeln!(out, "def fused_operator({}):", params.join(", ")).unwrap();
-    let device = params.first().map(|p| format!("{p}.device")).unwrap_or_else(|| "'cpu'".into());
+    let device = params
+        .first()
+        .map(|p| format!("{p}.device"))
+        .unwrap_or_else(|| "'cpu'".into());
     let mut next = 0;
     for &n in g.body() {
         let node = g.node(n);

@@ -28,7 +28,11 @@ pub fn contraction_config(m: u64, n: u64, half: bool) -> LaunchConfig {
     let bm = if m <= 64 { 64 } else { 128 };
     let bn = if n <= 64 { 64 } else { 128 };
     LaunchConfig {
-        blocks: vec![("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", if half { 64 } else { 32 })],
+        blocks: vec![
+            ("BLOCK_M", bm),
+            ("BLOCK_N", bn),
+            ("BLOCK_K", if half { 64 } else { 32 }),
+        ],
         num_warps: if bm * bn >= 128 * 128 { 8 } else { 4 },
         num_stages: 3,
     }
@@ -36,7 +40,13 @@ pub fn contraction_config(m: u64, n: u64, half: bool) -> LaunchConfig {
 
 pub fn contraction_variants(m: u64, n: u64, half: bool) -> Vec<LaunchConfig> {
     let mut out = vec![contraction_config(m, n, half)];
-    for (bm, bn, bk, w, s) in [(64, 64, 32, 4, 4), (128, 64, 32, 4, 4), (64, 128, 32, 4, 4), (128, 128, 32, 8, 3), (128, 256, 64, 8, 3)] {
+    for (bm, bn, bk, w, s) in [
+        (64, 64, 32, 4, 4),
+        (128, 64, 32, 4, 4),
+        (64, 128, 32, 4, 4),
+        (128, 128, 32, 8, 3),
+        (128, 256, 64, 8, 3),
+    ] {
         let c = LaunchConfig {
             blocks: vec![("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)],
             num_warps: w,
@@ -64,7 +74,10 @@ impl IndexSource for TileIndex {
 }
 
 fn stride(arg: &InputArg, dim: usize) -> Option<&str> {
-    arg.strides.iter().find(|(d, _)| *d == dim).map(|(_, s)| s.as_str())
+    arg.strides
+        .iter()
+        .find(|(d, _)| *d == dim)
+        .map(|(_, s)| s.as_str())
 }
 
 /// Generates the kernel of a contraction region.
@@ -77,12 +90,19 @@ pub fn contraction_kernel(
     interpret: bool,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
-    let main = *nodes.iter().find(|&&n| matches!(g.node(n).op, Op::Matmul | Op::Bmm | Op::Linear))?;
+    let main = *nodes
+        .iter()
+        .find(|&&n| matches!(g.node(n).op, Op::Matmul | Op::Bmm | Op::Linear))?;
     let mn = g.node(main);
     let out_ty = g.ty(mn.outputs[0]);
     let (a, b) = (mn.inputs[0], mn.inputs[1]);
     let (ta, tb) = (g.ty(a), g.ty(b));
-    if ta.rank() < 2 || out_ty.rank() < 2 || !ta.dtype.is_float() || ta.dtype == DType::F64 || tb.dtype == DType::F64 {
+    if ta.rank() < 2
+        || out_ty.rank() < 2
+        || !ta.dtype.is_float()
+        || ta.dtype == DType::F64
+        || tb.dtype == DType::F64
+    {
         return None;
     }
     let domain = out_ty.shape.clone();
@@ -126,7 +146,11 @@ pub fn contraction_kernel(
         }
     };
     let a_batch = batch_off(&arg_a, ra);
-    let b_batch = if mn.op == Op::Linear { "0".to_string() } else { batch_off(&arg_b, rb) };
+    let b_batch = if mn.op == Op::Linear {
+        "0".to_string()
+    } else {
+        batch_off(&arg_b, rb)
+    };
     let mut dims: Vec<String> = batch_names.clone();
     dims.push("offs_m".into());
     dims.push("offs_n".into());
@@ -136,9 +160,18 @@ pub fn contraction_kernel(
     let mut acc = prog.expr(Sp::Full, DType::F32, "acc".into(), vec![]);
     if mn.op == Op::Linear {
         if let Some(&bias) = mn.inputs.get(2) {
-            let map = vec![if g.ty(bias).shape[0] == 1 { None } else { Some(r - 1) }];
+            let map = vec![if g.ty(bias).shape[0] == 1 {
+                None
+            } else {
+                Some(r - 1)
+            }];
             let bv = prog.value(g, bias, Sp::Full, map, &ix);
-            acc = prog.expr(Sp::Full, DType::F32, format!("t{acc} + t{bv}"), vec![acc, bv]);
+            acc = prog.expr(
+                Sp::Full,
+                DType::F32,
+                format!("t{acc} + t{bv}"),
+                vec![acc, bv],
+            );
         }
     }
     prog.vars.insert((mn.outputs[0], Sp::Full), acc);
@@ -148,7 +181,13 @@ pub fn contraction_kernel(
         .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
         .collect();
     let config = config.unwrap_or_else(|| contraction_config(m as u64, n as u64, half));
-    let wide = super::pointwise::needs_int64(g, outputs.iter().copied().chain(prog.inputs.iter().map(|x| x.value)));
+    let wide = super::pointwise::needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|x| x.value)),
+    );
     let mut body = String::new();
     let p = if wide { ".to(tl.int64)" } else { "" };
     writeln!(body, "    pid = tl.program_id(0){p}").unwrap();
@@ -168,10 +207,19 @@ pub fn contraction_kernel(
             writeln!(body, "    {} = 0", batch_names[d]).unwrap();
         }
     }
-    writeln!(body, "    offs_m = pm * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]").unwrap();
-    writeln!(body, "    offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]").unwrap();
+    writeln!(
+        body,
+        "    offs_m = pm * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]"
+    )
+    .unwrap();
+    writeln!(
+        body,
+        "    offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
+    )
+    .unwrap();
     writeln!(body, "    offs_k = tl.arange(0, BLOCK_K)").unwrap();
-    let term = |idx: &str, s: Option<&str>| s.map(|s| format!(" + {idx} * {s}")).unwrap_or_default();
+    let term =
+        |idx: &str, s: Option<&str>| s.map(|s| format!(" + {idx} * {s}")).unwrap_or_default();
     writeln!(body, "    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
     writeln!(body, "    for k0 in range(0, {k}, BLOCK_K):").unwrap();
     writeln!(body, "        ka = k0 + offs_k[None, :]").unwrap();
@@ -204,7 +252,11 @@ pub fn contraction_kernel(
         Precision::Ieee => "ieee",
     };
     if ta.dtype == DType::F32 || ca != "a" {
-        writeln!(body, "        acc = tl.dot({ca}, {cb}, acc, input_precision=\"{prec}\")").unwrap();
+        writeln!(
+            body,
+            "        acc = tl.dot({ca}, {cb}, acc, input_precision=\"{prec}\")"
+        )
+        .unwrap();
     } else {
         writeln!(body, "        acc = tl.dot({ca}, {cb}, acc)").unwrap();
     }
@@ -227,13 +279,19 @@ pub fn contraction_kernel(
     writeln!(
         source,
         "def {name}({}):",
-        signature(&prog, outputs.len(), &[], &["BLOCK_M", "BLOCK_N", "BLOCK_K"])
+        signature(
+            &prog,
+            outputs.len(),
+            &[],
+            &["BLOCK_M", "BLOCK_N", "BLOCK_K"]
+        )
     )
     .unwrap();
     source.push_str(&ops_comment(g, nodes));
     writeln!(source, "    # [{m} x {k}] @ [{k} x {n}], {nbatch} batches").unwrap();
     source.push_str(&body);
-    let tiles = (m as u64).div_ceil(config.block("BLOCK_M")) * (n as u64).div_ceil(config.block("BLOCK_N"));
+    let tiles =
+        (m as u64).div_ceil(config.block("BLOCK_M")) * (n as u64).div_ceil(config.block("BLOCK_N"));
     let mut grid = vec![tiles.max(1)];
     if nbatch > 1 {
         grid.push(nbatch as u64);

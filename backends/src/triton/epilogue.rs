@@ -24,7 +24,15 @@ pub fn add_epilogue(
         let args: Vec<usize> = node
             .inputs
             .iter()
-            .map(|&v| prog.value(g, v, Sp::Full, align(&g.ty(v).shape, out_shape, &identity), ix))
+            .map(|&v| {
+                prog.value(
+                    g,
+                    v,
+                    Sp::Full,
+                    align(&g.ty(v).shape, out_shape, &identity),
+                    ix,
+                )
+            })
             .collect();
         prog.pointwise(g, n, Sp::Full, args)?;
     }

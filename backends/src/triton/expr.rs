@@ -67,9 +67,12 @@ fn pow(x: &str, y: &Operand, yexpr: &str) -> String {
 /// The Triton expression of pointwise `op` on `args`, producing dtype `out`.
 pub fn pointwise_expr(op: Op, attrs: &Attrs, args: &[Operand], out: DType) -> Option<String> {
     // operands converted to the promoted type of the inputs (for comparisons) or the result
-    let promoted = args.iter().skip(1).fold(args.first().map(|a| a.dtype).unwrap_or(out), |d, a| {
-        drtc_ir::dtype::promote_types(d, a.dtype)
-    });
+    let promoted = args
+        .iter()
+        .skip(1)
+        .fold(args.first().map(|a| a.dtype).unwrap_or(out), |d, a| {
+            drtc_ir::dtype::promote_types(d, a.dtype)
+        });
     let c = |i: usize| convert(&args[i], out);
     let x = || c(0);
     Some(match op {

@@ -14,11 +14,24 @@ pub struct LaunchConfig {
 
 impl LaunchConfig {
     pub fn block(&self, name: &str) -> u64 {
-        self.blocks.iter().find(|(n, _)| *n == name).map(|(_, b)| *b).unwrap_or(1)
+        self.blocks
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| *b)
+            .unwrap_or(1)
     }
     pub fn describe(&self) -> String {
-        let b: Vec<String> = self.blocks.iter().map(|(n, v)| format!("{n}={v}")).collect();
-        format!("{} warps={} stages={}", b.join(" "), self.num_warps, self.num_stages)
+        let b: Vec<String> = self
+            .blocks
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        format!(
+            "{} warps={} stages={}",
+            b.join(" "),
+            self.num_warps,
+            self.num_stages
+        )
     }
 }
 
@@ -45,12 +58,22 @@ pub fn ops_comment(g: &Graph, nodes: &[NodeId]) -> String {
         g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let ops: Vec<String> = nodes
         .iter()
-        .map(|n| format!("#{} {}", pos.get(n).copied().unwrap_or(0), g.node(*n).op.name()))
+        .map(|n| {
+            format!(
+                "#{} {}",
+                pos.get(n).copied().unwrap_or(0),
+                g.node(*n).op.name()
+            )
+        })
         .collect();
     let mut s = String::from("    # computes:");
     let mut width = s.len();
     for (i, o) in ops.iter().enumerate() {
-        let piece = if i == 0 { format!(" {o}") } else { format!(", {o}") };
+        let piece = if i == 0 {
+            format!(" {o}")
+        } else {
+            format!(", {o}")
+        };
         if width + piece.len() > 96 {
             s.push_str(",\n    #  ");
             s.push_str(o);
@@ -65,7 +88,12 @@ pub fn ops_comment(g: &Graph, nodes: &[NodeId]) -> String {
 }
 
 /// The parameter list: inputs with strides, outputs, extra scalars, then constexprs.
-pub fn signature(prog: &Program, n_outputs: usize, extra: &[String], constexprs: &[&str]) -> String {
+pub fn signature(
+    prog: &Program,
+    n_outputs: usize,
+    extra: &[String],
+    constexprs: &[&str],
+) -> String {
     let mut params = vec![];
     for a in &prog.inputs {
         params.push(a.ptr.clone());

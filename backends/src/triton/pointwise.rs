@@ -45,7 +45,9 @@ pub fn pointwise_variants(n: u64) -> Vec<LaunchConfig> {
 }
 
 pub(crate) fn needs_int64(g: &Graph, values: impl IntoIterator<Item = ValueId>) -> bool {
-    values.into_iter().any(|v| g.ty(v).numel() >= (1u64 << 31) - 1)
+    values
+        .into_iter()
+        .any(|v| g.ty(v).numel() >= (1u64 << 31) - 1)
 }
 
 /// Generates the kernel of a pointwise region writing `outputs` over `domain`.
@@ -67,11 +69,21 @@ pub fn pointwise_kernel(
             continue;
         }
         let out_shape = &g.ty(node.outputs[0]).shape;
-        let use_dims: Vec<usize> = (0..out_shape.len()).map(|j| rank - out_shape.len() + j).collect();
+        let use_dims: Vec<usize> = (0..out_shape.len())
+            .map(|j| rank - out_shape.len() + j)
+            .collect();
         let args: Vec<usize> = node
             .inputs
             .iter()
-            .map(|&v| prog.value(g, v, Sp::Full, align(&g.ty(v).shape, out_shape, &use_dims), &ix))
+            .map(|&v| {
+                prog.value(
+                    g,
+                    v,
+                    Sp::Full,
+                    align(&g.ty(v).shape, out_shape, &use_dims),
+                    &ix,
+                )
+            })
             .collect();
         prog.pointwise(g, n, Sp::Full, args)?;
     }
@@ -81,9 +93,19 @@ pub fn pointwise_kernel(
         roots.push(i);
     }
     let config = config.unwrap_or_else(|| pointwise_config(numel));
-    let wide = needs_int64(g, outputs.iter().copied().chain(prog.inputs.iter().map(|a| a.value)));
+    let wide = needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|a| a.value)),
+    );
     let mut body = String::new();
-    let pid = if wide { "tl.program_id(0).to(tl.int64)" } else { "tl.program_id(0)" };
+    let pid = if wide {
+        "tl.program_id(0).to(tl.int64)"
+    } else {
+        "tl.program_id(0)"
+    };
     writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
     writeln!(body, "    mask = offs < {numel}").unwrap();
     let names: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
@@ -101,7 +123,12 @@ pub fn pointwise_kernel(
     }
     let mut source = String::new();
     writeln!(source, "@triton.jit").unwrap();
-    writeln!(source, "def {name}({}):", signature(&prog, outputs.len(), &[], &["BLOCK"])).unwrap();
+    writeln!(
+        source,
+        "def {name}({}):",
+        signature(&prog, outputs.len(), &[], &["BLOCK"])
+    )
+    .unwrap();
     source.push_str(&ops_comment(g, nodes));
     source.push_str(&body);
     let grid = vec![numel.div_ceil(config.block("BLOCK")).max(1)];

@@ -161,7 +161,14 @@ impl Program {
     }
 
     /// A statement that loads region input `v` read through `map`, in space `sp`.
-    pub fn load(&mut self, g: &Graph, v: ValueId, sp: Sp, map: DimMap, ix: &dyn IndexSource) -> usize {
+    pub fn load(
+        &mut self,
+        g: &Graph,
+        v: ValueId,
+        sp: Sp,
+        map: DimMap,
+        ix: &dyn IndexSource,
+    ) -> usize {
         if let Some(&i) = self.loads.get(&(v, sp, map.clone())) {
             return i;
         }
@@ -178,7 +185,11 @@ impl Program {
         let code = if g.ty(v).rank() == 0 {
             format!("tl.load({ptr}).to({})", compute_ty(dtype))
         } else {
-            let off = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
+            let off = if terms.is_empty() {
+                "0".to_string()
+            } else {
+                terms.join(" + ")
+            };
             format!(
                 "tl.load({ptr} + {off}, mask={}, other=0).to({})",
                 ix.mask(sp),
@@ -192,7 +203,14 @@ impl Program {
 
     /// The statement holding `v` in space `sp`: an earlier statement, an inlined constant,
     /// or a load of a region input.
-    pub fn value(&mut self, g: &Graph, v: ValueId, sp: Sp, map: DimMap, ix: &dyn IndexSource) -> usize {
+    pub fn value(
+        &mut self,
+        g: &Graph,
+        v: ValueId,
+        sp: Sp,
+        map: DimMap,
+        ix: &dyn IndexSource,
+    ) -> usize {
         if let Some(&i) = self.vars.get(&(v, sp)) {
             return i;
         }
@@ -204,7 +222,11 @@ impl Program {
         if let Some(n) = g.producer(v) {
             let node = g.node(n);
             if node.op == Op::Full {
-                let value = node.attrs.get("value").and_then(|a| a.as_float()).unwrap_or(0.0);
+                let value = node
+                    .attrs
+                    .get("value")
+                    .and_then(|a| a.as_float())
+                    .unwrap_or(0.0);
                 let dtype = g.ty(v).dtype;
                 let i = self.expr(sp, dtype, super::ty::lit(value, dtype), vec![]);
                 self.stmts[i].constant = Some(value);
@@ -216,7 +238,13 @@ impl Program {
     }
 
     /// Adds a pointwise node computed in space `sp` whose operands are `args`.
-    pub fn pointwise(&mut self, g: &Graph, node: drtc_ir::NodeId, sp: Sp, args: Vec<usize>) -> Option<usize> {
+    pub fn pointwise(
+        &mut self,
+        g: &Graph,
+        node: drtc_ir::NodeId,
+        sp: Sp,
+        args: Vec<usize>,
+    ) -> Option<usize> {
         let n = g.node(node);
         let out = g.ty(n.outputs[0]).dtype;
         let ops: Vec<Operand> = args.iter().map(|&a| self.operand(a)).collect();

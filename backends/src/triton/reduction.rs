@@ -62,8 +62,16 @@ fn dims_of(space: &ReduceSpace) -> Dims {
         match space.groups {
             Some((gd, g)) if gd == i => {
                 let per = size / g;
-                let rg = if g == 1 { "0".to_string() } else { format!("r{i}") };
-                let cg = if per == 1 { "0".to_string() } else { format!("c{i}") };
+                let rg = if g == 1 {
+                    "0".to_string()
+                } else {
+                    format!("r{i}")
+                };
+                let cg = if per == 1 {
+                    "0".to_string()
+                } else {
+                    format!("c{i}")
+                };
                 d.row_comps.push((format!("r{i}"), g));
                 d.col_comps.push((format!("c{i}"), per));
                 d.full.push(format!("({rg} * {per} + {cg})"));
@@ -155,7 +163,11 @@ impl Builder<'_> {
         let c = float_lit(self.cols as f64);
         let s = self.prog.reduce(RedKind::Sum, x);
         let mean = self.row(dt, format!("{} / {c}", self.v(s)), vec![s]);
-        let d = self.full(dt, format!("{} - {}", self.v(x), self.v(mean)), vec![x, mean]);
+        let d = self.full(
+            dt,
+            format!("{} - {}", self.v(x), self.v(mean)),
+            vec![x, mean],
+        );
         let dd = self.full(dt, format!("{} * {}", self.v(d), self.v(d)), vec![d]);
         let q = self.prog.reduce(RedKind::Sum, dd);
         let var = self.row(dt, format!("{} / {c}", self.v(q)), vec![q]);
@@ -167,12 +179,20 @@ impl Builder<'_> {
         for (k, sym) in [(1usize, "*"), (2, "+")] {
             if let Some(&p) = n.inputs.get(k) {
                 let map = if channel {
-                    vec![if self.g.ty(p).shape[0] == 1 { None } else { Some(1) }]
+                    vec![if self.g.ty(p).shape[0] == 1 {
+                        None
+                    } else {
+                        Some(1)
+                    }]
                 } else {
                     align(&self.g.ty(p).shape, &self.space.domain, &self.identity())
                 };
                 let w = self.prog.value(self.g, p, Sp::Full, map, &self.dims);
-                y = self.full(out_dt, format!("{} {sym} {}", self.v(y), self.v(w)), vec![y, w]);
+                y = self.full(
+                    out_dt,
+                    format!("{} {sym} {}", self.v(y), self.v(w)),
+                    vec![y, w],
+                );
             }
         }
         y
@@ -183,17 +203,26 @@ impl Builder<'_> {
         let n = g.node(node);
         let out = n.outputs[0];
         let out_ty = g.ty(out);
-        let dt = if out_ty.dtype == DType::F64 { DType::F64 } else { DType::F32 };
+        let dt = if out_ty.dtype == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
         let f = |k: &str| n.attrs.get(k).and_then(Attr::as_float);
         let c = float_lit(self.cols as f64);
         if drtc_passes::fuse::reduce_space(g, node).is_none() {
             // pointwise, in the space of its result
             let sp = space_of(&self.space, &out_ty.shape)?;
             let (psp, use_dims) = match sp {
-                Space::Full | Space::RowKeep => (if sp == Space::Full { Sp::Full } else { Sp::Row }, self.identity()),
+                Space::Full | Space::RowKeep => (
+                    if sp == Space::Full { Sp::Full } else { Sp::Row },
+                    self.identity(),
+                ),
                 Space::RowDrop => (
                     Sp::Row,
-                    (0..self.space.domain.len()).filter(|&d| !self.space.reduced[d]).collect(),
+                    (0..self.space.domain.len())
+                        .filter(|&d| !self.space.reduced[d])
+                        .collect(),
                 ),
             };
             let args: Vec<usize> = n
@@ -220,7 +249,10 @@ impl Builder<'_> {
             Op::Argmin => (Sp::Row, self.prog.reduce(RedKind::ArgMin, x)),
             Op::Mean | Op::AdaptiveAvgPool1d | Op::AdaptiveAvgPool2d | Op::AdaptiveAvgPool3d => {
                 let s = self.prog.reduce(RedKind::Sum, x);
-                (Sp::Row, self.row(dt, format!("{} / {c}", self.v(s)), vec![s]))
+                (
+                    Sp::Row,
+                    self.row(dt, format!("{} / {c}", self.v(s)), vec![s]),
+                )
             }
             Op::Var | Op::Std => {
                 let (_, _, var) = self.moments(x, dt);
@@ -228,7 +260,10 @@ impl Builder<'_> {
                 let denom = float_lit((self.cols as f64 - corr).max(0.0));
                 let unb = self.row(dt, format!("{} * {c} / {denom}", self.v(var)), vec![var]);
                 if n.op == Op::Std {
-                    (Sp::Row, self.row(dt, format!("tl.sqrt({})", self.v(unb)), vec![unb]))
+                    (
+                        Sp::Row,
+                        self.row(dt, format!("tl.sqrt({})", self.v(unb)), vec![unb]),
+                    )
                 } else {
                     (Sp::Row, unb)
                 }
@@ -239,7 +274,10 @@ impl Builder<'_> {
                 if p == 2.0 {
                     let sq = self.full(dt, format!("{} * {}", self.v(x), self.v(x)), vec![x]);
                     let s = self.prog.reduce(RedKind::Sum, sq);
-                    (Sp::Row, self.row(dt, format!("tl.sqrt({})", self.v(s)), vec![s]))
+                    (
+                        Sp::Row,
+                        self.row(dt, format!("tl.sqrt({})", self.v(s)), vec![s]),
+                    )
                 } else if p == 1.0 {
                     (Sp::Row, self.prog.reduce(RedKind::Sum, ax))
                 } else if p == f64::INFINITY {
@@ -248,34 +286,69 @@ impl Builder<'_> {
                     (Sp::Row, self.prog.reduce(RedKind::Min, ax))
                 } else if p > 0.0 {
                     let pl = float_lit(p);
-                    let pw = self.full(dt, format!("tl.exp2({pl} * tl.log2({}))", self.v(ax)), vec![ax]);
+                    let pw = self.full(
+                        dt,
+                        format!("tl.exp2({pl} * tl.log2({}))", self.v(ax)),
+                        vec![ax],
+                    );
                     let s = self.prog.reduce(RedKind::Sum, pw);
-                    (Sp::Row, self.row(dt, format!("tl.exp2(tl.log2({}) / {pl})", self.v(s)), vec![s]))
+                    (
+                        Sp::Row,
+                        self.row(
+                            dt,
+                            format!("tl.exp2(tl.log2({}) / {pl})", self.v(s)),
+                            vec![s],
+                        ),
+                    )
                 } else {
                     return None;
                 }
             }
             Op::Logsumexp | Op::Softmax | Op::LogSoftmax => {
                 let m = self.prog.reduce(RedKind::Max, x);
-                let e = self.full(dt, format!("tl.exp({} - {})", self.v(x), self.v(m)), vec![x, m]);
+                let e = self.full(
+                    dt,
+                    format!("tl.exp({} - {})", self.v(x), self.v(m)),
+                    vec![x, m],
+                );
                 let s = self.prog.reduce(RedKind::Sum, e);
                 match n.op {
-                    Op::Logsumexp => (Sp::Row, self.row(dt, format!("{} + tl.log({})", self.v(m), self.v(s)), vec![m, s])),
-                    Op::Softmax => (Sp::Full, self.full(dt, format!("{} / {}", self.v(e), self.v(s)), vec![e, s])),
+                    Op::Logsumexp => (
+                        Sp::Row,
+                        self.row(
+                            dt,
+                            format!("{} + tl.log({})", self.v(m), self.v(s)),
+                            vec![m, s],
+                        ),
+                    ),
+                    Op::Softmax => (
+                        Sp::Full,
+                        self.full(dt, format!("{} / {}", self.v(e), self.v(s)), vec![e, s]),
+                    ),
                     _ => (
                         Sp::Full,
-                        self.full(dt, format!("({} - {}) - tl.log({})", self.v(x), self.v(m), self.v(s)), vec![x, m, s]),
+                        self.full(
+                            dt,
+                            format!("({} - {}) - tl.log({})", self.v(x), self.v(m), self.v(s)),
+                            vec![x, m, s],
+                        ),
                     ),
                 }
             }
             Op::BatchNorm | Op::InstanceNorm | Op::GroupNorm | Op::LayerNorm => {
-                if n.op == Op::BatchNorm && n.attrs.get("training").and_then(Attr::as_bool) != Some(true) {
+                if n.op == Op::BatchNorm
+                    && n.attrs.get("training").and_then(Attr::as_bool) != Some(true)
+                {
                     return None;
                 }
                 let eps = float_lit(f("eps")?);
                 let (mean, d, var) = self.moments(x, dt);
                 let rstd = self.row(dt, format!("tl.rsqrt({} + {eps})", self.v(var)), vec![var]);
-                let y = self.full(dt, format!("{} * {}", self.v(d), self.v(rstd)), vec![d, rstd]);
+                let y = self.full(
+                    dt,
+                    format!("{} * {}", self.v(d), self.v(rstd)),
+                    vec![d, rstd],
+                );
                 if n.op == Op::BatchNorm {
                     let denom = float_lit((self.cols as f64 - 1.0).max(1.0));
                     let unb = self.row(dt, format!("{} * {c} / {denom}", self.v(var)), vec![var]);
@@ -292,7 +365,11 @@ impl Builder<'_> {
                 };
                 let sq = self.full(dt, format!("{} * {}", self.v(x), self.v(x)), vec![x]);
                 let s = self.prog.reduce(RedKind::Sum, sq);
-                let r = self.row(dt, format!("tl.rsqrt({} / {c} + {eps})", self.v(s)), vec![s]);
+                let r = self.row(
+                    dt,
+                    format!("tl.rsqrt({} / {c} + {eps})", self.v(s)),
+                    vec![s],
+                );
                 let y = self.full(dt, format!("{} * {}", self.v(x), self.v(r)), vec![x, r]);
                 (Sp::Full, self.affine(node, y, false))
             }
@@ -372,10 +449,24 @@ pub fn reduction_kernel(
     let single = block_c >= cols;
     let prog = &b.prog;
     let dims = &b.dims;
-    let wide = super::pointwise::needs_int64(g, outputs.iter().copied().chain(prog.inputs.iter().map(|a| a.value)));
+    let wide = super::pointwise::needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|a| a.value)),
+    );
     let mut body = String::new();
-    let pid = if wide { "tl.program_id(0).to(tl.int64)" } else { "tl.program_id(0)" };
-    writeln!(body, "    rows = {pid} * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]").unwrap();
+    let pid = if wide {
+        "tl.program_id(0).to(tl.int64)"
+    } else {
+        "tl.program_id(0)"
+    };
+    writeln!(
+        body,
+        "    rows = {pid} * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]"
+    )
+    .unwrap();
     writeln!(body, "    rmask = rows < {rows}").unwrap();
     comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
     // contiguous offset of a domain-shaped output
@@ -387,7 +478,11 @@ pub fn reduction_kernel(
         }
         cstride *= space.domain[d];
     }
-    let full_off = if terms.is_empty() { "0".to_string() } else { terms.join(" + ") };
+    let full_off = if terms.is_empty() {
+        "0".to_string()
+    } else {
+        terms.join(" + ")
+    };
     let col_header = |out: &mut String, indent: &str, start: &str| {
         writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
         writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
@@ -408,7 +503,11 @@ pub fn reduction_kernel(
             }
         }
     };
-    let full_roots: Vec<usize> = stores.iter().filter(|s| s.1 == Sp::Full).map(|s| s.0).collect();
+    let full_roots: Vec<usize> = stores
+        .iter()
+        .filter(|s| s.1 == Sp::Full)
+        .map(|s| s.0)
+        .collect();
     if single {
         col_header(&mut body, "    ", "");
         for (i, s) in prog.stmts.iter().enumerate() {
@@ -435,13 +534,19 @@ pub fn reduction_kernel(
                     let (init, ct) = ("", compute_ty(prog.stmts[*input].dtype));
                     let _ = init;
                     match kind {
-                        RedKind::Sum => writeln!(body, "    {acc} = tl.zeros([BLOCK_R], {ct})").unwrap(),
-                        RedKind::Prod => writeln!(body, "    {acc} = tl.full([BLOCK_R], 1.0, {ct})").unwrap(),
+                        RedKind::Sum => {
+                            writeln!(body, "    {acc} = tl.zeros([BLOCK_R], {ct})").unwrap()
+                        }
+                        RedKind::Prod => {
+                            writeln!(body, "    {acc} = tl.full([BLOCK_R], 1.0, {ct})").unwrap()
+                        }
                         RedKind::Max | RedKind::ArgMax => {
-                            writeln!(body, "    {acc} = tl.full([BLOCK_R], float('-inf'), {ct})").unwrap()
+                            writeln!(body, "    {acc} = tl.full([BLOCK_R], float('-inf'), {ct})")
+                                .unwrap()
                         }
                         RedKind::Min | RedKind::ArgMin => {
-                            writeln!(body, "    {acc} = tl.full([BLOCK_R], float('inf'), {ct})").unwrap()
+                            writeln!(body, "    {acc} = tl.full([BLOCK_R], float('inf'), {ct})")
+                                .unwrap()
                         }
                     }
                     if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
@@ -456,8 +561,12 @@ pub fn reduction_kernel(
                     match kind {
                         RedKind::Sum => writeln!(body, "        {acc} += {part}").unwrap(),
                         RedKind::Prod => writeln!(body, "        {acc} = {acc} * {part}").unwrap(),
-                        RedKind::Max => writeln!(body, "        {acc} = tl.maximum({acc}, {part})").unwrap(),
-                        RedKind::Min => writeln!(body, "        {acc} = tl.minimum({acc}, {part})").unwrap(),
+                        RedKind::Max => {
+                            writeln!(body, "        {acc} = tl.maximum({acc}, {part})").unwrap()
+                        }
+                        RedKind::Min => {
+                            writeln!(body, "        {acc} = tl.minimum({acc}, {part})").unwrap()
+                        }
                         RedKind::ArgMax | RedKind::ArgMin => {
                             let (red, cmp) = if *kind == RedKind::ArgMax {
                                 (reduce_line(RedKind::Max, x, s.dtype), ">")
@@ -492,7 +601,11 @@ pub fn reduction_kernel(
     }
     for (k, &(i, sp)) in stores.iter().enumerate() {
         if sp == Sp::Row {
-            let st = storage_ty(if k >= outputs.len() { prog.stmts[i].dtype } else { g.ty(outputs[k]).dtype });
+            let st = storage_ty(if k >= outputs.len() {
+                prog.stmts[i].dtype
+            } else {
+                g.ty(outputs[k]).dtype
+            });
             writeln!(
                 body,
                 "    tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {})).to({st}), mask=rmask)",
@@ -504,12 +617,21 @@ pub fn reduction_kernel(
     }
     let mut source = String::new();
     writeln!(source, "@triton.jit").unwrap();
-    writeln!(source, "def {name}({}):", signature(prog, stores.len(), &[], &["BLOCK_R", "BLOCK_C"])).unwrap();
+    writeln!(
+        source,
+        "def {name}({}):",
+        signature(prog, stores.len(), &[], &["BLOCK_R", "BLOCK_C"])
+    )
+    .unwrap();
     source.push_str(&ops_comment(g, nodes));
     writeln!(
         source,
         "    # {rows} rows x {cols} columns, {}",
-        if single { "single pass" } else { "looped passes" }
+        if single {
+            "single pass"
+        } else {
+            "looped passes"
+        }
     )
     .unwrap();
     source.push_str(&body);

@@ -31,7 +31,12 @@ pub fn float_lit(x: f64) -> String {
     if x.is_nan() {
         "float('nan')".into()
     } else if x.is_infinite() {
-        if x > 0.0 { "float('inf')" } else { "float('-inf')" }.into()
+        if x > 0.0 {
+            "float('inf')"
+        } else {
+            "float('-inf')"
+        }
+        .into()
     } else {
         format!("{x:?}")
     }

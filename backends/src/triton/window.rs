@@ -33,7 +33,11 @@ impl IndexSource for FlatIndex {
 
 fn list(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
     let v = attrs.get(name)?.as_ints()?;
-    Some(if v.len() == 1 { vec![v[0]; n] } else { v.to_vec() })
+    Some(if v.len() == 1 {
+        vec![v[0]; n]
+    } else {
+        v.to_vec()
+    })
 }
 
 /// Generates the kernel of a window region.
@@ -47,7 +51,12 @@ pub fn window_kernel(
     let main = *nodes.iter().find(|&&n| {
         matches!(
             g.node(n).op,
-            Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d | Op::AvgPool1d | Op::AvgPool2d | Op::AvgPool3d
+            Op::MaxPool1d
+                | Op::MaxPool2d
+                | Op::MaxPool3d
+                | Op::AvgPool1d
+                | Op::AvgPool2d
+                | Op::AvgPool3d
         )
     })?;
     let mn = g.node(main);
@@ -71,21 +80,37 @@ pub fn window_kernel(
         _ => kernel.clone(),
     };
     let padding = list(&mn.attrs, "padding", nsp)?;
-    let dilation = if is_max { list(&mn.attrs, "dilation", nsp)? } else { vec![1; nsp] };
+    let dilation = if is_max {
+        list(&mn.attrs, "dilation", nsp)?
+    } else {
+        vec![1; nsp]
+    };
     let numel: u64 = out_shape.iter().map(|&d| d as u64).product();
     let mut prog = Program::new();
     let ix_arg = prog.input_arg(g, x);
     let arg = prog.inputs[ix_arg].clone();
-    let stride_of = |d: usize| arg.strides.iter().find(|(dd, _)| *dd == d).map(|(_, s)| s.clone());
+    let stride_of = |d: usize| {
+        arg.strides
+            .iter()
+            .find(|(dd, _)| *dd == d)
+            .map(|(_, s)| s.clone())
+    };
     let acc = prog.expr(Sp::Full, drtc_ir::DType::F32, "acc".into(), vec![]);
     prog.vars.insert((mn.outputs[0], Sp::Full), acc);
     let ix = FlatIndex;
     add_epilogue(g, &mut prog, nodes, main, &out_shape, &ix)?;
-    let roots: Vec<usize> = outputs.iter().map(|&v| prog.value(g, v, Sp::Full, vec![], &ix)).collect();
+    let roots: Vec<usize> = outputs
+        .iter()
+        .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
+        .collect();
     let config = config.unwrap_or_else(|| window_config(numel));
     let wide = super::pointwise::needs_int64(g, outputs.iter().copied().chain([x]));
     let mut body = String::new();
-    let pid = if wide { "tl.program_id(0).to(tl.int64)" } else { "tl.program_id(0)" };
+    let pid = if wide {
+        "tl.program_id(0).to(tl.int64)"
+    } else {
+        "tl.program_id(0)"
+    };
     writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
     writeln!(body, "    mask = offs < {numel}").unwrap();
     let names: Vec<String> = (0..rank).map(|d| format!("o{d}")).collect();
@@ -101,7 +126,16 @@ pub fn window_kernel(
             base.push(format!("o{d} * {s}"));
         }
     }
-    writeln!(body, "    base = {}", if base.is_empty() { "0".into() } else { base.join(" + ") }).unwrap();
+    writeln!(
+        body,
+        "    base = {}",
+        if base.is_empty() {
+            "0".into()
+        } else {
+            base.join(" + ")
+        }
+    )
+    .unwrap();
     let ct = compute_ty(tx.dtype);
     if is_max {
         writeln!(body, "    acc = tl.full([BLOCK], float('-inf'), {ct})").unwrap();
@@ -141,7 +175,11 @@ pub fn window_kernel(
     } else {
         writeln!(body, "{indent}acc += v").unwrap();
         let div_override = mn.attrs.get("divisor_override").and_then(Attr::as_int);
-        let include_pad = mn.attrs.get("count_include_pad").and_then(Attr::as_bool).unwrap_or(true);
+        let include_pad = mn
+            .attrs
+            .get("count_include_pad")
+            .and_then(Attr::as_bool)
+            .unwrap_or(true);
         let divisor = if let Some(dv) = div_override {
             format!("{dv}.0")
         } else {
@@ -183,7 +221,12 @@ pub fn window_kernel(
     }
     let mut source = String::new();
     writeln!(source, "@triton.jit").unwrap();
-    writeln!(source, "def {name}({}):", signature(&prog, outputs.len(), &[], &["BLOCK"])).unwrap();
+    writeln!(
+        source,
+        "def {name}({}):",
+        signature(&prog, outputs.len(), &[], &["BLOCK"])
+    )
+    .unwrap();
     source.push_str(&ops_comment(g, nodes));
     source.push_str(&body);
     Some(TritonKernel {

@@ -25,8 +25,19 @@ pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
         }
         Op::Full => RegionKind::Pointwise,
         op if op.category() == drtc_ir::Category::Pointwise => RegionKind::Pointwise,
-        Op::Sum | Op::Mean | Op::Max | Op::Min | Op::Prod | Op::Argmax | Op::Argmin | Op::Var
-        | Op::Std | Op::Norm | Op::Logsumexp | Op::Softmax | Op::LogSoftmax => {
+        Op::Sum
+        | Op::Mean
+        | Op::Max
+        | Op::Min
+        | Op::Prod
+        | Op::Argmax
+        | Op::Argmin
+        | Op::Var
+        | Op::Std
+        | Op::Norm
+        | Op::Logsumexp
+        | Op::Softmax
+        | Op::LogSoftmax => {
             if g.ty(n.inputs[0]).rank() == 0 {
                 RegionKind::Fallback
             } else {
@@ -55,17 +66,36 @@ pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
             }
         }
         Op::Bmm | Op::Linear => RegionKind::Contraction,
-        Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d | Op::AvgPool1d | Op::AvgPool2d | Op::AvgPool3d => {
+        Op::MaxPool1d
+        | Op::MaxPool2d
+        | Op::MaxPool3d
+        | Op::AvgPool1d
+        | Op::AvgPool2d
+        | Op::AvgPool3d => {
             if g.ty(n.inputs[0]).rank() >= 3 {
                 RegionKind::Window
             } else {
                 RegionKind::Fallback
             }
         }
-        Op::Conv1d | Op::Conv2d | Op::Conv3d | Op::ConvTranspose1d | Op::ConvTranspose2d
-        | Op::ConvTranspose3d | Op::Attention | Op::Einsum => RegionKind::Library,
-        Op::Reshape | Op::Flatten | Op::Squeeze | Op::Unsqueeze | Op::Transpose | Op::Permute
-        | Op::Expand | Op::Narrow | Op::Slice | Op::Select => RegionKind::View,
+        Op::Conv1d
+        | Op::Conv2d
+        | Op::Conv3d
+        | Op::ConvTranspose1d
+        | Op::ConvTranspose2d
+        | Op::ConvTranspose3d
+        | Op::Attention
+        | Op::Einsum => RegionKind::Library,
+        Op::Reshape
+        | Op::Flatten
+        | Op::Squeeze
+        | Op::Unsqueeze
+        | Op::Transpose
+        | Op::Permute
+        | Op::Expand
+        | Op::Narrow
+        | Op::Slice
+        | Op::Select => RegionKind::View,
         _ => RegionKind::Fallback,
     }
 }
@@ -112,18 +142,25 @@ fn norm_dim(d: i64, rank: usize) -> usize {
 /// The reduction space of a node that starts a reduction region.
 pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
     let n = g.node(node);
-    let x = g.ty(n.inputs[0]);
+    let x = g.ty(*n.inputs.first()?);
     let rank = x.rank();
     let mut reduced = vec![false; rank];
     let mut groups = None;
     let ints = |k: &str| n.attrs.get(k).and_then(Attr::as_ints).map(<[i64]>::to_vec);
     match n.op {
-        Op::Sum | Op::Mean | Op::Max | Op::Min | Op::Prod | Op::Var | Op::Std | Op::Norm | Op::Logsumexp => {
-            match ints("dim") {
-                Some(ds) => ds.iter().for_each(|&d| reduced[norm_dim(d, rank)] = true),
-                None => reduced.iter_mut().for_each(|r| *r = true),
-            }
-        }
+        Op::Sum
+        | Op::Mean
+        | Op::Max
+        | Op::Min
+        | Op::Prod
+        | Op::Var
+        | Op::Std
+        | Op::Norm
+        | Op::Logsumexp => match ints("dim") {
+            Some(ds) => ds.iter().for_each(|&d| reduced[norm_dim(d, rank)] = true),
+            None => reduced.iter_mut().for_each(|r| *r = true),
+        },
+        _ if rank == 0 => return None,
         Op::Argmax | Op::Argmin => match n.attrs.get("dim").and_then(Attr::as_int) {
             Some(d) => reduced[norm_dim(d, rank)] = true,
             None => reduced.iter_mut().for_each(|r| *r = true),
@@ -131,16 +168,29 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
         Op::Softmax | Op::LogSoftmax => {
             reduced[norm_dim(n.attrs.get("dim")?.as_int()?, rank)] = true;
         }
-        Op::BatchNorm => reduced.iter_mut().enumerate().for_each(|(i, r)| *r = i != 1),
-        Op::InstanceNorm | Op::AdaptiveAvgPool1d | Op::AdaptiveAvgPool2d | Op::AdaptiveAvgPool3d => {
-            reduced.iter_mut().enumerate().for_each(|(i, r)| *r = i >= 2)
-        }
+        Op::BatchNorm => reduced
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, r)| *r = i != 1),
+        Op::InstanceNorm
+        | Op::AdaptiveAvgPool1d
+        | Op::AdaptiveAvgPool2d
+        | Op::AdaptiveAvgPool3d => reduced
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, r)| *r = i >= 2),
         Op::LayerNorm | Op::RmsNorm => {
             let k = ints("normalized_shape")?.len();
-            reduced.iter_mut().enumerate().for_each(|(i, r)| *r = i + k >= rank);
+            reduced
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, r)| *r = i + k >= rank);
         }
         Op::GroupNorm => {
-            reduced.iter_mut().enumerate().for_each(|(i, r)| *r = i >= 2);
+            reduced
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, r)| *r = i >= 2);
             groups = Some((1, n.attrs.get("num_groups")?.as_int()?));
         }
         _ => return None,

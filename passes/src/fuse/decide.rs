@@ -28,7 +28,11 @@ struct Group {
 }
 
 /// The region graph: an edge p -> c when a node of c reads a value of p.
-fn region_graph(g: &Graph, group_of: &HashMap<NodeId, usize>, groups: &[Group]) -> DiGraphMap<usize, ()> {
+fn region_graph(
+    g: &Graph,
+    group_of: &HashMap<NodeId, usize>,
+    groups: &[Group],
+) -> DiGraphMap<usize, ()> {
     let mut rg = DiGraphMap::new();
     for (i, gr) in groups.iter().enumerate() {
         if gr.alive {
@@ -58,7 +62,12 @@ pub fn plan_fusion(g: &Graph, opts: &FuseOptions) -> FusionPlan {
     let mut log = vec![];
     let mut groups: Vec<Group> = vec![];
     let mut group_of: HashMap<NodeId, usize> = HashMap::new();
-    let constants: Vec<NodeId> = g.body().iter().copied().filter(|&n| is_inlined_constant(g, n)).collect();
+    let constants: Vec<NodeId> = g
+        .body()
+        .iter()
+        .copied()
+        .filter(|&n| is_inlined_constant(g, n))
+        .collect();
     for &n in g.body() {
         if constants.contains(&n) {
             continue;
@@ -92,11 +101,8 @@ pub fn plan_fusion(g: &Graph, opts: &FuseOptions) -> FusionPlan {
         let mut merged = false;
         for (saved, p, c) in candidates {
             let (pk, ck) = (groups[p].kind, groups[c].kind);
-            let describe = |why: &str| {
-                format!(
-                    "reject region {p} ({pk}) into region {c} ({ck}): {why}"
-                )
-            };
+            let describe =
+                |why: &str| format!("reject region {p} ({pk}) into region {c} ({ck}): {why}");
             let Some(kind) = combine(pk, ck) else {
                 rejected.insert((p, c));
                 continue; // kinds that never fuse are not worth a log line
@@ -107,7 +113,9 @@ pub fn plan_fusion(g: &Graph, opts: &FuseOptions) -> FusionPlan {
                 continue;
             }
             if creates_cycle(&rg, p, c) {
-                log.push(describe("a path through another region would become a cycle"));
+                log.push(describe(
+                    "a path through another region would become a cycle",
+                ));
                 rejected.insert((p, c));
                 continue;
             }

@@ -29,7 +29,10 @@ pub fn region_outputs(g: &Graph, nodes: &[NodeId]) -> Vec<ValueId> {
     let mut outs = vec![];
     for &n in nodes {
         for &v in &g.node(n).outputs {
-            let used_outside = g.body().iter().any(|u| !inside.contains(u) && g.node(*u).inputs.contains(&v));
+            let used_outside = g
+                .body()
+                .iter()
+                .any(|u| !inside.contains(u) && g.node(*u).inputs.contains(&v));
             if (used_outside || g.outputs().contains(&v)) && !outs.contains(&v) {
                 outs.push(v);
             }
@@ -40,7 +43,10 @@ pub fn region_outputs(g: &Graph, nodes: &[NodeId]) -> Vec<ValueId> {
 
 /// Values a set of nodes reads from outside.
 pub fn region_inputs(g: &Graph, nodes: &[NodeId]) -> Vec<ValueId> {
-    let defined: HashSet<ValueId> = nodes.iter().flat_map(|&n| g.node(n).outputs.clone()).collect();
+    let defined: HashSet<ValueId> = nodes
+        .iter()
+        .flat_map(|&n| g.node(n).outputs.clone())
+        .collect();
     let mut ins = vec![];
     for &n in nodes {
         for &v in &g.node(n).inputs {
@@ -111,7 +117,10 @@ pub fn pointwise_domain(g: &Graph, nodes: &[NodeId]) -> Shape {
     let outs = region_outputs(g, nodes);
     match outs.first() {
         Some(&v) => g.ty(v).shape.clone(),
-        None => g.ty(g.node(*nodes.last().unwrap()).outputs[0]).shape.clone(),
+        None => g
+            .ty(g.node(*nodes.last().unwrap()).outputs[0])
+            .shape
+            .clone(),
     }
 }
 
@@ -121,14 +130,19 @@ fn check_pointwise(g: &Graph, nodes: &[NodeId]) -> Result<(), String> {
         if g.ty(v).shape != domain {
             return Err(format!(
                 "a pointwise region writes one shape; {:?} differs from {:?}",
-                g.ty(v).shape, domain
+                g.ty(v).shape,
+                domain
             ));
         }
     }
     for &n in nodes {
         for &v in &g.node(n).outputs {
             if !broadcasts_to(&g.ty(v).shape, &domain) {
-                return Err(format!("{:?} does not broadcast to {:?}", g.ty(v).shape, domain));
+                return Err(format!(
+                    "{:?} does not broadcast to {:?}",
+                    g.ty(v).shape,
+                    domain
+                ));
             }
         }
     }
@@ -149,24 +163,41 @@ pub fn check_reduction(g: &Graph, nodes: &[NodeId]) -> Result<ReduceSpace, Strin
         }
     }
     let space = space.ok_or("no reduction in a reduction region")?;
-    if space.groups.is_some() && nodes.iter().filter(|&&n| reduce_space(g, n).is_some()).count() > 1 {
+    if space.groups.is_some()
+        && nodes
+            .iter()
+            .filter(|&&n| reduce_space(g, n).is_some())
+            .count()
+            > 1
+    {
         return Err("group_norm does not share its region with another reduction".into());
     }
     for &n in nodes {
+        if super::classify::is_inlined_constant(g, n) {
+            continue;
+        }
         let node = g.node(n);
         let out = g.ty(node.outputs[0]);
-        let out_space = space_of(&space, &out.shape)
-            .ok_or_else(|| format!("{:?} is neither the domain nor a row of {:?}", out.shape, space.domain))?;
+        let out_space = space_of(&space, &out.shape).ok_or_else(|| {
+            format!(
+                "{:?} is neither the domain nor a row of {:?}",
+                out.shape, space.domain
+            )
+        })?;
         if reduce_space(g, n).is_some() {
             // the reduced operand is read over the whole domain
             let x = node.inputs[0];
-            if produced_inside(g, &set, x) && space_of(&space, &g.ty(x).shape) != Some(Space::Full) {
+            if produced_inside(g, &set, x) && space_of(&space, &g.ty(x).shape) != Some(Space::Full)
+            {
                 return Err("a reduction reads a value that is not over the domain".into());
             }
             continue;
         }
         for &v in &node.inputs {
-            if !produced_inside(g, &set, v) {
+            let constant = g
+                .producer(v)
+                .is_some_and(|p| super::classify::is_inlined_constant(g, p));
+            if !produced_inside(g, &set, v) || constant {
                 if !broadcasts_to(&g.ty(v).shape, &out.shape) {
                     return Err("an input does not broadcast to its use".into());
                 }
@@ -197,9 +228,17 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
         .filter(|&n| super::classify::classify(g, n) == kind)
         .collect::<Vec<_>>();
     if main.len() != 1 {
-        return Err(format!("a {} region holds exactly one main op", kind.name()));
+        return Err(format!(
+            "a {} region holds exactly one main op",
+            kind.name()
+        ));
     }
-    if nodes[0] != main[0] && !nodes.iter().take_while(|&&n| n != main[0]).all(|&n| super::classify::is_inlined_constant(g, n)) {
+    if nodes[0] != main[0]
+        && !nodes
+            .iter()
+            .take_while(|&&n| n != main[0])
+            .all(|&n| super::classify::is_inlined_constant(g, n))
+    {
         return Err("only epilogues fuse after a contraction or window".into());
     }
     let shape = g.ty(g.node(main[0]).outputs[0]).shape.clone();

@@ -7,8 +7,8 @@
 mod classify;
 mod decide;
 mod legality;
-mod region;
 mod pass;
+mod region;
 mod score;
 
 pub use classify::{classify, is_inlined_constant, reduce_space, ReduceSpace};
@@ -17,6 +17,6 @@ pub use legality::{
     check_reduction, check_region, combine, creates_cycle, pointwise_domain, region_inputs,
     region_outputs, space_of, Space,
 };
-pub use region::{FusionPlan, Region, RegionKind};
 pub use pass::{FusePass, INFO};
+pub use region::{FusionPlan, Region, RegionKind};
 pub use score::bytes_saved;

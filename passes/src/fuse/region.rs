@@ -40,7 +40,10 @@ impl RegionKind {
     pub fn is_kernel(self) -> bool {
         matches!(
             self,
-            RegionKind::Pointwise | RegionKind::Reduction | RegionKind::Contraction | RegionKind::Window
+            RegionKind::Pointwise
+                | RegionKind::Reduction
+                | RegionKind::Contraction
+                | RegionKind::Window
         )
     }
 }
@@ -71,7 +74,10 @@ impl FusionPlan {
         let pos: std::collections::HashMap<NodeId, usize> =
             g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
         let name_of = |v: ValueId| match g.producer(v) {
-            Some(n) => format!("%{}", pos.get(&n).map(|p| p.to_string()).unwrap_or("?".into())),
+            Some(n) => format!(
+                "%{}",
+                pos.get(&n).map(|p| p.to_string()).unwrap_or("?".into())
+            ),
             None => format!("%{}", g.value(v).name.clone().unwrap_or_default()),
         };
         let mut s = String::new();
@@ -79,7 +85,13 @@ impl FusionPlan {
             let ops: Vec<String> = r
                 .nodes
                 .iter()
-                .map(|n| format!("#{} {}", pos.get(n).copied().unwrap_or(usize::MAX), g.node(*n).op.name()))
+                .map(|n| {
+                    format!(
+                        "#{} {}",
+                        pos.get(n).copied().unwrap_or(usize::MAX),
+                        g.node(*n).op.name()
+                    )
+                })
                 .collect();
             let ins: Vec<String> = r.inputs.iter().map(|&v| name_of(v)).collect();
             let outs: Vec<String> = r.outputs.iter().map(|&v| name_of(v)).collect();

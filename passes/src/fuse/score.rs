@@ -17,7 +17,8 @@ pub fn bytes_saved(g: &Graph, producer: &[NodeId], consumer: &[NodeId]) -> u64 {
                 continue;
             }
             let bytes = g.ty(v).size_bytes();
-            let needed_outside = g.outputs().contains(&v) || users.iter().any(|u| !merged.contains(u));
+            let needed_outside =
+                g.outputs().contains(&v) || users.iter().any(|u| !merged.contains(u));
             saved += if needed_outside { bytes } else { 2 * bytes };
         }
     }

@@ -1,0 +1,62 @@
+//! The compile pipeline: cleanup passes, fusion planning, code generation, stitching.
+//! Verification and timing happen in the runtime; this part is pure and fast.
+
+use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
+use drtc_backends::triton::Precision;
+use drtc_ir::Graph;
+use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
+use drtc_passes::{ManagerOptions, PassManager};
+use std::time::{Duration, Instant};
+
+/// The cleanup pipeline run before fusion.
+pub const CLEANUP_PIPELINE: &str = "dce,cse,dce";
+
+/// Options of one compilation.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    pub precision: Precision,
+    /// Generate for Triton's CPU interpreter.
+    pub interpret: bool,
+    pub fuse: FuseOptions,
+}
+
+/// The result of compiling one program.
+pub struct Compiled {
+    pub graph: Graph,
+    pub plan: FusionPlan,
+    pub module: GeneratedModule,
+    /// Time from the loaded graph to the written source (passes, fusion, codegen).
+    pub elapsed: Duration,
+}
+
+/// Compiles a loaded graph into a module of the given form.
+pub fn compile_graph(
+    mut graph: Graph,
+    form: &ModuleForm,
+    opts: &CompileOptions,
+) -> Result<Compiled, String> {
+    let start = Instant::now();
+    let pm = PassManager::parse(
+        CLEANUP_PIPELINE,
+        ManagerOptions {
+            verify_each: true,
+            print_ir_after: vec![],
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    pm.run(&mut graph).map_err(|e| e.to_string())?;
+    graph.compact();
+    let plan = plan_fusion(&graph, &opts.fuse);
+    let codegen = CodegenOptions {
+        precision: opts.precision,
+        interpret: opts.interpret,
+        configs: Default::default(),
+    };
+    let module = generate_module(&graph, &plan, form, &codegen);
+    Ok(Compiled {
+        graph,
+        plan,
+        module,
+        elapsed: start.elapsed(),
+    })
+}

@@ -1,0 +1,5 @@
+//! The driver: the compile pipeline from a loaded program to a generated module, and the
+//! source rewrites around it (module constants overridden with `--set`).
+
+pub mod compile;
+pub mod constants;
