@@ -483,7 +483,10 @@ pub fn attention(inputs: &[&TensorType], _: AttrView) -> InferResult {
 
 // ---------------------------------------------------------------- convolution, pooling
 
-/// PyTorch's output size of a convolution or pooling window along one dim.
+/// PyTorch's output size of a convolution or pooling window along one dim:
+/// `floor((input + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1`, rounding up
+/// instead in `ceil_mode`, where the last window must still start inside the input or the
+/// left padding. Computed without overflow; a `stride` below 1 gives 0 (callers reject it).
 pub fn conv_out_size(
     input: i64,
     kernel: i64,
@@ -492,16 +495,43 @@ pub fn conv_out_size(
     dilation: i64,
     ceil_mode: bool,
 ) -> i64 {
+    if stride < 1 {
+        return 0;
+    }
+    let (input, kernel, stride, padding, dilation) = (
+        input as i128,
+        kernel as i128,
+        stride as i128,
+        padding as i128,
+        dilation as i128,
+    );
     let span = input + 2 * padding - dilation * (kernel - 1) - 1;
-    if ceil_mode {
+    let out = if ceil_mode {
         let mut out = (span + stride - 1).div_euclid(stride) + 1;
-        // the last window must start inside the input or the left padding
         if (out - 1) * stride >= input + padding {
             out -= 1;
         }
         out
     } else {
         span.div_euclid(stride) + 1
+    };
+    out.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// Checks that every value of the list attribute `name` is at least `min`.
+fn at_least(name: &str, values: &[i64], min: i64) -> Result<(), String> {
+    match values.iter().find(|&&v| v < min) {
+        Some(v) => Err(format!("`{name}` must be >= {min}, got {v}")),
+        None => Ok(()),
+    }
+}
+
+/// A size computed in `i128`, as an `i64` no larger than [`super::MAX_DIM`].
+fn to_dim(v: i128, what: &str) -> Result<i64, String> {
+    if v > super::MAX_DIM as i128 {
+        Err(format!("{what} is too large ({v})"))
+    } else {
+        Ok(v.max(i64::MIN as i128) as i64)
     }
 }
 
@@ -560,11 +590,11 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
             w.shape[0]
         ));
     }
-    if w.shape[1] * groups != cin {
+    let expected_cin = w.shape[1] as i128 * groups as i128;
+    if expected_cin != cin as i128 {
         return Err(format!(
-            "convolution: weight {:?} expects {} input channels (groups={groups}), input has {cin}",
+            "convolution: weight {:?} expects {expected_cin} input channels (groups={groups}), input has {cin}",
             w.shape,
-            w.shape[1] * groups
         ));
     }
     if let Some(b) = inputs.get(2) {
@@ -580,7 +610,12 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
         spatial_list(a, "padding", n)?,
         spatial_list(a, "dilation", n)?,
     );
-    *lead.last_mut().unwrap() = w.shape[0];
+    at_least("stride", &stride, 1)?;
+    at_least("padding", &padding, 0)?;
+    at_least("dilation", &dilation, 1)?;
+    if let Some(last) = lead.last_mut() {
+        *last = w.shape[0];
+    }
     for i in 0..n {
         let o = conv_out_size(
             x.shape[sp + i],
@@ -628,7 +663,7 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
             w.shape, w.shape[0]
         ));
     }
-    let cout = w.shape[1] * groups;
+    let cout = to_dim(w.shape[1] as i128 * groups as i128, "output channels")?;
     if let Some(b) = inputs.get(2) {
         if b.shape != vec![cout] {
             return Err(format!(
@@ -643,7 +678,13 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
         spatial_list(a, "output_padding", n)?,
         spatial_list(a, "dilation", n)?,
     );
-    *lead.last_mut().unwrap() = cout;
+    at_least("stride", &stride, 1)?;
+    at_least("padding", &padding, 0)?;
+    at_least("output_padding", &out_pad, 0)?;
+    at_least("dilation", &dilation, 1)?;
+    if let Some(last) = lead.last_mut() {
+        *last = cout;
+    }
     for i in 0..n {
         if out_pad[i] >= stride[i] && out_pad[i] >= dilation[i] {
             return Err(format!(
@@ -651,10 +692,12 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
                 out_pad[i], stride[i], dilation[i]
             ));
         }
-        let o = (x.shape[sp + i] - 1) * stride[i] - 2 * padding[i]
-            + dilation[i] * (w.shape[2 + i] - 1)
-            + out_pad[i]
+        // (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+        let o = (x.shape[sp + i] as i128 - 1) * stride[i] as i128 - 2 * padding[i] as i128
+            + dilation[i] as i128 * (w.shape[2 + i] as i128 - 1)
+            + out_pad[i] as i128
             + 1;
+        let o = to_dim(o, "transposed convolution output size")?;
         if o < 1 {
             return Err(format!(
                 "transposed convolution output size along spatial dim {i} is {o} (< 1)"
@@ -691,11 +734,17 @@ fn pool_nd(inputs: &[&TensorType], a: AttrView, n: usize, has_dilation: bool) ->
         vec![1; n]
     };
     let ceil = a.bool("ceil_mode")?;
+    at_least("kernel_size", &kernel, 1)?;
+    at_least("stride", &stride, 1)?;
+    at_least("padding", &padding, 0)?;
+    at_least("dilation", &dilation, 1)?;
     for i in 0..n {
-        if padding[i] * 2 > kernel[i] {
+        // PyTorch: pad <= ((kernel - 1) * dilation + 1) / 2
+        let effective = (kernel[i] as i128 - 1) * dilation[i] as i128 + 1;
+        if padding[i] as i128 > effective / 2 {
             return Err(format!(
-                "pad should be at most half of the effective kernel size (padding {}, kernel {})",
-                padding[i], kernel[i]
+                "pad should be at most half of the effective kernel size (padding {}, effective kernel {effective})",
+                padding[i]
             ));
         }
         let o = pool_out_size(
@@ -877,20 +926,31 @@ pub fn permute(inputs: &[&TensorType], a: AttrView) -> InferResult {
     one(t.with_shape(shape))
 }
 
+/// The element count of `t`, or an error when it does not fit in a `u64`.
+fn exact_numel(t: &TensorType) -> Result<u64, String> {
+    t.shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d.max(0) as u64))
+        .ok_or_else(|| format!("shape {:?} has too many elements", t.shape))
+}
+
 /// Resolves one `-1` in a target shape against `numel` (view/reshape semantics).
 pub fn resolve_shape(target: &[i64], numel: u64) -> Result<Shape, String> {
     let infer: Vec<usize> = (0..target.len()).filter(|&i| target[i] == -1).collect();
     if infer.len() > 1 {
         return Err(format!("only one dimension can be -1 in {target:?}"));
     }
-    if let Some(d) = target.iter().find(|&&d| d < -1) {
+    if let Some(d) = target
+        .iter()
+        .find(|&&d| !(-1..=super::MAX_DIM).contains(&d))
+    {
         return Err(format!("invalid dimension {d} in {target:?}"));
     }
-    let known: u64 = target
+    let known = target
         .iter()
         .filter(|&&d| d != -1)
-        .map(|&d| d as u64)
-        .product();
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .ok_or_else(|| format!("shape {target:?} has too many elements"))?;
     let mut out = target.to_vec();
     if let Some(&i) = infer.first() {
         if known == 0 || !numel.is_multiple_of(known) {
@@ -906,7 +966,8 @@ pub fn resolve_shape(target: &[i64], numel: u64) -> Result<Shape, String> {
 /// reshape {shape}: same element count; one dim may be -1.
 pub fn reshape(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
-    one(t.with_shape(resolve_shape(a.ints("shape")?, t.numel())?))
+    let numel = exact_numel(t)?;
+    one(t.with_shape(resolve_shape(a.ints("shape")?, numel)?))
 }
 
 /// flatten {start_dim, end_dim}.
@@ -921,7 +982,12 @@ pub fn flatten(inputs: &[&TensorType], a: AttrView) -> InferResult {
         return Err(format!("flatten: start_dim {s} comes after end_dim {e}"));
     }
     let mut shape = t.shape[..s].to_vec();
-    shape.push(t.shape[s..=e].iter().product());
+    let merged = t.shape[s..=e]
+        .iter()
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= super::MAX_DIM)
+        .ok_or_else(|| format!("flatten: merged size of {:?} is too large", &t.shape[s..=e]))?;
+    shape.push(merged);
     shape.extend_from_slice(&t.shape[e + 1..]);
     one(t.with_shape(shape))
 }
@@ -997,10 +1063,17 @@ pub fn expand(inputs: &[&TensorType], a: AttrView) -> InferResult {
 /// narrow {dim, start, length}.
 pub fn narrow(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
+    if t.rank() == 0 {
+        return Err("narrow cannot be applied to a 0-dim tensor".into());
+    }
     let d = normalize_dim(a.int("dim")?, t.rank())?;
     let (size, start, len) = (t.shape[d], a.int("start")?, a.int("length")?);
-    let start = if start < 0 { start + size } else { start };
-    if start < 0 || len < 0 || start + len > size {
+    let start = if start < 0 {
+        start.saturating_add(size)
+    } else {
+        start
+    };
+    if start < 0 || len < 0 || start as i128 + len as i128 > size as i128 {
         return Err(format!(
             "narrow: start {start} + length {len} exceeds dim {d} of size {size}"
         ));
@@ -1013,6 +1086,9 @@ pub fn narrow(inputs: &[&TensorType], a: AttrView) -> InferResult {
 /// slice {dim, start, end, step}: Python slicing, clamped like PyTorch.
 pub fn slice(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
+    if t.rank() == 0 {
+        return Err("slice cannot be applied to a 0-dim tensor".into());
+    }
     let d = normalize_dim(a.int("dim")?, t.rank())?;
     let size = t.shape[d];
     let step = a.int("step")?;
@@ -1021,18 +1097,19 @@ pub fn slice(inputs: &[&TensorType], a: AttrView) -> InferResult {
     }
     let clamp = |v: i64| {
         if v < 0 {
-            (v + size).max(0)
+            v.saturating_add(size).max(0)
         } else {
             v.min(size)
         }
     };
     let start = clamp(a.int("start")?);
     let end = clamp(a.int("end")?);
+    // ceil((end - start) / step)
     let len = if end > start {
-        (end - start + step - 1) / step
+        ((end - start) as i128 + step as i128 - 1) / step as i128
     } else {
         0
-    };
+    } as i64;
     let mut shape = t.shape.clone();
     shape[d] = len;
     one(t.with_shape(shape))
@@ -1071,13 +1148,15 @@ pub fn diag(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let k = a.int("diagonal")?;
     match t.rank() {
         1 => {
-            let n = t.shape[0] + k.abs();
+            // a square matrix with the vector on the k-th diagonal: n + |k| per side
+            let n = to_dim(t.shape[0] as i128 + (k as i128).abs(), "diag size")?;
             one(t.with_shape(vec![n, n]))
         }
         2 => {
-            let (r, c) = (t.shape[0], t.shape[1]);
+            // the k-th diagonal of an r x c matrix: min(r, c - k) for k >= 0, min(r + k, c) below
+            let (r, c, k) = (t.shape[0] as i128, t.shape[1] as i128, k as i128);
             let len = if k >= 0 { r.min(c - k) } else { (r + k).min(c) };
-            one(t.with_shape(vec![len.max(0)]))
+            one(t.with_shape(vec![len.max(0) as i64]))
         }
         r => Err(format!("diag needs a tensor of rank 1 or 2, got rank {r}")),
     }

@@ -186,15 +186,15 @@ op_table! {
     ConvTranspose3d = "conv_transpose3d": Library, Range(2, 3), [ints("stride", &[1, 1, 1]), ints("padding", &[0, 0, 0]), ints("output_padding", &[0, 0, 0]), int("groups", 1), ints("dilation", &[1, 1, 1])], inf::conv_transpose3d, fl::conv_transpose;
 
     // ---- windows (stride none = kernel_size)
-    MaxPool1d = "max_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), ints("dilation", &[1]), boolean("ceil_mode", false)], inf::max_pool1d, fl::window;
-    MaxPool2d = "max_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), boolean("ceil_mode", false)], inf::max_pool2d, fl::window;
-    MaxPool3d = "max_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), boolean("ceil_mode", false)], inf::max_pool3d, fl::window;
-    AvgPool1d = "avg_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), boolean("ceil_mode", false), boolean("count_include_pad", true)], inf::avg_pool1d, fl::window;
-    AvgPool2d = "avg_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool2d, fl::window;
-    AvgPool3d = "avg_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool3d, fl::window;
-    AdaptiveAvgPool1d = "adaptive_avg_pool1d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool1d, fl::window;
-    AdaptiveAvgPool2d = "adaptive_avg_pool2d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool2d, fl::window;
-    AdaptiveAvgPool3d = "adaptive_avg_pool3d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool3d, fl::window;
+    MaxPool1d = "max_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), ints("dilation", &[1]), boolean("ceil_mode", false)], inf::max_pool1d, fl::window::<1>;
+    MaxPool2d = "max_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), boolean("ceil_mode", false)], inf::max_pool2d, fl::window::<2>;
+    MaxPool3d = "max_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), boolean("ceil_mode", false)], inf::max_pool3d, fl::window::<3>;
+    AvgPool1d = "avg_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), boolean("ceil_mode", false), boolean("count_include_pad", true)], inf::avg_pool1d, fl::window::<1>;
+    AvgPool2d = "avg_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool2d, fl::window::<2>;
+    AvgPool3d = "avg_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool3d, fl::window::<3>;
+    AdaptiveAvgPool1d = "adaptive_avg_pool1d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool1d, fl::window::<1>;
+    AdaptiveAvgPool2d = "adaptive_avg_pool2d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool2d, fl::window::<2>;
+    AdaptiveAvgPool3d = "adaptive_avg_pool3d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool3d, fl::window::<3>;
 
     // ---- normalization (x, weight?, bias?)
     /// Training mode: batch statistics (KernelBench's default mode).
