@@ -120,7 +120,7 @@ pub fn reduction_variants(rows: u64, cols: u64) -> Vec<LaunchConfig> {
     let mut out = vec![base.clone()];
     let (br, bc) = (base.block("BLOCK_R"), base.block("BLOCK_C"));
     for (r, w) in [(br / 2, 4), (br * 2, 8)] {
-        if r >= 1 && r <= 128 && r * bc <= 16384 {
+        if (1..=128).contains(&r) && r * bc <= 16384 {
             out.push(LaunchConfig {
                 blocks: vec![("BLOCK_R", r), ("BLOCK_C", bc)],
                 num_warps: w,
