@@ -29,7 +29,11 @@ fn python() -> PathBuf {
 #[test]
 fn programs_match_pytorch_under_the_interpreter() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let out = std::env::temp_dir().join(format!("drtc-interp-{}", std::process::id()));
+    // DRTC_KEEP_PROGRAMS=DIR keeps the generated pairs (e.g. to run them on a GPU)
+    let out = match std::env::var("DRTC_KEEP_PROGRAMS") {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => std::env::temp_dir().join(format!("drtc-interp-{}", std::process::id())),
+    };
     std::fs::create_dir_all(&out).unwrap();
     let mut pairs = vec![];
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
