@@ -303,5 +303,6 @@ pub fn contraction_kernel(
         grid,
         config,
         extra_args: vec![],
+        scratch_args: vec![],
     })
 }
