@@ -437,7 +437,11 @@ proptest! {
         let (mut a, mut b) = (g.clone(), parsed);
         a.compact();
         b.compact();
-        prop_assert_eq!(a, b);
+        prop_assert_eq!(&a, &b);
+        // and so does JSON
+        let json = serde_json::to_string(&g).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let from_json: Graph = serde_json::from_str(&json).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(&from_json, &g);
         // the builder's graphs verify, and so do their parsed copies
         let errors: Vec<String> = verify(&g).iter().filter(|e| e.is_error()).map(|e| e.to_string()).collect();
         prop_assert!(errors.is_empty(), "{}\n{}", errors.join("\n"), text);

@@ -60,6 +60,19 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Shape, String> {
     Ok(out)
 }
 
+/// Contractions and convolutions do not promote: PyTorch requires equal dtypes
+/// (`matmul(f16, f32)` is an error).
+fn require_same_dtype(inputs: &[&TensorType], what: &str) -> Result<DType, String> {
+    let d = inputs[0].dtype;
+    match inputs.iter().find(|t| t.dtype != d) {
+        Some(t) => Err(format!(
+            "{what} needs operands of one dtype, got {d} and {}",
+            t.dtype
+        )),
+        None => Ok(d),
+    }
+}
+
 fn require_float(t: &TensorType, what: &str) -> Result<(), String> {
     if t.dtype.is_float() {
         Ok(())
@@ -78,9 +91,24 @@ pub fn same(inputs: &[&TensorType], _: AttrView) -> InferResult {
     one(inputs[0].clone())
 }
 
+/// Same type, numbers only: bools are rejected, like PyTorch (relu, abs, neg).
+pub fn numeric(inputs: &[&TensorType], _: AttrView) -> InferResult {
+    if inputs[0].dtype == DType::Bool {
+        return Err("this op does not accept bool tensors".into());
+    }
+    one(inputs[0].clone())
+}
+
 /// Floating result: floats keep their dtype, integers become f32 (sigmoid, exp...).
 pub fn unary_float(inputs: &[&TensorType], _: AttrView) -> InferResult {
     one(inputs[0].with_dtype(inputs[0].dtype.to_float()))
+}
+
+/// Same type, floating inputs only: PyTorch's activation kernels (silu, gelu, elu,
+/// leaky_relu...) are not implemented for integers, unlike `torch.sigmoid`.
+pub fn float_only(inputs: &[&TensorType], _: AttrView) -> InferResult {
+    require_float(inputs[0], "this activation")?;
+    one(inputs[0].clone())
 }
 
 /// `cast {dtype}`.
@@ -116,6 +144,18 @@ fn broadcast_all(inputs: &[&TensorType]) -> Result<(Shape, DType), String> {
 pub fn broadcast(inputs: &[&TensorType], _: AttrView) -> InferResult {
     let (shape, dtype) = broadcast_all(inputs)?;
     one(TensorType::new(dtype, shape))
+}
+
+/// `lerp(start, end, weight)`: start and end must share a dtype; the weight may be a
+/// scalar-like tensor of another.
+pub fn lerp(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    if inputs[0].dtype != inputs[1].dtype {
+        return Err(format!(
+            "lerp needs start and end of one dtype, got {} and {}",
+            inputs[0].dtype, inputs[1].dtype
+        ));
+    }
+    broadcast(inputs, a)
 }
 
 /// True division: broadcasting, integer results become f32.
@@ -205,6 +245,11 @@ pub fn reduce_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
     reduce_with(inputs, a, inputs[0].dtype)
 }
 
+/// logsumexp: integers give f32 (`torch.logsumexp` casts them), floats keep their dtype.
+pub fn reduce_to_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    reduce_with(inputs, a, inputs[0].dtype.to_float())
+}
+
 /// argmax/argmin `{dim: int | none, keepdim}`: i64 indices; no dim flattens.
 pub fn reduce_arg(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
@@ -223,10 +268,11 @@ pub fn along_dim(inputs: &[&TensorType], a: AttrView) -> InferResult {
     one(inputs[0].clone())
 }
 
-/// Along one dim, floating result (softmax, log_softmax).
+/// Along one dim, floating inputs only (softmax, log_softmax: no integer kernels).
 pub fn along_dim_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    require_float(inputs[0], "softmax")?;
     normalize_dim(a.int("dim")?, inputs[0].rank())?;
-    one(inputs[0].with_dtype(inputs[0].dtype.to_float()))
+    one(inputs[0].clone())
 }
 
 /// cumsum/cumprod: along a dim, integers accumulate in i64.
@@ -237,21 +283,37 @@ pub fn scan_accumulate(inputs: &[&TensorType], a: AttrView) -> InferResult {
 
 // ---------------------------------------------------------------- losses
 
-fn loss_result(t: &TensorType, a: AttrView, unreduced: Shape) -> InferResult {
+/// The result of a loss: the unreduced shape for "none", a scalar otherwise.
+/// "batchmean" is only valid for kl_div.
+fn loss_result(dtype: DType, a: AttrView, unreduced: Shape, batchmean: bool) -> InferResult {
     match a.str("reduction")? {
-        "none" => one(TensorType::new(t.dtype, unreduced)),
-        "mean" | "sum" | "batchmean" => one(TensorType::scalar(t.dtype)),
-        r => Err(format!(
+        "none" => one(TensorType::new(dtype, unreduced)),
+        "mean" | "sum" => one(TensorType::scalar(dtype)),
+        "batchmean" if batchmean => one(TensorType::scalar(dtype)),
+        r if batchmean => Err(format!(
             "reduction must be \"none\", \"mean\", \"sum\" or \"batchmean\", got {r:?}"
+        )),
+        r => Err(format!(
+            "reduction must be \"none\", \"mean\" or \"sum\", got {r:?}"
         )),
     }
 }
 
-/// Elementwise losses of two same-shaped operands (mse, smooth_l1, kl_div).
+/// Elementwise losses of two broadcastable operands (mse, smooth_l1); the dtype is the
+/// promotion of both (`mse_loss(f16, f32)` is f32).
 pub fn pointwise_loss(inputs: &[&TensorType], a: AttrView) -> InferResult {
     require_float(inputs[0], "a loss")?;
     let shape = broadcast_shapes(&inputs[0].shape, &inputs[1].shape)?;
-    loss_result(inputs[0], a, shape)
+    let dtype = promote_types(inputs[0].dtype, inputs[1].dtype);
+    loss_result(dtype, a, shape, false)
+}
+
+/// kl_div: like [`pointwise_loss`], and also accepts the "batchmean" reduction.
+pub fn kl_div_loss(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    require_float(inputs[0], "kl_div")?;
+    let shape = broadcast_shapes(&inputs[0].shape, &inputs[1].shape)?;
+    let dtype = promote_types(inputs[0].dtype, inputs[1].dtype);
+    loss_result(dtype, a, shape, true)
 }
 
 /// cross_entropy(input [N, C, ...], target [N, ...] int class indices).
@@ -260,6 +322,12 @@ pub fn cross_entropy(inputs: &[&TensorType], a: AttrView) -> InferResult {
     require_float(x, "cross_entropy")?;
     if x.rank() < 1 {
         return Err("cross_entropy needs an input of rank >= 1".into());
+    }
+    if !t.dtype.is_float() && t.dtype != DType::I64 {
+        return Err(format!(
+            "cross_entropy's class-index target must be i64, got {}",
+            t.dtype
+        ));
     }
     if t.dtype.is_float() {
         // class probabilities: same shape as the input
@@ -289,18 +357,30 @@ pub fn cross_entropy(inputs: &[&TensorType], a: AttrView) -> InferResult {
     } else {
         unreduced.clear();
     }
-    loss_result(x, a, unreduced)
+    // probability targets take part in the promotion; class indices do not
+    let dtype = if t.dtype.is_float() {
+        promote_types(x.dtype, t.dtype)
+    } else {
+        x.dtype
+    };
+    loss_result(dtype, a, unreduced, false)
 }
 
 /// triplet_margin_loss(anchor, positive, negative): distances along the last dim.
 pub fn triplet_loss(inputs: &[&TensorType], a: AttrView) -> InferResult {
     require_float(inputs[0], "triplet_margin_loss")?;
+    if inputs.iter().any(|t| t.rank() != inputs[0].rank()) {
+        return Err("triplet_margin_loss needs anchor, positive and negative of equal rank".into());
+    }
     let (shape, _) = broadcast_all(inputs)?;
     if shape.is_empty() {
         return Err("triplet_margin_loss needs inputs of rank >= 1".into());
     }
     let unreduced = shape[..shape.len() - 1].to_vec();
-    loss_result(inputs[0], a, unreduced)
+    let dtype = inputs
+        .iter()
+        .fold(inputs[0].dtype, |d, t| promote_types(d, t.dtype));
+    loss_result(dtype, a, unreduced, false)
 }
 
 // ---------------------------------------------------------------- contractions
@@ -311,7 +391,7 @@ pub fn matmul(inputs: &[&TensorType], _: AttrView) -> InferResult {
     if a.rank() == 0 || b.rank() == 0 {
         return Err("matmul needs operands of rank >= 1".into());
     }
-    let dtype = promote_types(a.dtype, b.dtype);
+    let dtype = require_same_dtype(inputs, "matmul")?;
     let a_shape: Shape = if a.rank() == 1 {
         vec![1, a.shape[0]]
     } else {
@@ -357,8 +437,9 @@ pub fn bmm(inputs: &[&TensorType], _: AttrView) -> InferResult {
             a.shape, b.shape
         ));
     }
+    let dtype = require_same_dtype(inputs, "bmm")?;
     one(TensorType::new(
-        promote_types(a.dtype, b.dtype),
+        dtype,
         vec![a.shape[0], a.shape[1], b.shape[2]],
     ))
 }
@@ -369,7 +450,7 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
     if w.rank() != 2 || x.rank() < 1 {
         return Err(format!("linear needs a rank-2 weight, got {:?}", w.shape));
     }
-    let k = *x.shape.last().unwrap();
+    let k = x.shape.last().copied().unwrap_or(0);
     if k != w.shape[1] {
         return Err(format!(
             "linear: input features {k} do not match the weight {:?}",
@@ -384,9 +465,12 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
             ));
         }
     }
+    let dtype = require_same_dtype(inputs, "linear")?;
     let mut out = x.shape.clone();
-    *out.last_mut().unwrap() = w.shape[0];
-    one(TensorType::new(promote_types(x.dtype, w.dtype), out))
+    if let Some(last) = out.last_mut() {
+        *last = w.shape[0];
+    }
+    one(TensorType::new(dtype, out))
 }
 
 /// `einsum {equation}` for explicit (`->`) and implicit equations without ellipsis.
@@ -452,10 +536,7 @@ pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
                 .ok_or_else(|| format!("einsum: output subscript `{c}` is not in any input"))?,
         );
     }
-    let dtype = inputs
-        .iter()
-        .skip(1)
-        .fold(inputs[0].dtype, |d, t| promote_types(d, t.dtype));
+    let dtype = require_same_dtype(inputs, "einsum")?;
     one(TensorType::new(dtype, shape))
 }
 
@@ -478,7 +559,8 @@ pub fn attention(inputs: &[&TensorType], _: AttrView) -> InferResult {
     let mut out = broadcast_shapes(&batch, &v.shape[..v.rank() - 2])?;
     out.push(l);
     out.push(ev);
-    one(TensorType::new(q.dtype, out))
+    let dtype = require_same_dtype(&inputs[..3], "scaled_dot_product_attention")?;
+    one(TensorType::new(dtype, out))
 }
 
 // ---------------------------------------------------------------- convolution, pooling
@@ -632,7 +714,8 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
         }
         lead.push(o);
     }
-    one(TensorType::new(promote_types(x.dtype, w.dtype), lead))
+    let dtype = require_same_dtype(inputs, "convolution")?;
+    one(TensorType::new(dtype, lead))
 }
 
 pub fn conv1d(i: &[&TensorType], a: AttrView) -> InferResult {
@@ -705,7 +788,8 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
         }
         lead.push(o);
     }
-    one(TensorType::new(promote_types(x.dtype, w.dtype), lead))
+    let dtype = require_same_dtype(inputs, "convolution")?;
+    one(TensorType::new(dtype, lead))
 }
 
 pub fn conv_transpose1d(i: &[&TensorType], a: AttrView) -> InferResult {
@@ -739,12 +823,11 @@ fn pool_nd(inputs: &[&TensorType], a: AttrView, n: usize, has_dilation: bool) ->
     at_least("padding", &padding, 0)?;
     at_least("dilation", &dilation, 1)?;
     for i in 0..n {
-        // PyTorch: pad <= ((kernel - 1) * dilation + 1) / 2
-        let effective = (kernel[i] as i128 - 1) * dilation[i] as i128 + 1;
-        if padding[i] as i128 > effective / 2 {
+        // PyTorch: pad <= kernel / 2, whatever the dilation
+        if padding[i] > kernel[i] / 2 {
             return Err(format!(
-                "pad should be at most half of the effective kernel size (padding {}, effective kernel {effective})",
-                padding[i]
+                "pad should be at most half of the kernel size (padding {}, kernel {})",
+                padding[i], kernel[i]
             ));
         }
         let o = pool_out_size(
@@ -789,11 +872,12 @@ pub fn avg_pool3d(i: &[&TensorType], a: AttrView) -> InferResult {
 
 fn adaptive_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
     let x = inputs[0];
+    require_float(x, "adaptive_avg_pool")?;
     let (mut lead, _) = batched_spatial(x, n, "adaptive pooling")?;
     let out = spatial_list(a, "output_size", n)?;
-    if out.iter().any(|&o| o < 1) {
+    if out.iter().any(|&o| o < 0) {
         return Err(format!(
-            "adaptive pooling output size must be >= 1, got {out:?}"
+            "adaptive pooling output size must be >= 0, got {out:?}"
         ));
     }
     lead.extend(out);
