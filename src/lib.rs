@@ -1,0 +1,5 @@
+//! drtc as a library: the parts of the driver that the CLI, the compiler's search and the
+//! tests share. For now that is the runtime (Python worker pool, verification, timing,
+//! device discovery).
+
+pub mod runtime;
