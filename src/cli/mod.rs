@@ -1,5 +1,10 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod bench_pair;
+mod devices;
+mod setup;
+mod verify;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -48,8 +53,22 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Verify a candidate against its PyTorch reference (exit 0 only when verified)
+    Verify(verify::VerifyArgs),
+    /// Verify, then time a candidate against its reference on a CUDA GPU
+    BenchPair(bench_pair::BenchPairArgs),
+    /// Create drtc's pinned Python environment (torch, triton, numpy, ortools)
+    Setup(setup::SetupArgs),
+    /// List CUDA GPUs (or say that CPU mode applies)
+    Devices(devices::DevicesArgs),
+}
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Verify(args) => verify::run(args),
+        Command::BenchPair(args) => bench_pair::run(args),
+        Command::Setup(args) => setup::run(args),
+        Command::Devices(args) => devices::run(args),
+    }
 }

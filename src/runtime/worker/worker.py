@@ -537,8 +537,10 @@ def compare_one(ref, out):
             what.append(f"{nan_count} NaN")
         if inf_count:
             what.append(f"{inf_count} Inf")
+        hint = (" (allocations are poisoned with NaN, so unwritten elements show as NaN)"
+                if nan_count else "")
         fails.append(("nan_inf", f"{' and '.join(what)} of {ref.numel()} elements where the "
-                                 "reference is finite"))
+                                 f"reference is finite{hint}"))
         return m, fails
     # Non-finite reference positions must be matched exactly.
     nonfin = ~ref_finite
