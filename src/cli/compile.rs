@@ -1,8 +1,8 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
 use super::{DriverError, DriverResult};
-use crate::driver::compile::{compile_graph, CompileOptions, Compiled};
-use crate::driver::constants::ConstantOverride;
+use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
+use drtc::driver::constants::ConstantOverride;
 use clap::{Args, ValueEnum};
 use drtc_backends::stitch::ModuleForm;
 use drtc_backends::triton::Precision;

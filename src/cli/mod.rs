@@ -1,9 +1,13 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod bench_pair;
 mod compile;
+mod devices;
 mod fmt;
 mod ir_file;
 mod opt;
+mod setup;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -54,9 +58,18 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Compile a program into one module of fused Triton kernels, verified against PyTorch
     Compile(compile::CompileArgs),
     Fmt(fmt::FmtArgs),
     Opt(opt::OptArgs),
+    /// Verify a candidate against its PyTorch reference (exit 0 only when verified)
+    Verify(verify::VerifyArgs),
+    /// Verify, then time a candidate against its reference on a CUDA GPU
+    BenchPair(bench_pair::BenchPairArgs),
+    /// Create drtc's pinned Python environment (torch, triton, numpy, ortools)
+    Setup(setup::SetupArgs),
+    /// List CUDA GPUs (or say that CPU mode applies)
+    Devices(devices::DevicesArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -64,5 +77,9 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Compile(args) => compile::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Opt(args) => opt::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::BenchPair(args) => bench_pair::run(args),
+        Command::Setup(args) => setup::run(args),
+        Command::Devices(args) => devices::run(args),
     }
 }
