@@ -1,5 +1,7 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod parse;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -48,8 +50,13 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// Lower a PyTorch program (KernelBench or seed format) to IR and print it.
+    Parse(parse::ParseArgs),
+}
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Parse(args) => parse::run(args),
+    }
 }
