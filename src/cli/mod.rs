@@ -6,6 +6,7 @@ mod devices;
 mod fmt;
 mod ir_file;
 mod opt;
+mod parse;
 mod setup;
 mod verify;
 
@@ -70,6 +71,8 @@ pub enum Command {
     Setup(setup::SetupArgs),
     /// List CUDA GPUs (or say that CPU mode applies)
     Devices(devices::DevicesArgs),
+    /// Lower a PyTorch program (KernelBench or seed format) to IR and print it.
+    Parse(parse::ParseArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -81,5 +84,6 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::BenchPair(args) => bench_pair::run(args),
         Command::Setup(args) => setup::run(args),
         Command::Devices(args) => devices::run(args),
+        Command::Parse(args) => parse::run(args),
     }
 }
