@@ -8,6 +8,7 @@ mod ir_file;
 mod opt;
 mod parse;
 mod setup;
+mod suite;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -61,6 +62,8 @@ pub struct Cli {
 pub enum Command {
     /// Compile a program into one module of fused Triton kernels, verified against PyTorch
     Compile(compile::CompileArgs),
+    /// Compile, verify and time every program of a benchmark directory
+    Suite(suite::SuiteArgs),
     Fmt(fmt::FmtArgs),
     Opt(opt::OptArgs),
     /// Verify a candidate against its PyTorch reference (exit 0 only when verified)
@@ -78,6 +81,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
     match cli.command {
         Command::Compile(args) => compile::run(args),
+        Command::Suite(args) => suite::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Opt(args) => opt::run(args),
         Command::Verify(args) => verify::run(args),

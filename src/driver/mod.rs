@@ -4,3 +4,4 @@
 pub mod compile;
 pub mod constants;
 pub mod program;
+pub mod shrink;
