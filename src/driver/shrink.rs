@@ -52,7 +52,8 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
         cap_for(name).map(|c| {
             let channel_like = c == CHANNEL_CAP;
             if channel_like {
-                (c + groups - 1) / groups * groups
+                // a multiple of the group count, with at least 4 channels per group
+                ((c + groups - 1) / groups).max(if groups > 1 { 4 } else { 1 }) * groups
             } else {
                 c
             }
@@ -131,6 +132,6 @@ mod tests {
         .collect();
         assert_eq!(o, expect);
         let grouped = shrink_overrides("out_features = 4096\nnum_groups = 64\n");
-        assert_eq!(grouped[0].value, "64");
+        assert_eq!(grouped[0].value, "256");
     }
 }
