@@ -31,11 +31,7 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
             compile_baseline: args.compile_baseline,
         })
         .map_err(runtime_error)?;
-    let ok = report.verify.verified
-        && report
-            .timing
-            .as_ref()
-            .is_some_and(|t| t.timed_outputs_ok);
+    let ok = report.verify.verified && report.timing.as_ref().is_some_and(|t| t.timed_outputs_ok);
     if args.pair.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| DriverError::Reported(e.to_string()))?;
