@@ -73,6 +73,12 @@ const CASES: &[Case] = &[
         strict: true,
         expect: &[Check::Strict],
     },
+    Case {
+        reference: SEED,
+        candidate: "ok_relu_add.py",
+        strict: true,
+        expect: &[],
+    },
 ];
 
 fn report_for<'a>(reports: &'a [VerifyReport], candidate: &str, strict: bool) -> &'a VerifyReport {
