@@ -17,8 +17,14 @@ fn check(text: &str) {
     let _ = parse(text);
     match lower(text) {
         Ok(l) => {
-            let errors: Vec<_> = drtc_ir::verify(&l.graph).into_iter().filter(|e| e.is_error()).collect();
-            assert!(errors.is_empty(), "lowered graph does not verify: {errors:?}\n{text}");
+            let errors: Vec<_> = drtc_ir::verify(&l.graph)
+                .into_iter()
+                .filter(|e| e.is_error())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "lowered graph does not verify: {errors:?}\n{text}"
+            );
             let _ = drtc_ir::text::print(&l.graph);
         }
         Err(e) => {
@@ -35,12 +41,78 @@ fn corpus() -> &'static [(String, String)] {
 
 /// Fragments that make edits look like real (broken) programs.
 const FRAGMENTS: &[&str] = &[
-    "(", ")", "[", "]", ":", ",", "=", "\n", "    ", "\t", "*", "**", "-", "+", "/", "//", "@", ".", "'", "\"", "\"\"\"",
-    "\\\n", "#", "0", "1", "-1", "2", "3", "1e400", "1e-5", "99999999999999999999", "9223372036854775807", "0x", "None",
-    "True", "self.", "x", "torch.", "nn.", "F.", "def ", "class ", "return ", "import ", "lambda", "if ", "for ", "...",
-    "torch.rand(", "torch.randn(", "torch.max(x, dim=1)", "[0]", ".values", ".view(-1)", ".view(", "float(\"-inf\")",
-    "math.sqrt(", "super().__init__()", "nn.Conv2d(", "nn.Linear(", "nn.Dropout(0.5)", "torch.cat(", "(,)", "*args",
-    "get_inputs", "Model", "forward", "fused_operator", "x[:, None, ..., 1:2:0]", "dim=", "keepdim=True", "groups=",
+    "(",
+    ")",
+    "[",
+    "]",
+    ":",
+    ",",
+    "=",
+    "\n",
+    "    ",
+    "\t",
+    "*",
+    "**",
+    "-",
+    "+",
+    "/",
+    "//",
+    "@",
+    ".",
+    "'",
+    "\"",
+    "\"\"\"",
+    "\\\n",
+    "#",
+    "0",
+    "1",
+    "-1",
+    "2",
+    "3",
+    "1e400",
+    "1e-5",
+    "99999999999999999999",
+    "9223372036854775807",
+    "0x",
+    "None",
+    "True",
+    "self.",
+    "x",
+    "torch.",
+    "nn.",
+    "F.",
+    "def ",
+    "class ",
+    "return ",
+    "import ",
+    "lambda",
+    "if ",
+    "for ",
+    "...",
+    "torch.rand(",
+    "torch.randn(",
+    "torch.max(x, dim=1)",
+    "[0]",
+    ".values",
+    ".view(-1)",
+    ".view(",
+    "float(\"-inf\")",
+    "math.sqrt(",
+    "super().__init__()",
+    "nn.Conv2d(",
+    "nn.Linear(",
+    "nn.Dropout(0.5)",
+    "torch.cat(",
+    "(,)",
+    "*args",
+    "get_inputs",
+    "Model",
+    "forward",
+    "fused_operator",
+    "x[:, None, ..., 1:2:0]",
+    "dim=",
+    "keepdim=True",
+    "groups=",
 ];
 
 #[derive(Debug, Clone)]
@@ -54,9 +126,20 @@ enum Edit {
 fn edit_strategy() -> impl Strategy<Value = Edit> {
     prop_oneof![
         (any::<usize>(), 0usize..40).prop_map(|(at, len)| Edit::Delete { at, len }),
-        (any::<usize>(), 0..FRAGMENTS.len()).prop_map(|(at, fragment)| Edit::Insert { at, fragment }),
+        (any::<usize>(), 0..FRAGMENTS.len())
+            .prop_map(|(at, fragment)| Edit::Insert { at, fragment }),
         (any::<usize>(), 0usize..200).prop_map(|(at, len)| Edit::Duplicate { at, len }),
-        (any::<usize>(), prop_oneof![-3i64..70, Just(0), Just(i64::MAX), Just(i64::MIN), Just(1 << 40), Just(1 << 62)])
+        (
+            any::<usize>(),
+            prop_oneof![
+                -3i64..70,
+                Just(0),
+                Just(i64::MAX),
+                Just(i64::MIN),
+                Just(1 << 40),
+                Just(1 << 62)
+            ]
+        )
             .prop_map(|(nth, value)| Edit::Number { nth, value }),
     ]
 }

@@ -19,7 +19,8 @@ fn workspace() -> PathBuf {
 
 /// The Python with torch that drtc uses, if there is one.
 fn python() -> Option<String> {
-    let py = std::env::var("DRTC_PYTHON").unwrap_or_else(|_| "/root/.cache/drtc/venv/bin/python".to_string());
+    let py = std::env::var("DRTC_PYTHON")
+        .unwrap_or_else(|_| "/root/.cache/drtc/venv/bin/python".to_string());
     let ok = Command::new(&py)
         .args(["-c", "import torch"])
         .stdout(Stdio::null())
@@ -51,21 +52,44 @@ fn cases() -> Vec<Case> {
         files.sort();
         for path in files {
             let text = std::fs::read_to_string(&path).expect("task file");
-            let label = format!("{group}/{}", path.file_name().unwrap_or_default().to_string_lossy());
-            out.push(Case { group, path, line: None, label, text });
+            let label = format!(
+                "{group}/{}",
+                path.file_name().unwrap_or_default().to_string_lossy()
+            );
+            out.push(Case {
+                group,
+                path,
+                line: None,
+                label,
+                text,
+            });
         }
     }
     let seeds = workspace().join("data/seeds");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&seeds)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     for path in files {
         let contents = std::fs::read_to_string(&path).expect("seed file");
-        let name = path.file_name().unwrap_or_default().to_string_lossy().to_string();
+        let name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         for p in split_programs(&name, &contents) {
             let p = p.unwrap_or_else(|(e, p)| panic!("{}: {e}", p.name));
-            out.push(Case { group: "seeds", path: path.clone(), line: p.line, label: p.name, text: p.text });
+            out.push(Case {
+                group: "seeds",
+                path: path.clone(),
+                line: p.line,
+                label: p.name,
+                text: p.text,
+            });
         }
     }
     out
@@ -85,13 +109,24 @@ fn reference(py: &str, cases: &[Case]) -> Vec<Value> {
         requests.push_str(&req.to_string());
         requests.push('\n');
     }
-    child.stdin.take().expect("stdin").write_all(requests.as_bytes()).expect("write requests");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(requests.as_bytes())
+        .expect("write requests");
     let out = child.wait_with_output().expect("reference helper output");
     let replies: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).expect("reply is JSON"))
         .collect();
-    assert_eq!(replies.len(), cases.len(), "the helper answered {} of {} requests", replies.len(), cases.len());
+    assert_eq!(
+        replies.len(),
+        cases.len(),
+        "the helper answered {} of {} requests",
+        replies.len(),
+        cases.len()
+    );
     replies
 }
 
@@ -116,26 +151,43 @@ fn signatures_agree_with_pytorch() {
         };
         total.2 += 1;
         let Some(expected) = reply.get("ok") else {
-            problems.push(format!("{}: PyTorch itself fails: {}", case.label, reply["error"]));
+            problems.push(format!(
+                "{}: PyTorch itself fails: {}",
+                case.label, reply["error"]
+            ));
             continue;
         };
         let random = expected["random"].as_array().is_some_and(|r| !r.is_empty());
         match lower(&case.text) {
             Ok(l) => {
-                let errors: Vec<String> = drtc_ir::verify(&l.graph).iter().filter(|e| e.is_error()).map(|e| e.to_string()).collect();
+                let errors: Vec<String> = drtc_ir::verify(&l.graph)
+                    .iter()
+                    .filter(|e| e.is_error())
+                    .map(|e| e.to_string())
+                    .collect();
                 if !errors.is_empty() {
-                    problems.push(format!("{}: the graph does not verify: {errors:?}", case.label));
+                    problems.push(format!(
+                        "{}: the graph does not verify: {errors:?}",
+                        case.label
+                    ));
                     continue;
                 }
                 if random {
-                    problems.push(format!("{}: forward is random in PyTorch ({}) but drtc lowered it", case.label, expected["random"]));
+                    problems.push(format!(
+                        "{}: forward is random in PyTorch ({}) but drtc lowered it",
+                        case.label, expected["random"]
+                    ));
                     continue;
                 }
-                let ours: Value = serde_json::from_str(&Signature::of(&l.graph).to_json()).expect("signature JSON");
+                let ours: Value = serde_json::from_str(&Signature::of(&l.graph).to_json())
+                    .expect("signature JSON");
                 let mut mismatch = vec![];
                 for key in ["inputs", "params", "outputs"] {
                     if ours[key] != expected[key] {
-                        mismatch.push(format!("{key}: drtc {} vs torch {}", ours[key], expected[key]));
+                        mismatch.push(format!(
+                            "{key}: drtc {} vs torch {}",
+                            ours[key], expected[key]
+                        ));
                     }
                 }
                 if mismatch.is_empty() {
@@ -147,7 +199,11 @@ fn signatures_agree_with_pytorch() {
             Err(e @ FrontendError::Random { .. }) if random => {
                 random_failures.push(format!("{}: {e}", case.label));
             }
-            Err(e) => problems.push(format!("{}:\n{}", case.label, e.render(&case.label, &case.text))),
+            Err(e) => problems.push(format!(
+                "{}:\n{}",
+                case.label,
+                e.render(&case.label, &case.text)
+            )),
         }
     }
     for (group, pass, total) in &counts {
@@ -156,6 +212,14 @@ fn signatures_agree_with_pytorch() {
     for f in &random_failures {
         println!("expected failure (random at run time): {f}");
     }
-    assert!(counts.iter().any(|c| c.0 == "seeds"), "no seed programs found in data/seeds");
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        counts.iter().any(|c| c.0 == "seeds"),
+        "no seed programs found in data/seeds"
+    );
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }

@@ -783,7 +783,7 @@ pub fn resolve_shape(target: &[i64], numel: u64) -> Result<Shape, String> {
     let known: u64 = target.iter().filter(|&&d| d != -1).map(|&d| d as u64).product();
     let mut out = target.to_vec();
     if let Some(&i) = infer.first() {
-        if known == 0 || numel % known != 0 {
+        if known == 0 || !numel.is_multiple_of(known) {
             return Err(format!("shape {target:?} is invalid for {numel} elements"));
         }
         out[i] = (numel / known) as i64;
