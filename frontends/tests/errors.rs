@@ -5,7 +5,10 @@ use drtc_frontends::lower;
 
 fn report(src: &str) -> String {
     match lower(src) {
-        Ok(l) => panic!("expected an error, got a graph:\n{}", drtc_ir::text::print(&l.graph)),
+        Ok(l) => panic!(
+            "expected an error, got a graph:\n{}",
+            drtc_ir::text::print(&l.graph)
+        ),
         Err(e) => e.render("prog.py", src),
     }
 }
@@ -26,22 +29,30 @@ fn random_dropout_in_forward() {
 
 #[test]
 fn random_rand_in_forward() {
-    insta::assert_snapshot!(report(&seed("    noise = torch.rand(4, 8)\n    return [x + noise]\n")));
+    insta::assert_snapshot!(report(&seed(
+        "    noise = torch.rand(4, 8)\n    return [x + noise]\n"
+    )));
 }
 
 #[test]
 fn control_flow_is_outside_the_subset() {
-    insta::assert_snapshot!(report(&seed("    if x.sum() > 0:\n        x = x * 2\n    return [x]\n")));
+    insta::assert_snapshot!(report(&seed(
+        "    if x.sum() > 0:\n        x = x * 2\n    return [x]\n"
+    )));
 }
 
 #[test]
 fn unknown_function() {
-    insta::assert_snapshot!(report(&seed("    y = torch.special.i0(x)\n    return [y]\n")));
+    insta::assert_snapshot!(report(&seed(
+        "    y = torch.special.i0(x)\n    return [y]\n"
+    )));
 }
 
 #[test]
 fn shape_error_points_at_the_call() {
-    insta::assert_snapshot!(report(&seed("    y = torch.matmul(x, x)\n    return [y]\n")));
+    insta::assert_snapshot!(report(&seed(
+        "    y = torch.matmul(x, x)\n    return [y]\n"
+    )));
 }
 
 #[test]

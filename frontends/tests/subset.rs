@@ -6,7 +6,10 @@ use drtc_frontends::lower;
 fn ir(src: &str) -> String {
     match lower(src) {
         Ok(l) => {
-            let errors: Vec<_> = drtc_ir::verify(&l.graph).into_iter().filter(|e| e.is_error()).collect();
+            let errors: Vec<_> = drtc_ir::verify(&l.graph)
+                .into_iter()
+                .filter(|e| e.is_error())
+                .collect();
             assert!(errors.is_empty(), "{errors:?}");
             drtc_ir::text::print(&l.graph)
         }
@@ -38,7 +41,7 @@ class Model(nn.Module):
         y = 0.5 * x * (1.0 + torch.tanh(scale * (x + 0.044715 * torch.pow(x, 3.0))))
         m = torch.max(y, dim=self.dim)[0]
         v, i = torch.max(y, self.dim, keepdim=True)
-        z = -m ** 2 + y.mean(dim=(1,)) - float("-inf") * 0
+        z = -m ** 2 + y.mean(dim=(1,)) + torch.clamp(m, min=float("-inf"), max=1.0)
         return z, i
 
 def get_inputs():

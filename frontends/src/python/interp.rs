@@ -145,23 +145,54 @@ impl Interp {
             let bad = match a {
                 Attr::Int(i) => i.abs() > MAX_DIM,
                 Attr::Ints(v) => v.iter().any(|i| i.abs() > MAX_DIM),
-                Attr::Float(x) => x.is_nan() && *name != "value",
+                Attr::Float(x) => x.is_nan(),
                 _ => false,
             };
             if bad {
+                let why = if matches!(a, Attr::Float(_)) {
+                    "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)"
+                } else {
+                    "the value is out of the range drtc accepts (|x| <= 2^40)"
+                };
                 return Err(FrontendError::unsupported(
-                    format!(
-                        "`{}`: attribute `{name}` = {a} is out of the range drtc accepts",
-                        op.name()
-                    ),
+                    format!("`{}`: attribute `{name}` = {a}: {why}", op.name()),
                     span.clone(),
                 ));
             }
         }
-        let out = self
-            .builder
-            .op(op, inputs, attrs)
-            .map_err(|e| FrontendError::lowering(e.to_string(), span.clone()))?;
+        if matches!(
+            op.category(),
+            drtc_ir::Category::Library | drtc_ir::Category::Window
+        ) {
+            for (name, a) in &attrs {
+                let min = match *name {
+                    "stride" | "dilation" | "kernel_size" | "output_size" | "groups" => 1,
+                    "padding" | "output_padding" => 0,
+                    _ => continue,
+                };
+                let values = match a {
+                    Attr::Int(i) => vec![*i],
+                    Attr::Ints(v) => v.clone(),
+                    _ => vec![],
+                };
+                if let Some(v) = values.iter().find(|&&v| v < min) {
+                    return Err(FrontendError::lowering(
+                        format!("`{}`: `{name}` must be at least {min}, got {v}", op.name()),
+                        span.clone(),
+                    ));
+                }
+            }
+        }
+        let out = self.builder.op(op, inputs, attrs).map_err(|e| {
+            let (drtc_ir::BuildError::Attr { op, message }
+            | drtc_ir::BuildError::Infer { op, message }) = e;
+            let text = if message.starts_with(op) {
+                message
+            } else {
+                format!("{op}: {message}")
+            };
+            FrontendError::lowering(text, span.clone())
+        })?;
         for &v in &out {
             self.check_type(self.builder.ty(v).clone(), span)?;
         }
