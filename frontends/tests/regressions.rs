@@ -44,3 +44,92 @@ fn zero_stride_pooling_and_convolution() {
     survives(&seed("F.max_pool2d(x, 0)"));
     survives(&seed("F.conv2d(x, w, groups=0)"));
 }
+
+/// Hostile nesting must stop at the parser's depth limit instead of overflowing the stack.
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    survives(&format!(
+        "x = {}1{}\n",
+        "(".repeat(20000),
+        ")".repeat(20000)
+    ));
+    survives(&format!("x = {}1\n", "-".repeat(20000)));
+    survives(&format!("x = {}1\n", "not ".repeat(20000)));
+    survives(&format!(
+        "x = {}1{}\n",
+        "[".repeat(20000),
+        "]".repeat(20000)
+    ));
+    survives(&format!("x = 2{}\n", " ** 2".repeat(20000)));
+    survives(&format!("x = a{}\n", "[0]".repeat(20000)));
+    survives(&format!("x = f{}\n", "()".repeat(20000)));
+    survives(&format!("x = 1{}\n", " + 1".repeat(20000)));
+    let mut deep_defs = String::new();
+    for i in 0..500 {
+        deep_defs.push_str(&format!("{}def f{i}():\n", " ".repeat(i)));
+    }
+    deep_defs.push_str(&format!("{}pass\n", " ".repeat(500)));
+    survives(&deep_defs);
+}
+
+/// Recursion in user functions stops at the interpreter's call-depth limit.
+#[test]
+fn recursion_is_an_error_not_a_crash() {
+    survives(
+        "import torch\n\ndef f(x):\n    return f(x)\n\ndef get_inputs():\n    return [torch.randn(2)]\n\ndef fused_operator(x):\n    return [f(x)]\n",
+    );
+}
+
+/// Huge sizes and integer overflow are errors, not arithmetic panics.
+#[test]
+fn huge_numbers_are_errors() {
+    let seed = |inputs: &str, body: &str| {
+        format!("import torch\n\ndef get_inputs():\n    return [{inputs}]\n\ndef fused_operator(x):\n    return [{body}]\n")
+    };
+    survives(&seed("torch.randn(2**40, 2**40)", "x"));
+    survives(&seed("torch.randn(-1, 3)", "x"));
+    survives(&seed("torch.randn(9223372036854775807)", "x"));
+    survives(&seed(
+        "torch.randn(2, 3)",
+        "x.view(9223372036854775807, -1)",
+    ));
+    survives(&seed("torch.randn(2, 3)", "x * (9223372036854775807 + 1)"));
+    survives(&seed("torch.randn(2, 3)", "x[9223372036854775807:]"));
+    survives(&seed(
+        "torch.randn(2, 3)",
+        "x.narrow(0, 9223372036854775807, 9223372036854775807)",
+    ));
+    survives(&seed(
+        "torch.randn(2, 3)",
+        "x.unsqueeze(-9223372036854775808)",
+    ));
+    survives(&seed(
+        "torch.randn(2, 3)",
+        "x.expand(-9223372036854775807, 3)",
+    ));
+    survives(&seed("torch.randn(2, 3)", "x // 0"));
+    survives(&seed(
+        "torch.randn(2, 3)",
+        "x[(-9223372036854775807 - 1) // -1]",
+    ));
+}
+
+/// Nesting just under the limit still parses and evaluates (the limit is not too tight for
+/// the interpreter's stack either).
+#[test]
+fn nesting_under_the_limit_evaluates() {
+    let seed = |expr: &str| {
+        format!("import torch\n\ndef get_inputs():\n    return [torch.randn(2)]\n\ndef fused_operator(x):\n    return [x + ({expr})]\n")
+    };
+    for expr in [
+        format!("{}1", "-".repeat(80)),
+        format!("1{}", " + 1".repeat(80)),
+        format!("{}1{}", "(".repeat(40), ")".repeat(40)),
+        format!("x{}", ".abs()".repeat(40)),
+    ] {
+        let src = seed(&expr);
+        if let Err(e) = drtc_frontends::lower(&src) {
+            panic!("{}", e.render("nested.py", &src));
+        }
+    }
+}
