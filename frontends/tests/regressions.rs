@@ -133,3 +133,17 @@ fn nesting_under_the_limit_evaluates() {
         }
     }
 }
+
+/// Assigning a layer twice to the same attribute replaced nothing and left two children with
+/// one name (duplicate graph inputs); PyTorch replaces the module in place.
+#[test]
+fn reassigned_attributes_replace_in_place() {
+    let src = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = nn.Linear(4, 4)\n        self.b = nn.Parameter(torch.randn(3))\n        self.a = nn.Linear(4, 2)\n        self.b = nn.Parameter(torch.randn(2))\n\n    def forward(self, x):\n        return self.a(x) + self.b\n\ndef get_inputs():\n    return [torch.randn(5, 4)]\n\ndef get_init_inputs():\n    return []\n";
+    survives(src);
+    let g = drtc_frontends::lower(src).expect("lowers").graph;
+    let sig = drtc_frontends::Signature::of(&g).to_json();
+    assert_eq!(
+        sig,
+        r#"{"inputs":[{"shape":[5,4],"dtype":"float32"}],"params":{"b":{"shape":[2],"dtype":"float32"},"a.weight":{"shape":[2,4],"dtype":"float32"},"a.bias":{"shape":[2],"dtype":"float32"}},"outputs":[{"shape":[5,2],"dtype":"float32"}]}"#
+    );
+}

@@ -467,28 +467,75 @@ impl Interp {
                 }
                 self.layers[l].prefix = name.to_string();
                 for m in &self.layers[l].members {
-                    self.param_types.insert(format!("{name}.{}", m.name), m.ty.clone());
+                    self.param_types
+                        .insert(format!("{name}.{}", m.name), m.ty.clone());
                 }
-                self.objects[id].children.push((name.to_string(), l));
+                // like nn.Module.__setattr__: a module replaces a parameter or buffer of that
+                // name, and a module of that name in place
+                let obj = &mut self.objects[id];
+                obj.members.retain(|m| m.name != name);
+                match obj.children.iter_mut().find(|c| c.0 == name) {
+                    Some(c) => c.1 = l,
+                    None => obj.children.push((name.to_string(), l)),
+                }
                 Val::Layer(l)
             }
             Val::Tensor(t) if self.phase == Phase::Init && self.new_params.contains(&t) => {
+                let obj = &mut self.objects[id];
+                obj.children.retain(|c| c.0 != name);
+                obj.members
+                    .retain(|m| !(m.name == name && m.kind == InputKind::Buffer));
                 self.register(id, name, t, InputKind::Param, span)?
             }
-            Val::Tensor(t) if self.phase == Phase::Init => Val::InitTensor(self.ty(t).clone()),
+            Val::Tensor(t)
+                if self.phase == Phase::Init
+                    && self.objects[id]
+                        .members
+                        .iter()
+                        .any(|m| m.name == name && m.kind == InputKind::Buffer) =>
+            {
+                self.register(id, name, t, InputKind::Buffer, span)?
+            }
+            Val::Tensor(t) if self.phase == Phase::Init => {
+                self.check_plain(id, name, "a tensor that is not an nn.Parameter", span)?;
+                Val::InitTensor(self.ty(t).clone())
+            }
             Val::Tensor(_) if self.phase == Phase::Forward => {
                 return Err(FrontendError::unsupported(
                     "assigning tensors to `self` attributes inside forward (module state) is not supported",
                     span.clone(),
                 ))
             }
-            other => other,
+            Val::None => {
+                // `self.bias = None` drops a parameter or module from the state_dict
+                let obj = &mut self.objects[id];
+                obj.members.retain(|m| m.name != name);
+                obj.children.retain(|c| c.0 != name);
+                Val::None
+            }
+            other => {
+                self.check_plain(id, name, &other.type_name(), span)?;
+                other
+            }
         };
         self.objects[id].attrs.insert(name.to_string(), v);
         Ok(())
     }
 
-    /// Records a parameter or buffer of object `id` and returns its attribute value.
+    /// PyTorch refuses to overwrite a parameter or module with a plain value.
+    fn check_plain(&self, id: ObjectId, name: &str, what: &str, span: &Span) -> R<()> {
+        let obj = &self.objects[id];
+        if obj.members.iter().any(|m| m.name == name) || obj.children.iter().any(|c| c.0 == name) {
+            return Err(FrontendError::lowering(
+                format!("cannot assign {what} to `self.{name}`, which holds a parameter, buffer or module"),
+                span.clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records a parameter or buffer of object `id` (replacing one of the same name and
+    /// kind in place, like PyTorch) and returns its attribute value.
     pub fn register(
         &mut self,
         id: ObjectId,
@@ -503,19 +550,25 @@ impl Interp {
                 span.clone(),
             ));
         }
-        if self.objects[id].members.iter().any(|m| m.name == name) {
-            return Err(FrontendError::unsupported(
-                format!("`{name}` is registered twice"),
+        let ty = self.ty(t).clone();
+        let obj = &mut self.objects[id];
+        if obj.children.iter().any(|c| c.0 == name)
+            || obj.members.iter().any(|m| m.name == name && m.kind != kind)
+        {
+            return Err(FrontendError::lowering(
+                format!("attribute `{name}` already exists as another kind of member"),
                 span.clone(),
             ));
         }
-        let ty = self.ty(t).clone();
-        self.param_types.insert(name.to_string(), ty.clone());
-        self.objects[id].members.push(Member {
-            name: name.to_string(),
-            ty,
-            kind,
-        });
+        match obj.members.iter_mut().find(|m| m.name == name) {
+            Some(m) => m.ty = ty.clone(),
+            None => obj.members.push(Member {
+                name: name.to_string(),
+                ty: ty.clone(),
+                kind,
+            }),
+        }
+        self.param_types.insert(name.to_string(), ty);
         Ok(Val::Param(name.into()))
     }
 
