@@ -147,3 +147,17 @@ fn reassigned_attributes_replace_in_place() {
         r#"{"inputs":[{"shape":[5,4],"dtype":"float32"}],"params":{"b":{"shape":[2],"dtype":"float32"},"a.weight":{"shape":[2,4],"dtype":"float32"},"a.bias":{"shape":[2],"dtype":"float32"}},"outputs":[{"shape":[5,2],"dtype":"float32"}]}"#
     );
 }
+
+/// `math.sqrt` of a negative number produced a NaN constant, which the IR verifier cannot
+/// accept (NaN attributes never compare equal); Python raises "math domain error".
+#[test]
+fn nan_constants_are_errors() {
+    let seed = |body: &str| {
+        format!("import torch\nimport math\n\ndef get_inputs():\n    return [torch.randn(2)]\n\ndef fused_operator(x):\n    return [{body}]\n")
+    };
+    survives(&seed("x * math.sqrt(-9223372036854775808.0 / math.pi)"));
+    survives(&seed("x * math.log(-1.0)"));
+    survives(&seed("x + float(\"nan\")"));
+    survives(&seed("x + float(\"inf\") * 0"));
+    survives(&seed("torch.clamp(x, min=float(\"nan\"))"));
+}

@@ -244,6 +244,12 @@ impl Interp {
                 ))
             }
         };
+        if value.is_nan() {
+            return Err(FrontendError::unsupported(
+                "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)",
+                span.clone(),
+            ));
+        }
         let dtype = match like {
             Some(d) if d.kind() >= kind_dtype.kind() => d,
             _ => kind_dtype,
