@@ -161,3 +161,40 @@ fn nan_constants_are_errors() {
     survives(&seed("x + float(\"inf\") * 0"));
     survives(&seed("torch.clamp(x, min=float(\"nan\"))"));
 }
+
+/// Attribute values up to 2^40 overflowed products in the IR's output-size formulas
+/// (`dilation * (kernel - 1)`) and reshape's element count.
+#[test]
+fn large_attributes_do_not_overflow_size_formulas() {
+    let seed = |inputs: &str, body: &str| {
+        format!("import torch\nimport torch.nn.functional as F\n\ndef get_inputs():\n    return [{inputs}]\n\ndef fused_operator(x, w):\n    return [{body}]\n")
+    };
+    let big = 1i64 << 40;
+    let mid = (1i64 << 30) - 1;
+    for v in [big, mid] {
+        survives(&seed(
+            "torch.randn(2, 4, 8, 8), torch.randn(4, 4, 3, 3)",
+            &format!("F.max_pool2d(x, {v}, dilation={v})"),
+        ));
+        survives(&seed(
+            "torch.randn(2, 4, 8, 8), torch.randn(4, 4, 3, 3)",
+            &format!("F.conv2d(x, w, dilation={v}, padding={v})"),
+        ));
+        survives(&seed(
+            "torch.randn(2, 4, 8, 8), torch.randn(4, 4, 3, 3)",
+            &format!("F.conv_transpose2d(x, w, stride={v}, dilation={v}, output_padding={v})"),
+        ));
+        survives(&seed(
+            "torch.randn(2, 4, 8, 8), torch.randn(4, 4, 3, 3)",
+            &format!("x.view({v}, {v}, {v}, -1)"),
+        ));
+        survives(&seed(
+            "torch.randn(2, 4, 8, 8), torch.randn(4, 4, 3, 3)",
+            &format!("x.expand({v}, {v}, {v}, 2, 4, 8, 8)"),
+        ));
+        survives(&seed(
+            &format!("torch.randn({v}, {v}), torch.randn({v})"),
+            "x",
+        ));
+    }
+}

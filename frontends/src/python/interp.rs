@@ -28,8 +28,9 @@ pub enum Phase {
 
 /// How deeply user functions may call each other.
 const MAX_CALL_DEPTH: usize = 64;
-/// Largest magnitude accepted for a dimension or an integer attribute.
-pub const MAX_DIM: i64 = 1 << 40;
+/// Largest magnitude accepted for a dimension or an integer attribute: small enough that
+/// the IR's size formulas (products of two such values, plus a few terms) stay in i64.
+pub const MAX_DIM: i64 = 1 << 30;
 /// Largest element count of one tensor.
 const MAX_NUMEL: u64 = 1 << 50;
 
@@ -152,10 +153,25 @@ impl Interp {
                 let why = if matches!(a, Attr::Float(_)) {
                     "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)"
                 } else {
-                    "the value is out of the range drtc accepts (|x| <= 2^40)"
+                    "the value is out of the range drtc accepts (|x| <= 2^30)"
                 };
                 return Err(FrontendError::unsupported(
                     format!("`{}`: attribute `{name}` = {a}: {why}", op.name()),
+                    span.clone(),
+                ));
+            }
+        }
+        if let Some((_, Attr::Ints(shape))) = attrs.iter().find(|(n, _)| *n == "shape") {
+            let n = shape
+                .iter()
+                .filter(|&&d| d != -1)
+                .fold(1u64, |n, &d| n.saturating_mul(d.unsigned_abs()));
+            if n > MAX_NUMEL {
+                return Err(FrontendError::unsupported(
+                    format!(
+                        "`{}`: shape {shape:?} has more than 2^50 elements",
+                        op.name()
+                    ),
                     span.clone(),
                 ));
             }
