@@ -42,10 +42,9 @@ impl Args {
                 names.push(p);
             }
         }
-        let mut next = 0;
-        for (k, (v, s)) in self.pos.iter().enumerate() {
+        for (next, (v, s)) in self.pos.iter().enumerate() {
             if Some(next) == var_index {
-                let rest: Vec<Val> = self.pos[k..].iter().map(|(v, _)| v.clone()).collect();
+                let rest: Vec<Val> = self.pos[next..].iter().map(|(v, _)| v.clone()).collect();
                 let span = s.start..self.pos.last().map_or(s.end, |l| l.1.end);
                 vals[next] = Some((Val::tuple(rest), span));
                 break;
@@ -61,7 +60,6 @@ impl Args {
                 ));
             }
             vals[next] = Some((v.clone(), s.clone()));
-            next += 1;
         }
         for (name, v, s) in &self.kw {
             let Some(i) = names.iter().position(|n| n == name) else {

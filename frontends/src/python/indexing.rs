@@ -46,7 +46,7 @@ pub fn subscript(interp: &mut Interp, base: Val, index: Val, span: &Span) -> R<V
             )),
         },
         Val::Pair(p) => match index {
-            Val::Int(i @ (0 | 1 | -1 | -2)) => {
+            Val::Int(i @ -2..=1) => {
                 interp.pair_part(&p, if i == 0 || i == -2 { 0 } else { 1 }, span)
             }
             other => Err(FrontendError::lowering(

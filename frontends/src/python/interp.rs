@@ -28,8 +28,9 @@ pub enum Phase {
 
 /// How deeply user functions may call each other.
 const MAX_CALL_DEPTH: usize = 64;
-/// Largest magnitude accepted for a dimension or an integer attribute.
-pub const MAX_DIM: i64 = 1 << 40;
+/// Largest magnitude accepted for a dimension or an integer attribute: small enough that
+/// the IR's size formulas (products of two such values, plus a few terms) stay in i64.
+pub const MAX_DIM: i64 = 1 << 30;
 /// Largest element count of one tensor.
 const MAX_NUMEL: u64 = 1 << 50;
 
@@ -145,23 +146,69 @@ impl Interp {
             let bad = match a {
                 Attr::Int(i) => i.abs() > MAX_DIM,
                 Attr::Ints(v) => v.iter().any(|i| i.abs() > MAX_DIM),
-                Attr::Float(x) => x.is_nan() && *name != "value",
+                Attr::Float(x) => x.is_nan(),
                 _ => false,
             };
             if bad {
+                let why = if matches!(a, Attr::Float(_)) {
+                    "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)"
+                } else {
+                    "the value is out of the range drtc accepts (|x| <= 2^30)"
+                };
+                return Err(FrontendError::unsupported(
+                    format!("`{}`: attribute `{name}` = {a}: {why}", op.name()),
+                    span.clone(),
+                ));
+            }
+        }
+        if let Some((_, Attr::Ints(shape))) = attrs.iter().find(|(n, _)| *n == "shape") {
+            let n = shape
+                .iter()
+                .filter(|&&d| d != -1)
+                .fold(1u64, |n, &d| n.saturating_mul(d.unsigned_abs()));
+            if n > MAX_NUMEL {
                 return Err(FrontendError::unsupported(
                     format!(
-                        "`{}`: attribute `{name}` = {a} is out of the range drtc accepts",
+                        "`{}`: shape {shape:?} has more than 2^50 elements",
                         op.name()
                     ),
                     span.clone(),
                 ));
             }
         }
-        let out = self
-            .builder
-            .op(op, inputs, attrs)
-            .map_err(|e| FrontendError::lowering(e.to_string(), span.clone()))?;
+        if matches!(
+            op.category(),
+            drtc_ir::Category::Library | drtc_ir::Category::Window
+        ) {
+            for (name, a) in &attrs {
+                let min = match *name {
+                    "stride" | "dilation" | "kernel_size" | "output_size" | "groups" => 1,
+                    "padding" | "output_padding" => 0,
+                    _ => continue,
+                };
+                let values = match a {
+                    Attr::Int(i) => vec![*i],
+                    Attr::Ints(v) => v.clone(),
+                    _ => vec![],
+                };
+                if let Some(v) = values.iter().find(|&&v| v < min) {
+                    return Err(FrontendError::lowering(
+                        format!("`{}`: `{name}` must be at least {min}, got {v}", op.name()),
+                        span.clone(),
+                    ));
+                }
+            }
+        }
+        let out = self.builder.op(op, inputs, attrs).map_err(|e| {
+            let (drtc_ir::BuildError::Attr { op, message }
+            | drtc_ir::BuildError::Infer { op, message }) = e;
+            let text = if message.starts_with(op) {
+                message
+            } else {
+                format!("{op}: {message}")
+            };
+            FrontendError::lowering(text, span.clone())
+        })?;
         for &v in &out {
             self.check_type(self.builder.ty(v).clone(), span)?;
         }
@@ -213,6 +260,12 @@ impl Interp {
                 ))
             }
         };
+        if value.is_nan() {
+            return Err(FrontendError::unsupported(
+                "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)",
+                span.clone(),
+            ));
+        }
         let dtype = match like {
             Some(d) if d.kind() >= kind_dtype.kind() => d,
             _ => kind_dtype,
@@ -436,28 +489,75 @@ impl Interp {
                 }
                 self.layers[l].prefix = name.to_string();
                 for m in &self.layers[l].members {
-                    self.param_types.insert(format!("{name}.{}", m.name), m.ty.clone());
+                    self.param_types
+                        .insert(format!("{name}.{}", m.name), m.ty.clone());
                 }
-                self.objects[id].children.push((name.to_string(), l));
+                // like nn.Module.__setattr__: a module replaces a parameter or buffer of that
+                // name, and a module of that name in place
+                let obj = &mut self.objects[id];
+                obj.members.retain(|m| m.name != name);
+                match obj.children.iter_mut().find(|c| c.0 == name) {
+                    Some(c) => c.1 = l,
+                    None => obj.children.push((name.to_string(), l)),
+                }
                 Val::Layer(l)
             }
             Val::Tensor(t) if self.phase == Phase::Init && self.new_params.contains(&t) => {
+                let obj = &mut self.objects[id];
+                obj.children.retain(|c| c.0 != name);
+                obj.members
+                    .retain(|m| !(m.name == name && m.kind == InputKind::Buffer));
                 self.register(id, name, t, InputKind::Param, span)?
             }
-            Val::Tensor(t) if self.phase == Phase::Init => Val::InitTensor(self.ty(t).clone()),
+            Val::Tensor(t)
+                if self.phase == Phase::Init
+                    && self.objects[id]
+                        .members
+                        .iter()
+                        .any(|m| m.name == name && m.kind == InputKind::Buffer) =>
+            {
+                self.register(id, name, t, InputKind::Buffer, span)?
+            }
+            Val::Tensor(t) if self.phase == Phase::Init => {
+                self.check_plain(id, name, "a tensor that is not an nn.Parameter", span)?;
+                Val::InitTensor(self.ty(t).clone())
+            }
             Val::Tensor(_) if self.phase == Phase::Forward => {
                 return Err(FrontendError::unsupported(
                     "assigning tensors to `self` attributes inside forward (module state) is not supported",
                     span.clone(),
                 ))
             }
-            other => other,
+            Val::None => {
+                // `self.bias = None` drops a parameter or module from the state_dict
+                let obj = &mut self.objects[id];
+                obj.members.retain(|m| m.name != name);
+                obj.children.retain(|c| c.0 != name);
+                Val::None
+            }
+            other => {
+                self.check_plain(id, name, &other.type_name(), span)?;
+                other
+            }
         };
         self.objects[id].attrs.insert(name.to_string(), v);
         Ok(())
     }
 
-    /// Records a parameter or buffer of object `id` and returns its attribute value.
+    /// PyTorch refuses to overwrite a parameter or module with a plain value.
+    fn check_plain(&self, id: ObjectId, name: &str, what: &str, span: &Span) -> R<()> {
+        let obj = &self.objects[id];
+        if obj.members.iter().any(|m| m.name == name) || obj.children.iter().any(|c| c.0 == name) {
+            return Err(FrontendError::lowering(
+                format!("cannot assign {what} to `self.{name}`, which holds a parameter, buffer or module"),
+                span.clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Records a parameter or buffer of object `id` (replacing one of the same name and
+    /// kind in place, like PyTorch) and returns its attribute value.
     pub fn register(
         &mut self,
         id: ObjectId,
@@ -472,19 +572,25 @@ impl Interp {
                 span.clone(),
             ));
         }
-        if self.objects[id].members.iter().any(|m| m.name == name) {
-            return Err(FrontendError::unsupported(
-                format!("`{name}` is registered twice"),
+        let ty = self.ty(t).clone();
+        let obj = &mut self.objects[id];
+        if obj.children.iter().any(|c| c.0 == name)
+            || obj.members.iter().any(|m| m.name == name && m.kind != kind)
+        {
+            return Err(FrontendError::lowering(
+                format!("attribute `{name}` already exists as another kind of member"),
                 span.clone(),
             ));
         }
-        let ty = self.ty(t).clone();
-        self.param_types.insert(name.to_string(), ty.clone());
-        self.objects[id].members.push(Member {
-            name: name.to_string(),
-            ty,
-            kind,
-        });
+        match obj.members.iter_mut().find(|m| m.name == name) {
+            Some(m) => m.ty = ty.clone(),
+            None => obj.members.push(Member {
+                name: name.to_string(),
+                ty: ty.clone(),
+                kind,
+            }),
+        }
+        self.param_types.insert(name.to_string(), ty);
         Ok(Val::Param(name.into()))
     }
 

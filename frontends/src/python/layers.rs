@@ -367,227 +367,235 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
     let n = spatial_dims(kind);
     let push_pos = |f: &mut Args, v: Val| f.pos.push((v, span.clone()));
     let kw = |f: &mut Args, k: &str, v: Val| f.kw.push((k.to_string(), v, span.clone()));
-    let fname: String =
-        match kind {
-            "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
-            | "ConvTranspose3d" => {
-                push_pos(&mut f, param("weight"));
+    let fname: String = match kind {
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+        | "ConvTranspose3d" => {
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            let mut names = vec![
+                ("stride", "stride"),
+                ("padding", "padding"),
+                ("dilation", "dilation"),
+                ("groups", "groups"),
+            ];
+            if kind.starts_with("ConvTranspose") {
+                names.push(("output_padding", "output_padding"));
+            }
+            pass(cfg, &mut f, &names);
+            let base = if kind.starts_with("ConvTranspose") {
+                "conv_transpose"
+            } else {
+                "conv"
+            };
+            format!("F.{base}{n}d")
+        }
+        "Linear" => {
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            "F.linear".into()
+        }
+        k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
+            check_rank(interp, &f, kind, n, span)?;
+            push_pos(&mut f, Val::None);
+            push_pos(&mut f, Val::None);
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            pass(cfg, &mut f, &[("eps", "eps"), ("momentum", "momentum")]);
+            if k.starts_with("BatchNorm") {
+                if matches!(cfg.get("momentum"), Some(Val::None)) {
+                    return Err(FrontendError::unsupported(
+                        "BatchNorm with momentum=None (cumulative averages) is not supported",
+                        cfg.span_of("momentum"),
+                    ));
+                }
+                kw(&mut f, "training", Val::Bool(true));
+                "F.batch_norm".into()
+            } else {
+                "F.instance_norm".into()
+            }
+        }
+        "GroupNorm" => {
+            let g = cfg.required("num_groups")?.clone();
+            push_pos(&mut f, g);
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            pass(cfg, &mut f, &[("eps", "eps")]);
+            let c = cfg.req_int("num_channels")?;
+            if let Some((Val::Tensor(x), s)) = f.pos.first() {
+                if interp.ty(*x).shape.get(1) != Some(&c) {
+                    return Err(FrontendError::lowering(
+                        format!(
+                            "GroupNorm expects {c} channels (dim 1), got input of shape {:?}",
+                            interp.ty(*x).shape
+                        ),
+                        s.clone(),
+                    ));
+                }
+            }
+            "F.group_norm".into()
+        }
+        "LayerNorm" | "RMSNorm" => {
+            let ns = cfg.required("normalized_shape")?.clone();
+            push_pos(&mut f, ns);
+            push_pos(&mut f, param("weight"));
+            if kind == "LayerNorm" {
                 push_pos(&mut f, param("bias"));
-                let mut names = vec![
+            }
+            pass(cfg, &mut f, &[("eps", "eps")]);
+            if kind == "LayerNorm" {
+                "F.layer_norm"
+            } else {
+                "F.rms_norm"
+            }
+            .into()
+        }
+        k if k.starts_with("MaxPool")
+            || k.starts_with("AvgPool")
+            || k.starts_with("AdaptiveAvgPool") =>
+        {
+            pass(
+                cfg,
+                &mut f,
+                &[
+                    ("kernel_size", "kernel_size"),
                     ("stride", "stride"),
                     ("padding", "padding"),
                     ("dilation", "dilation"),
-                    ("groups", "groups"),
-                ];
-                if kind.starts_with("ConvTranspose") {
-                    names.push(("output_padding", "output_padding"));
+                    ("return_indices", "return_indices"),
+                    ("ceil_mode", "ceil_mode"),
+                    ("count_include_pad", "count_include_pad"),
+                    ("divisor_override", "divisor_override"),
+                    ("output_size", "output_size"),
+                ],
+            );
+            let base = if k.starts_with("MaxPool") {
+                "max_pool"
+            } else if k.starts_with("AvgPool") {
+                "avg_pool"
+            } else {
+                "adaptive_avg_pool"
+            };
+            format!("F.{base}{n}d")
+        }
+        "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish"
+        | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
+            let name = match kind {
+                "ReLU" => "relu",
+                "Sigmoid" => "torch.sigmoid",
+                "Tanh" => "torch.tanh",
+                "SiLU" => "silu",
+                "SELU" => "selu",
+                "Hardsigmoid" => "hardsigmoid",
+                "Hardswish" => "hardswish",
+                "Softsign" => "softsign",
+                "LogSigmoid" => "logsigmoid",
+                "Mish" => "mish",
+                _ => "relu6",
+            };
+            if name.starts_with("torch.") {
+                name.to_string()
+            } else {
+                format!("F.{name}")
+            }
+        }
+        "LeakyReLU" | "GELU" | "Softplus" | "ELU" | "Hardtanh" => {
+            pass(
+                cfg,
+                &mut f,
+                &[
+                    ("negative_slope", "negative_slope"),
+                    ("approximate", "approximate"),
+                    ("beta", "beta"),
+                    ("threshold", "threshold"),
+                    ("alpha", "alpha"),
+                    ("min_val", "min_val"),
+                    ("max_val", "max_val"),
+                ],
+            );
+            format!(
+                "F.{}",
+                match kind {
+                    "LeakyReLU" => "leaky_relu",
+                    "GELU" => "gelu",
+                    "Softplus" => "softplus",
+                    "ELU" => "elu",
+                    _ => "hardtanh",
                 }
-                pass(cfg, &mut f, &names);
-                let base = if kind.starts_with("ConvTranspose") {
-                    "conv_transpose"
-                } else {
-                    "conv"
-                };
-                format!("F.{base}{n}d")
+            )
+        }
+        "Softmax" | "LogSoftmax" => {
+            pass(cfg, &mut f, &[("dim", "dim")]);
+            if kind == "Softmax" {
+                "F.softmax"
+            } else {
+                "F.log_softmax"
             }
-            "Linear" => {
-                push_pos(&mut f, param("weight"));
-                push_pos(&mut f, param("bias"));
-                "F.linear".into()
+            .into()
+        }
+        "Identity" => {
+            return f
+                .pos
+                .first()
+                .map(|(v, _)| v.clone())
+                .ok_or_else(|| FrontendError::lowering("Identity needs an input", span.clone()))
+        }
+        "Flatten" => {
+            kw(&mut f, "start_dim", Val::Int(cfg.int("start_dim", 1)?));
+            kw(&mut f, "end_dim", Val::Int(cfg.int("end_dim", -1)?));
+            "torch.flatten".into()
+        }
+        "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
+            let p = cfg.float("p", 0.5)?;
+            if p > 0.0 && p <= 1.0 && interp.phase == Phase::Forward {
+                return Err(FrontendError::random(
+                        format!("`nn.{kind}(p={p})` in training mode (KernelBench's default) zeroes random elements, so the output is not a function of the inputs; drtc cannot compile or verify it"),
+                        span.clone(),
+                    ));
             }
-            k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
-                check_rank(interp, &f, kind, n, span)?;
-                push_pos(&mut f, Val::None);
-                push_pos(&mut f, Val::None);
-                push_pos(&mut f, param("weight"));
-                push_pos(&mut f, param("bias"));
-                pass(cfg, &mut f, &[("eps", "eps"), ("momentum", "momentum")]);
-                if k.starts_with("BatchNorm") {
-                    if matches!(cfg.get("momentum"), Some(Val::None)) {
-                        return Err(FrontendError::unsupported(
-                            "BatchNorm with momentum=None (cumulative averages) is not supported",
-                            cfg.span_of("momentum"),
-                        ));
-                    }
-                    kw(&mut f, "training", Val::Bool(true));
-                    "F.batch_norm".into()
-                } else {
-                    "F.instance_norm".into()
+            pass(cfg, &mut f, &[("p", "p")]);
+            kw(&mut f, "training", Val::Bool(true));
+            "F.dropout".into()
+        }
+        "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss"
+        | "TripletMarginLoss" => {
+            pass(
+                cfg,
+                &mut f,
+                &[
+                    ("weight", "weight"),
+                    ("size_average", "size_average"),
+                    ("reduce", "reduce"),
+                    ("reduction", "reduction"),
+                    ("ignore_index", "ignore_index"),
+                    ("label_smoothing", "label_smoothing"),
+                    ("beta", "beta"),
+                    ("delta", "delta"),
+                    ("log_target", "log_target"),
+                    ("margin", "margin"),
+                    ("p", "p"),
+                    ("eps", "eps"),
+                    ("swap", "swap"),
+                ],
+            );
+            format!(
+                "F.{}",
+                match kind {
+                    "MSELoss" => "mse_loss",
+                    "CrossEntropyLoss" => "cross_entropy",
+                    "SmoothL1Loss" => "smooth_l1_loss",
+                    "HuberLoss" => "huber_loss",
+                    "KLDivLoss" => "kl_div",
+                    _ => "triplet_margin_loss",
                 }
-            }
-            "GroupNorm" => {
-                let g = cfg.required("num_groups")?.clone();
-                push_pos(&mut f, g);
-                push_pos(&mut f, param("weight"));
-                push_pos(&mut f, param("bias"));
-                pass(cfg, &mut f, &[("eps", "eps")]);
-                let c = cfg.req_int("num_channels")?;
-                if let Some((Val::Tensor(x), s)) = f.pos.first() {
-                    if interp.ty(*x).shape.get(1) != Some(&c) {
-                        return Err(FrontendError::lowering(
-                            format!(
-                                "GroupNorm expects {c} channels (dim 1), got input of shape {:?}",
-                                interp.ty(*x).shape
-                            ),
-                            s.clone(),
-                        ));
-                    }
-                }
-                "F.group_norm".into()
-            }
-            "LayerNorm" | "RMSNorm" => {
-                let ns = cfg.required("normalized_shape")?.clone();
-                push_pos(&mut f, ns);
-                push_pos(&mut f, param("weight"));
-                if kind == "LayerNorm" {
-                    push_pos(&mut f, param("bias"));
-                }
-                pass(cfg, &mut f, &[("eps", "eps")]);
-                if kind == "LayerNorm" {
-                    "F.layer_norm"
-                } else {
-                    "F.rms_norm"
-                }
-                .into()
-            }
-            k if k.starts_with("MaxPool")
-                || k.starts_with("AvgPool")
-                || k.starts_with("AdaptiveAvgPool") =>
-            {
-                pass(
-                    cfg,
-                    &mut f,
-                    &[
-                        ("kernel_size", "kernel_size"),
-                        ("stride", "stride"),
-                        ("padding", "padding"),
-                        ("dilation", "dilation"),
-                        ("return_indices", "return_indices"),
-                        ("ceil_mode", "ceil_mode"),
-                        ("count_include_pad", "count_include_pad"),
-                        ("divisor_override", "divisor_override"),
-                        ("output_size", "output_size"),
-                    ],
-                );
-                let base = if k.starts_with("MaxPool") {
-                    "max_pool"
-                } else if k.starts_with("AvgPool") {
-                    "avg_pool"
-                } else {
-                    "adaptive_avg_pool"
-                };
-                format!("F.{base}{n}d")
-            }
-            "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish"
-            | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
-                let name = match kind {
-                    "ReLU" => "relu",
-                    "Sigmoid" => "torch.sigmoid",
-                    "Tanh" => "torch.tanh",
-                    "SiLU" => "silu",
-                    "SELU" => "selu",
-                    "Hardsigmoid" => "hardsigmoid",
-                    "Hardswish" => "hardswish",
-                    "Softsign" => "softsign",
-                    "LogSigmoid" => "logsigmoid",
-                    "Mish" => "mish",
-                    _ => "relu6",
-                };
-                if name.starts_with("torch.") {
-                    name.to_string()
-                } else {
-                    format!("F.{name}")
-                }
-            }
-            "LeakyReLU" | "GELU" | "Softplus" | "ELU" | "Hardtanh" => {
-                pass(
-                    cfg,
-                    &mut f,
-                    &[
-                        ("negative_slope", "negative_slope"),
-                        ("approximate", "approximate"),
-                        ("beta", "beta"),
-                        ("threshold", "threshold"),
-                        ("alpha", "alpha"),
-                        ("min_val", "min_val"),
-                        ("max_val", "max_val"),
-                    ],
-                );
-                format!(
-                    "F.{}",
-                    match kind {
-                        "LeakyReLU" => "leaky_relu",
-                        "GELU" => "gelu",
-                        "Softplus" => "softplus",
-                        "ELU" => "elu",
-                        _ => "hardtanh",
-                    }
-                )
-            }
-            "Softmax" | "LogSoftmax" => {
-                pass(cfg, &mut f, &[("dim", "dim")]);
-                if kind == "Softmax" {
-                    "F.softmax"
-                } else {
-                    "F.log_softmax"
-                }
-                .into()
-            }
-            "Identity" => {
-                return f.pos.first().map(|(v, _)| v.clone()).ok_or_else(|| {
-                    FrontendError::lowering("Identity needs an input", span.clone())
-                })
-            }
-            "Flatten" => {
-                kw(&mut f, "start_dim", Val::Int(cfg.int("start_dim", 1)?));
-                kw(&mut f, "end_dim", Val::Int(cfg.int("end_dim", -1)?));
-                "torch.flatten".into()
-            }
-            "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
-                pass(cfg, &mut f, &[("p", "p")]);
-                kw(&mut f, "training", Val::Bool(true));
-                "F.dropout".into()
-            }
-            "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss"
-            | "TripletMarginLoss" => {
-                pass(
-                    cfg,
-                    &mut f,
-                    &[
-                        ("weight", "weight"),
-                        ("size_average", "size_average"),
-                        ("reduce", "reduce"),
-                        ("reduction", "reduction"),
-                        ("ignore_index", "ignore_index"),
-                        ("label_smoothing", "label_smoothing"),
-                        ("beta", "beta"),
-                        ("delta", "delta"),
-                        ("log_target", "log_target"),
-                        ("margin", "margin"),
-                        ("p", "p"),
-                        ("eps", "eps"),
-                        ("swap", "swap"),
-                    ],
-                );
-                format!(
-                    "F.{}",
-                    match kind {
-                        "MSELoss" => "mse_loss",
-                        "CrossEntropyLoss" => "cross_entropy",
-                        "SmoothL1Loss" => "smooth_l1_loss",
-                        "HuberLoss" => "huber_loss",
-                        "KLDivLoss" => "kl_div",
-                        _ => "triplet_margin_loss",
-                    }
-                )
-            }
-            _ => {
-                return Err(FrontendError::unsupported(
-                    format!("calling `nn.{kind}` is not supported"),
-                    span.clone(),
-                ))
-            }
-        };
+            )
+        }
+        _ => {
+            return Err(FrontendError::unsupported(
+                format!("calling `nn.{kind}` is not supported"),
+                span.clone(),
+            ))
+        }
+    };
     spelling::call_function(interp, &fname, f, span)
 }
 

@@ -49,11 +49,11 @@ enum Raw {
 fn triple_quoted(lex: &mut logos::Lexer<Raw>) -> Option<String> {
     let opener = lex.slice();
     let quote = &opener[opener.len() - 3..];
-    let rest = lex.remainder();
+    let rest = lex.remainder().as_bytes();
+    let quote = quote.as_bytes();
     let mut i = 0;
-    let bytes = rest.as_bytes();
-    while i < bytes.len() {
-        if bytes[i] == b'\\' {
+    while i < rest.len() {
+        if rest[i] == b'\\' {
             i += 2;
             continue;
         }

@@ -166,6 +166,19 @@ impl Parser {
     fn leave(&mut self) {
         self.depth -= 1;
     }
+    /// Left-associative chains (`a + b + c`, `f()()`, `x[0][0]`) nest the tree one level per
+    /// link; they count against the same depth limit.
+    fn link(&mut self, chain: &mut usize) -> PResult<()> {
+        *chain += 1;
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(FrontendError::unsupported(
+                format!("expression chain nested deeper than {MAX_DEPTH} levels"),
+                self.span(),
+            ));
+        }
+        Ok(())
+    }
 
     // ------------------------------------------------------------ statements
 
@@ -562,7 +575,9 @@ impl Parser {
     fn or_test(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.and_test()?;
+        let mut chain = 0;
         while self.eat_kw("or") {
+            self.link(&mut chain)?;
             let rhs = self.and_test()?;
             lhs = Expr {
                 kind: ExprKind::BoolOp {
@@ -573,13 +588,16 @@ impl Parser {
                 span: start..self.prev_end(),
             };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
     fn and_test(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.not_test()?;
+        let mut chain = 0;
         while self.eat_kw("and") {
+            self.link(&mut chain)?;
             let rhs = self.not_test()?;
             lhs = Expr {
                 kind: ExprKind::BoolOp {
@@ -590,6 +608,7 @@ impl Parser {
                 span: start..self.prev_end(),
             };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
@@ -667,6 +686,7 @@ impl Parser {
     fn arith(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.term()?;
+        let mut chain = 0;
         loop {
             let op = if self.eat_op("+") {
                 BinOp::Add
@@ -675,18 +695,21 @@ impl Parser {
             } else {
                 break;
             };
+            self.link(&mut chain)?;
             let rhs = self.term()?;
             lhs = Expr {
                 kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
                 span: start..self.prev_end(),
             };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
     fn term(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.factor()?;
+        let mut chain = 0;
         loop {
             let op = match self.peek() {
                 Tok::Op("*") => BinOp::Mul,
@@ -697,12 +720,14 @@ impl Parser {
                 _ => break,
             };
             self.bump();
+            self.link(&mut chain)?;
             let rhs = self.factor()?;
             lhs = Expr {
                 kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
                 span: start..self.prev_end(),
             };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
@@ -745,7 +770,11 @@ impl Parser {
     fn primary(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut e = self.atom()?;
+        let mut chain = 0;
         loop {
+            if self.at_op(".") || self.at_op("(") || self.at_op("[") {
+                self.link(&mut chain)?;
+            }
             if self.eat_op(".") {
                 let (name, _) = self.expect_name()?;
                 e = Expr {
@@ -774,6 +803,7 @@ impl Parser {
                 break;
             }
         }
+        self.depth -= chain;
         Ok(e)
     }
 

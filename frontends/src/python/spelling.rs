@@ -170,6 +170,13 @@ fn math(f: &str, args: &Args, span: &Span) -> R<Val> {
             ))
         }
     };
+    if x.is_nan() && !nums.iter().any(|n| n.is_nan()) {
+        // Python raises ValueError here
+        return Err(FrontendError::lowering(
+            format!("`math.{f}`: math domain error"),
+            span.clone(),
+        ));
+    }
     Ok(Val::Float(x))
 }
 
