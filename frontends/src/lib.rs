@@ -1,1 +1,2 @@
 //! Frontends: turn source programs into drtc IR.
+pub mod synth;

@@ -1,5 +1,9 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod synth;
+mod synth_bench;
+mod synth_report;
+
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -48,8 +52,16 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    Synth(synth::SynthArgs),
+    SynthReport(synth_report::SynthReportArgs),
+    SynthBench(synth_bench::SynthBenchArgs),
+}
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
-    match cli.command {}
+    match cli.command {
+        Command::Synth(args) => synth::run(args),
+        Command::SynthReport(args) => synth_report::run(args),
+        Command::SynthBench(args) => synth_bench::run(args),
+    }
 }
