@@ -209,6 +209,8 @@ pub struct RunStats {
     pub failures: BTreeMap<String, usize>,
     pub rejections: BTreeMap<String, usize>,
     pub validated: usize,
+    /// Rejected programs: the JSON record plus `"rejection"`.
+    pub rejected: Vec<serde_json::Value>,
 }
 
 /// Synthesizes `count` programs (with replacement rounds), optionally validated; returns
@@ -262,6 +264,9 @@ pub fn run_synthesis(
             stats.validated += verdicts.len();
             for (p, v) in ok.iter().zip(verdicts) {
                 if let Some(r) = v.rejection {
+                    let mut rec = record(p, seed);
+                    rec["rejection"] = serde_json::Value::String(r.clone());
+                    stats.rejected.push(rec);
                     let key = r.split(':').take(2).collect::<Vec<_>>().join(":");
                     *stats.rejections.entry(key).or_default() += 1;
                     rejected.push(p.index);
@@ -323,6 +328,15 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         path: args.output.display().to_string(),
         source,
     })?;
+    if !stats.rejected.is_empty() {
+        let path = args.output.with_extension("rejected.jsonl");
+        let text: String = stats.rejected.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(&path, text).map_err(|source| DriverError::Write {
+            path: path.display().to_string(),
+            source,
+        })?;
+        eprintln!("rejected programs and reasons: {}", path.display());
+    }
     let distinct: std::collections::HashSet<u64> = programs.iter().map(|p| p.hash).collect();
     eprintln!(
         "wrote {} of {} programs ({} ops each) to {} in {secs:.1}s ({:.1} programs/s)",

@@ -226,7 +226,9 @@ pub fn encode(plan: &Plan, o: &SynthOptions, rng: &mut impl Rng) -> Csp {
                 debug_assert_eq!(plan.tensors[t].origin, Origin::Input { step: si });
                 let dims = e.fresh_dims(plan.tensors[t].rank);
                 let tv = e.tensor(dims);
-                e.m.add_ge(tv.numel, o.numel.0 as i64);
+                if plan.tensors[t].rank > 0 {
+                    e.m.add_ge(tv.numel, o.numel.0 as i64);
+                }
                 tensors[t] = Some(tv);
             }
             ins.push(tensors[t].clone().expect("created above"));
@@ -296,7 +298,7 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
     let x = &ins[0];
     let r = x.dims.len();
     let c = &step.choice;
-    let k = unit_flops(step.op);
+    let k = || unit_flops(step.op);
     let mut attrs: Vec<(&'static str, AttrVal)> = step
         .fixed_attrs
         .iter()
@@ -304,12 +306,12 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
         .collect();
     let zero = LinearExpr::default();
     match step.family {
-        Family::Unary => (OutShape::Same, vec![], attrs, x.numel * k),
+        Family::Unary => (OutShape::Same, vec![], attrs, x.numel * k()),
         Family::Broadcast(_) => {
             let shapes: Vec<Vec<IntVar>> = ins.iter().map(|t| t.dims.clone()).collect();
             let dims = e.broadcast(&shapes);
             let out = e.tensor(dims.clone());
-            (OutShape::New(dims), vec![], attrs, out.numel * k)
+            (OutShape::New(dims), vec![], attrs, out.numel * k())
         }
         Family::Matmul | Family::Bmm => {
             let (a, b) = (&ins[0].dims, &ins[1].dims);
@@ -344,7 +346,7 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
                 attrs.push(("dim", A::Fixed(Attr::Ints(vec![d]))));
             }
             attrs.push(("keepdim", A::Fixed(Attr::Bool(c.keepdim))));
-            let mut flops = x.numel * k;
+            let mut flops = x.numel * k();
             if matches!(step.op, Op::Argmax | Op::Argmin) {
                 // the `.float()` cast of the seed format: one FLOP per output element
                 let out = e.tensor(dims.clone());
@@ -354,7 +356,7 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
         }
         Family::AlongDim => {
             attrs.push(("dim", A::Fixed(Attr::Int(c.dim as i64))));
-            (OutShape::Same, vec![], attrs, x.numel * k)
+            (OutShape::Same, vec![], attrs, x.numel * k())
         }
         Family::Transpose => {
             attrs.push(("dim0", A::Fixed(Attr::Int(-2))));
@@ -427,6 +429,10 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
                 let p = e.param(0, kmax / 2);
                 e.m.add_le(p * 2, kk);
                 let d = if max { Some(e.param(1, 3)) } else { None };
+                if !max && n == 3 {
+                    // PyTorch's avg_pool3d also wants the unpadded input to hold a window
+                    e.m.add_ge(x.dims[2 + i], kk);
+                }
                 dims.push(e.window_out(x.dims[2 + i], kk, s, p, d));
                 ks.push(kk);
                 ss.push(s);
@@ -531,7 +537,7 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
             for j in 0..r {
                 e.m.add_eq(x.dims[j], ins[1].dims[j]);
             }
-            (OutShape::New(vec![]), vec![], attrs, x.numel * k)
+            (OutShape::New(vec![]), vec![], attrs, x.numel * k())
         }
         Family::Flatten => {
             let (s, t) = c.flatten;

@@ -92,7 +92,8 @@ pub fn sample_plan(ops: &[Op], max_rank: usize, rng: &mut impl Rng) -> Result<Pl
                     t
                 }
                 None => {
-                    let rank = rng.random_range(lo.max(1)..=hi.max(1));
+                    // inputs get rank >= 1 unless the slot needs a scalar (stacking two scalars)
+                    let rank = rng.random_range(lo.max(1).min(hi)..=hi);
                     tensors.push(PlanTensor {
                         rank,
                         origin: Origin::Input { step: si },
