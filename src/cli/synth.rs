@@ -76,7 +76,7 @@ pub struct SynthArgs {
     #[arg(long, value_enum, default_value = "both")]
     pub diversity: DiversityArg,
     /// Per-solve time limit in seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 1.0)]
     pub time_limit: f64,
     /// Rounds of replacement for programs that failed or were rejected.
     #[arg(long, default_value_t = 3)]

@@ -141,7 +141,12 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
             stats.solve_s += t0.elapsed().as_secs_f64();
             stats.solves += 1;
             let sol = match sol {
-                Ok(s) => s,
+                Ok(s) => {
+                    if std::env::var_os("DRTC_SYNTH_DEBUG").is_some() {
+                        eprintln!("solve #{index} halving {h}: {:?} in {:.3}s ops {:?}", s.status, t0.elapsed().as_secs_f64(), ops);
+                    }
+                    s
+                }
                 Err(e) => return done(Err(FailReason::Solver(e.to_string())), stats),
             };
             match sol.status {
@@ -175,9 +180,10 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
                     last = FailReason::Infeasible;
                 }
                 _ => {
+                    // undecided within the limit: usually a minimum at the edge of what the
+                    // structure can reach, so a lower minimum is tried, as for infeasibility
                     stats.timeouts += 1;
                     last = FailReason::Timeout;
-                    break;
                 }
             }
         }

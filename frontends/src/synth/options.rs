@@ -69,8 +69,8 @@ impl Default for SynthOptions {
             max_product: 1 << 48,
             kernel: (3, 15),
             attempts: 8,
-            flop_halvings: 3,
-            time_limit_s: 10.0,
+            flop_halvings: 6,
+            time_limit_s: 1.0,
             diversity: Diversity::Both,
         }
     }
