@@ -2,6 +2,7 @@
 
 mod synth;
 mod synth_bench;
+mod synth_plot;
 mod synth_report;
 
 use clap::{Parser, Subcommand};

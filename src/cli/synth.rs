@@ -55,7 +55,7 @@ pub struct SynthArgs {
     #[arg(long, default_value = "2^34..2^35")]
     pub flops: String,
     /// Bound on the elements of all tensors together (default: 4 x 2^30, scaled down
-    /// to 16 x the FLOP maximum for small programs).
+    /// to 4 x the FLOP maximum for small programs).
     #[arg(long)]
     pub max_elements: Option<u64>,
     /// Worker threads (default: all cores).
@@ -79,7 +79,7 @@ pub struct SynthArgs {
     #[arg(long, default_value_t = 1.0)]
     pub time_limit: f64,
     /// Rounds of replacement for programs that failed or were rejected.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 5)]
     pub retries: usize,
     /// Output file (JSON lines).
     #[arg(short, long)]

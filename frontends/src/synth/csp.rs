@@ -406,6 +406,9 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
             let g = e.param(1, 32);
             let per = e.var(1, e.o.max_dim);
             e.m.add_product(ch, &[g.into(), per.into()]);
+            // like batch statistics, each group needs more than one value
+            let ng = e.mul(x.dims[0], g, 1, e.o.numel.1 as i64);
+            e.m.add_ge(x.numel, ng * 2);
             attrs.push(("num_groups", A::Int(g)));
             (OutShape::Same, vec![vec![ch], vec![ch]], attrs, x.numel * 7)
         }

@@ -14,6 +14,7 @@ pub mod emit;
 pub mod generate;
 pub mod options;
 pub mod plan;
+pub mod report;
 pub mod select;
 pub mod validate;
 

@@ -81,10 +81,10 @@ impl SynthOptions {
     pub const LEVELS: [usize; 5] = [1, 2, 3, 5, 10];
 
     /// Sets the FLOP range, and scales the memory bound down with it for small programs
-    /// (at most 16 elements per FLOP of the maximum, never more than the default 4 x 2^30).
+    /// (at most 4 elements per FLOP of the maximum, never more than the default 4 x 2^30).
     pub fn with_flops(mut self, min: u64, max: u64) -> Self {
         self.flops = (min, max);
-        self.max_total_elements = (4u64 << 30).min(max.saturating_mul(16)).max(1 << 12);
+        self.max_total_elements = (4u64 << 30).min(max.saturating_mul(4)).max(1 << 12);
         self
     }
 }
