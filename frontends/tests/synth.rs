@@ -59,7 +59,11 @@ fn flops_and_sizes_respect_the_bounds() {
         for v in (0..g.num_values()).map(|i| drtc_ir::ValueId(i as u32)) {
             let t = g.ty(v);
             assert!(t.rank() <= o.max_rank);
-            assert!(t.shape.iter().all(|&d| (1..=o.max_dim).contains(&d)), "{:?}", t.shape);
+            assert!(
+                t.shape.iter().all(|&d| (1..=o.max_dim).contains(&d)),
+                "{:?}",
+                t.shape
+            );
             total += t.numel();
         }
         assert!(total <= o.max_total_elements);
@@ -76,11 +80,22 @@ fn runs_are_reproducible_and_seeds_differ() {
     let b = synthesize_indices(&cp, &o, 11, 8, &(0..8).collect::<Vec<_>>(), 0, &tick);
     let c = synthesize_indices(&cp, &o, 12, 8, &(0..8).collect::<Vec<_>>(), 0, &tick);
     let text = |v: &[Outcome]| -> Vec<String> {
-        v.iter().map(|o| o.result.as_ref().map(|p| p.python.clone()).unwrap_or_default()).collect()
+        v.iter()
+            .map(|o| {
+                o.result
+                    .as_ref()
+                    .map(|p| p.python.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
     };
     assert_eq!(text(&a), text(&b));
     assert_ne!(text(&a), text(&c));
-    let hashes: HashSet<u64> = a.iter().filter_map(|o| o.result.as_ref().ok()).map(|p| p.hash).collect();
+    let hashes: HashSet<u64> = a
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok())
+        .map(|p| p.hash)
+        .collect();
     assert_eq!(hashes.len(), a.iter().filter(|o| o.result.is_ok()).count());
 }
 
@@ -93,7 +108,11 @@ fn twenty_op_programs_are_made() {
     for out in &outs {
         let p = out.result.as_ref().expect("20-op program");
         assert_eq!(p.ops.len(), 20);
-        let python_ops = p.python.lines().filter(|l| l.starts_with("    tensor_") && !l.contains("randn")).count();
+        let python_ops = p
+            .python
+            .lines()
+            .filter(|l| l.starts_with("    tensor_") && !l.contains("randn"))
+            .count();
         assert_eq!(python_ops, 20);
     }
 }
@@ -105,7 +124,13 @@ fn coverage_modes_cover() {
     let one = op_sequences(ops, 1, 7, Selection::Coverage, &mut rng);
     assert_eq!(one.iter().map(|s| s[0]).collect::<HashSet<_>>().len(), 7);
     let two = op_sequences(ops, 2, 49, Selection::Coverage, &mut rng);
-    assert_eq!(two.iter().map(|s| (s[0], s[1])).collect::<HashSet<_>>().len(), 49);
+    assert_eq!(
+        two.iter()
+            .map(|s| (s[0], s[1]))
+            .collect::<HashSet<_>>()
+            .len(),
+        49
+    );
     let five = op_sequences(ops, 5, 70, Selection::Coverage, &mut rng);
     let mut counts = std::collections::HashMap::new();
     for op in five.iter().flatten() {
@@ -126,7 +151,11 @@ fn programs_run_in_pytorch_with_finite_outputs() {
     assert_eq!(verdicts.len(), progs.len());
     let errors: Vec<&Verdict> = verdicts
         .iter()
-        .filter(|v| v.rejection.as_deref().is_some_and(|r| r.starts_with("error") || r.starts_with("shape")))
+        .filter(|v| {
+            v.rejection
+                .as_deref()
+                .is_some_and(|r| r.starts_with("error") || r.starts_with("shape"))
+        })
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
 }

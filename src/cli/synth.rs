@@ -95,7 +95,9 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
     if let Some((b, e)) = s.split_once('^') {
         let b: u64 = b.trim().parse().map_err(|_| format!("bad number `{s}`"))?;
         let e: u32 = e.trim().parse().map_err(|_| format!("bad number `{s}`"))?;
-        return b.checked_pow(e).ok_or_else(|| format!("`{s}` is too large"));
+        return b
+            .checked_pow(e)
+            .ok_or_else(|| format!("`{s}` is too large"));
     }
     if let Ok(v) = s.parse::<u64>() {
         return Ok(v);
@@ -297,20 +299,32 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     let cp = CpSat::load().map_err(|e| DriverError::Reported(e.to_string()))?;
     if let Some(j) = args.jobs {
         // an error here means a pool already exists, which is fine
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(j.max(1)).build_global();
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(j.max(1))
+            .build_global();
     }
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
         let b = ProgressBar::new(args.count as u64);
         b.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {per_sec} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} {per_sec} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         b
     };
     let t0 = Instant::now();
-    let (programs, stats, _) = run_synthesis(&cp, &o, args.count, args.seed, args.validate, args.retries, &bar)?;
+    let (programs, stats, _) = run_synthesis(
+        &cp,
+        &o,
+        args.count,
+        args.seed,
+        args.validate,
+        args.retries,
+        &bar,
+    )?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     let file = std::fs::File::create(&args.output).map_err(|source| DriverError::Write {

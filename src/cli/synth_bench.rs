@@ -33,8 +33,14 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
     let cp = CpSat::load().map_err(|e| DriverError::Reported(e.to_string()))?;
     let (lo, hi) = parse_range(&args.flops).map_err(DriverError::Reported)?;
     let threads = rayon::current_num_threads();
-    println!("synth-bench: {} programs per op count, FLOPs {lo}..{hi}, {threads} threads", args.count);
-    println!("{:>4} {:>10} {:>12} {:>10} {:>14} {:>10}", "ops", "programs", "programs/s", "solves", "ms/solve", "solved%");
+    println!(
+        "synth-bench: {} programs per op count, FLOPs {lo}..{hi}, {threads} threads",
+        args.count
+    );
+    println!(
+        "{:>4} {:>10} {:>12} {:>10} {:>14} {:>10}",
+        "ops", "programs", "programs/s", "solves", "ms/solve", "solved%"
+    );
     for n in args.ops.split(',') {
         let n: usize = n
             .trim()
@@ -44,8 +50,15 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
         o.ops = n;
         o.op_set = parse_op_set(&args.op_set).map_err(DriverError::Reported)?;
         let t0 = Instant::now();
-        let (programs, stats, _) =
-            run_synthesis(&cp, &o, args.count, args.seed, ValidateMode::None, 0, &ProgressBar::hidden())?;
+        let (programs, stats, _) = run_synthesis(
+            &cp,
+            &o,
+            args.count,
+            args.seed,
+            ValidateMode::None,
+            0,
+            &ProgressBar::hidden(),
+        )?;
         let secs = t0.elapsed().as_secs_f64();
         println!(
             "{:>4} {:>10} {:>12.1} {:>10} {:>14.2} {:>10.1}",

@@ -123,17 +123,24 @@ impl Canvas {
 
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
         let file = std::fs::File::create(path)?;
-        let mut enc = png::Encoder::new(std::io::BufWriter::new(file), self.w as u32, self.h as u32);
+        let mut enc =
+            png::Encoder::new(std::io::BufWriter::new(file), self.w as u32, self.h as u32);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         let mut wr = enc.write_header().map_err(std::io::Error::other)?;
-        wr.write_image_data(&self.px).map_err(std::io::Error::other)?;
+        wr.write_image_data(&self.px)
+            .map_err(std::io::Error::other)?;
         Ok(())
     }
 }
 
 /// A vertical bar chart with a label under each bar.
-pub fn bar_chart(path: &Path, title: &str, labels: &[String], values: &[f64]) -> std::io::Result<()> {
+pub fn bar_chart(
+    path: &Path,
+    title: &str,
+    labels: &[String],
+    values: &[f64],
+) -> std::io::Result<()> {
     let n = labels.len().max(1);
     let bar = if n > 40 { 12 } else { 24 };
     let label_len = labels.iter().map(|l| l.len()).max().unwrap_or(1);
@@ -152,13 +159,23 @@ pub fn bar_chart(path: &Path, title: &str, labels: &[String], values: &[f64]) ->
         let bh = ((v / max) * plot_h as f64).round() as usize;
         let x = left + i * bar + 2;
         c.rect(x, top + plot_h - bh, bar - 4, bh, [70, 110, 200]);
-        c.text(x + (bar - 4) / 2 - SCALE * 2, top + plot_h + 8 + l.len() * ADVANCE, l, true);
+        c.text(
+            x + (bar - 4) / 2 - SCALE * 2,
+            top + plot_h + 8 + l.len() * ADVANCE,
+            l,
+            true,
+        );
     }
     c.save(path)
 }
 
 /// A heatmap of `counts[row][col]` with row and column labels.
-pub fn heatmap(path: &Path, title: &str, labels: &[String], counts: &[Vec<usize>]) -> std::io::Result<()> {
+pub fn heatmap(
+    path: &Path,
+    title: &str,
+    labels: &[String],
+    counts: &[Vec<usize>],
+) -> std::io::Result<()> {
     let n = labels.len().max(1);
     let cell = 10;
     let label_len = labels.iter().map(|l| l.len()).max().unwrap_or(1) * ADVANCE + 10;

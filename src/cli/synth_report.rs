@@ -37,9 +37,17 @@ fn write_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> DriverErr
 pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
     let text = read_file(&args.input)?;
     let mut records = vec![];
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let r: Record = serde_json::from_str(line).map_err(|e| {
-            DriverError::Reported(format!("{}:{}: not a synth record: {e}", args.input.display(), i + 1))
+            DriverError::Reported(format!(
+                "{}:{}: not a synth record: {e}",
+                args.input.display(),
+                i + 1
+            ))
         })?;
         records.push(r);
     }
@@ -52,9 +60,17 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
         rep.distinct,
         100.0 * rep.distinct as f64 / rep.programs.max(1) as f64
     );
-    let counts: Vec<String> = rep.op_counts.iter().map(|(k, v)| format!("{k} ops: {v}")).collect();
+    let counts: Vec<String> = rep
+        .op_counts
+        .iter()
+        .map(|(k, v)| format!("{k} ops: {v}"))
+        .collect();
     println!("op counts: {}", counts.join(", "));
-    let missing: Vec<&str> = names.iter().copied().filter(|n| !rep.ops.contains_key(*n)).collect();
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !rep.ops.contains_key(*n))
+        .collect();
     println!(
         "ops: {} of {} in the op set seen; max/min frequency {:.2}; chi-square vs uniform {:.1} ({} degrees of freedom)",
         names.len() - missing.len(),
@@ -79,9 +95,17 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
     println!("ordered op pairs (consecutive): {seen_pairs} of {possible} seen");
     let ranks: Vec<String> = rep.ranks.iter().map(|(k, v)| format!("{k}: {v}")).collect();
     println!("tensor ranks: {}", ranks.join(", "));
-    let dims: Vec<String> = rep.dims_log2.iter().map(|(k, v)| format!("2^{k}: {v}")).collect();
+    let dims: Vec<String> = rep
+        .dims_log2
+        .iter()
+        .map(|(k, v)| format!("2^{k}: {v}"))
+        .collect();
     println!("dims (log2 buckets): {}", dims.join(", "));
-    let flops: Vec<String> = rep.flops_log2.iter().map(|(k, v)| format!("2^{k}: {v}")).collect();
+    let flops: Vec<String> = rep
+        .flops_log2
+        .iter()
+        .map(|(k, v)| format!("2^{k}: {v}"))
+        .collect();
     println!("FLOPs (log2 buckets): {}", flops.join(", "));
     if let Some(dir) = &args.against {
         let bench = scan_benchmark_dir(dir).map_err(|source| DriverError::Read {
@@ -108,7 +132,10 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
     if let Some(dir) = &args.plots {
         std::fs::create_dir_all(dir).map_err(write_err(dir))?;
         let labels: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        let values: Vec<f64> = names.iter().map(|n| *rep.ops.get(*n).unwrap_or(&0) as f64).collect();
+        let values: Vec<f64> = names
+            .iter()
+            .map(|n| *rep.ops.get(*n).unwrap_or(&0) as f64)
+            .collect();
         let p = dir.join("ops.png");
         bar_chart(&p, "op frequency", &labels, &values).map_err(write_err(&p))?;
         let grid: Vec<Vec<usize>> = names
@@ -121,9 +148,18 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
             })
             .collect();
         let p = dir.join("op_pairs.png");
-        heatmap(&p, "op pairs (row then column; red = never)", &labels, &grid).map_err(write_err(&p))?;
+        heatmap(
+            &p,
+            "op pairs (row then column; red = never)",
+            &labels,
+            &grid,
+        )
+        .map_err(write_err(&p))?;
         let hist = |h: &std::collections::BTreeMap<u32, usize>| -> (Vec<String>, Vec<f64>) {
-            (h.keys().map(|k| format!("2^{k}")).collect(), h.values().map(|&v| v as f64).collect())
+            (
+                h.keys().map(|k| format!("2^{k}")).collect(),
+                h.values().map(|&v| v as f64).collect(),
+            )
         };
         let (l, v) = hist(&rep.dims_log2);
         let p = dir.join("dims.png");
@@ -135,7 +171,10 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
         let v: Vec<f64> = rep.ranks.values().map(|&v| v as f64).collect();
         let p = dir.join("ranks.png");
         bar_chart(&p, "tensor ranks", &l, &v).map_err(write_err(&p))?;
-        println!("plots: {}/{{ops,op_pairs,dims,flops,ranks}}.png", dir.display());
+        println!(
+            "plots: {}/{{ops,op_pairs,dims,flops,ranks}}.png",
+            dir.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -10,7 +10,10 @@ pub enum CpSatError {
          pip install --no-deps --target ~/.cache/drtc/ortools ortools=={version}\n\
          and point DRTC_ORTOOLS_LIB at ~/.cache/drtc/ortools/ortools/.libs/libortools.so.9"
     )]
-    NotFound { tried: String, version: &'static str },
+    NotFound {
+        tried: String,
+        version: &'static str,
+    },
     #[error("cannot load `{path}`: {message}")]
     Load { path: String, message: String },
     #[error("CP-SAT rejected the model: {0}")]

@@ -42,7 +42,9 @@ struct Loaded {
 
 impl std::fmt::Debug for CpSat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CpSat").field("path", &self.inner.path).finish()
+        f.debug_struct("CpSat")
+            .field("path", &self.inner.path)
+            .finish()
     }
 }
 
@@ -92,10 +94,14 @@ impl CpSat {
         if let Ok(p) = std::env::var("DRTC_ORTOOLS_LIB") {
             let p = PathBuf::from(p);
             let p = if p.is_dir() {
-                [p.join(LIB_NAME), lib_in_package_dir(&p), p.join("ortools/.libs").join(LIB_NAME)]
-                    .into_iter()
-                    .find(|c| c.is_file())
-                    .unwrap_or(p)
+                [
+                    p.join(LIB_NAME),
+                    lib_in_package_dir(&p),
+                    p.join("ortools/.libs").join(LIB_NAME),
+                ]
+                .into_iter()
+                .find(|c| c.is_file())
+                .unwrap_or(p)
             } else {
                 p
             };
@@ -191,7 +197,8 @@ impl CpSat {
         }
         let bytes = {
             // SAFETY: `out` points to `out_len` bytes written by the library.
-            let s = unsafe { std::slice::from_raw_parts(out as *const u8, out_len.max(0) as usize) };
+            let s =
+                unsafe { std::slice::from_raw_parts(out as *const u8, out_len.max(0) as usize) };
             s.to_vec()
         };
         // SAFETY: the buffer was allocated with malloc by the library and is freed once.

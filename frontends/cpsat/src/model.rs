@@ -22,10 +22,6 @@ impl IntVar {
 }
 
 impl BoolVar {
-    /// The negated literal.
-    pub fn not(self) -> BoolVar {
-        BoolVar(-self.0 - 1)
-    }
     fn var_index(self) -> i32 {
         if self.0 >= 0 {
             self.0
@@ -40,6 +36,14 @@ impl BoolVar {
         } else {
             LinearExpr::constant(1) - LinearExpr::from(IntVar(self.var_index()))
         }
+    }
+}
+
+impl std::ops::Not for BoolVar {
+    type Output = BoolVar;
+    /// The negated literal.
+    fn not(self) -> BoolVar {
+        BoolVar(-self.0 - 1)
     }
 }
 
@@ -151,7 +155,12 @@ impl LinearExpr {
             }
         }
         let keep: Vec<bool> = coeffs.iter().map(|&c| c != 0).collect();
-        let vars = vars.into_iter().zip(&keep).filter(|x| *x.1).map(|x| x.0).collect();
+        let vars = vars
+            .into_iter()
+            .zip(&keep)
+            .filter(|x| *x.1)
+            .map(|x| x.0)
+            .collect();
         let coeffs = coeffs.into_iter().filter(|&c| c != 0).collect();
         (vars, coeffs)
     }
@@ -364,7 +373,10 @@ impl CpModel {
     pub fn add_product(&mut self, target: impl Into<LinearExpr>, factors: &[LinearExpr]) -> Ct {
         let target = Some(target.into().proto());
         let exprs = factors.iter().map(LinearExpr::proto).collect();
-        self.push(Constraint::IntProd(pb::LinearArgumentProto { target, exprs }))
+        self.push(Constraint::IntProd(pb::LinearArgumentProto {
+            target,
+            exprs,
+        }))
     }
 
     /// `target == num / den`, rounding toward zero; `den` must not contain 0.
@@ -376,14 +388,20 @@ impl CpModel {
     ) -> Ct {
         let target = Some(target.into().proto());
         let exprs = vec![num.into().proto(), den.into().proto()];
-        self.push(Constraint::IntDiv(pb::LinearArgumentProto { target, exprs }))
+        self.push(Constraint::IntDiv(pb::LinearArgumentProto {
+            target,
+            exprs,
+        }))
     }
 
     /// `target == max(exprs)`.
     pub fn add_max_equality(&mut self, target: impl Into<LinearExpr>, exprs: &[LinearExpr]) -> Ct {
         let target = Some(target.into().proto());
         let exprs = exprs.iter().map(LinearExpr::proto).collect();
-        self.push(Constraint::LinMax(pb::LinearArgumentProto { target, exprs }))
+        self.push(Constraint::LinMax(pb::LinearArgumentProto {
+            target,
+            exprs,
+        }))
     }
 
     /// `target == min(exprs)` (as `-target == max(-exprs)`).
@@ -419,7 +437,9 @@ impl CpModel {
     /// All expressions take different values.
     pub fn add_all_different(&mut self, exprs: &[LinearExpr]) -> Ct {
         let exprs = exprs.iter().map(LinearExpr::proto).collect();
-        self.push(Constraint::AllDiff(pb::AllDifferentConstraintProto { exprs }))
+        self.push(Constraint::AllDiff(pb::AllDifferentConstraintProto {
+            exprs,
+        }))
     }
 
     /// Minimizes `expr`.
@@ -458,7 +478,12 @@ impl CpModel {
 
     /// Branches on `vars` in the given order with the given value choice (used when the
     /// search follows the model's strategy).
-    pub fn add_decision_strategy(&mut self, vars: &[IntVar], sel: VarSelection, red: DomainReduction) {
+    pub fn add_decision_strategy(
+        &mut self,
+        vars: &[IntVar],
+        sel: VarSelection,
+        red: DomainReduction,
+    ) {
         self.proto.search_strategy.push(pb::DecisionStrategyProto {
             variables: vars.iter().map(|v| v.0).collect(),
             variable_selection_strategy: sel as i32,

@@ -38,7 +38,7 @@ fn enforcement_literals_and_booleans() {
     let ct = m.add_eq(x, 7);
     m.only_enforce_if(ct, &[b]);
     let ct = m.add_eq(x, 3);
-    m.only_enforce_if(ct, &[b.not()]);
+    m.only_enforce_if(ct, &[!b]);
     m.add_exactly_one(&[b, c]);
     m.add_bool_or(&[c]);
     let s = cp.solve(&m, &SolveParams::default()).unwrap();
@@ -69,7 +69,9 @@ fn objective_all_different_and_infeasibility() {
 fn hints_and_strategies_are_accepted() {
     let cp = solver();
     let mut m = CpModel::new();
-    let v: Vec<IntVar> = (0..3).map(|i| m.new_int(1, 1000, &format!("v{i}"))).collect();
+    let v: Vec<IntVar> = (0..3)
+        .map(|i| m.new_int(1, 1000, &format!("v{i}")))
+        .collect();
     m.add_le(LinearExpr::sum(v.iter().copied()), 1500);
     for (i, &x) in v.iter().enumerate() {
         m.add_hint(x, 100 * (i as i64 + 1));

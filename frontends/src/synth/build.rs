@@ -11,7 +11,8 @@ use drtc_ir::{Attr, DType, Graph, GraphBuilder, Op, TensorType, ValueId};
 pub fn build_graph(plan: &Plan, csp: &Csp, sol: &Solution) -> Result<Graph, String> {
     let mut gb = GraphBuilder::new("fused_operator");
     let mut values: Vec<Option<ValueId>> = vec![None; plan.tensors.len()];
-    let shape_of = |t: usize| -> Vec<i64> { csp.tensors[t].dims.iter().map(|&d| sol.value(d)).collect() };
+    let shape_of =
+        |t: usize| -> Vec<i64> { csp.tensors[t].dims.iter().map(|&d| sol.value(d)).collect() };
     let mut n_inputs = 0;
     for (i, t) in plan.tensors.iter().enumerate() {
         if matches!(t.origin, Origin::Input { .. } | Origin::Weight { .. }) {
@@ -75,7 +76,10 @@ pub fn build_graph(plan: &Plan, csp: &Csp, sol: &Solution) -> Result<Graph, Stri
         .map(|e| e.to_string())
         .collect();
     if !errors.is_empty() {
-        return Err(format!("the IR verifier refused the graph: {}", errors.join("; ")));
+        return Err(format!(
+            "the IR verifier refused the graph: {}",
+            errors.join("; ")
+        ));
     }
     Ok(g)
 }

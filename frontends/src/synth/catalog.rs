@@ -20,7 +20,9 @@ pub enum Family {
     Bmm,
     /// Reduction over one dim with `keepdim`; `min_size` is the least size of that dim
     /// (2 for var/std, whose unbiased estimate divides by n - 1).
-    Reduce { min_size: i64 },
+    Reduce {
+        min_size: i64,
+    },
     /// Same shape, computed along one dim (softmax, cumsum).
     AlongDim,
     /// `transpose(-2, -1)`.
@@ -37,11 +39,19 @@ pub enum Family {
     InstanceNorm,
     RmsNorm,
     /// max or avg pooling over `n` spatial dims.
-    Pool { n: usize, max: bool },
+    Pool {
+        n: usize,
+        max: bool,
+    },
     /// adaptive average pooling over `n` spatial dims.
-    AdaptivePool { n: usize },
+    AdaptivePool {
+        n: usize,
+    },
     /// convolution over `n` spatial dims.
-    Conv { n: usize, transposed: bool },
+    Conv {
+        n: usize,
+        transposed: bool,
+    },
     /// `F.linear(x, w, b)`.
     Linear,
     /// A loss of two same-shaped tensors, reduced to a scalar.
@@ -54,29 +64,90 @@ pub enum Family {
 
 /// The DRTriton generator's operators (ops.md, list A): 61 ops.
 pub const LIST_A: &[Op] = &[
-    Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Maximum, Op::Minimum, Op::Lerp,
-    Op::Matmul, Op::Bmm,
-    Op::Sum, Op::Mean, Op::Max, Op::Min, Op::Argmax, Op::Argmin, Op::Var, Op::Norm,
+    Op::Add,
+    Op::Sub,
+    Op::Mul,
+    Op::Div,
+    Op::Maximum,
+    Op::Minimum,
+    Op::Lerp,
+    Op::Matmul,
+    Op::Bmm,
+    Op::Sum,
+    Op::Mean,
+    Op::Max,
+    Op::Min,
+    Op::Argmax,
+    Op::Argmin,
+    Op::Var,
+    Op::Norm,
     Op::Transpose,
-    Op::Relu, Op::LeakyRelu, Op::Sigmoid, Op::Tanh, Op::Silu, Op::Gelu, Op::Selu,
-    Op::Hardsigmoid, Op::Softplus, Op::Softsign, Op::Elu, Op::Hardtanh, Op::Clamp,
-    Op::Logsigmoid, Op::Abs, Op::Cos, Op::Sin, Op::Exp2,
-    Op::Softmax, Op::LogSoftmax, Op::Cumsum, Op::Cummax, Op::Cummin,
-    Op::BatchNorm, Op::LayerNorm, Op::GroupNorm, Op::InstanceNorm,
-    Op::AvgPool1d, Op::AvgPool2d, Op::AvgPool3d, Op::MaxPool1d, Op::MaxPool2d, Op::MaxPool3d,
-    Op::Conv1d, Op::Conv2d, Op::Conv3d,
-    Op::ConvTranspose1d, Op::ConvTranspose2d, Op::ConvTranspose3d,
-    Op::Triu, Op::Tril, Op::Cat, Op::Stack,
+    Op::Relu,
+    Op::LeakyRelu,
+    Op::Sigmoid,
+    Op::Tanh,
+    Op::Silu,
+    Op::Gelu,
+    Op::Selu,
+    Op::Hardsigmoid,
+    Op::Softplus,
+    Op::Softsign,
+    Op::Elu,
+    Op::Hardtanh,
+    Op::Clamp,
+    Op::Logsigmoid,
+    Op::Abs,
+    Op::Cos,
+    Op::Sin,
+    Op::Exp2,
+    Op::Softmax,
+    Op::LogSoftmax,
+    Op::Cumsum,
+    Op::Cummax,
+    Op::Cummin,
+    Op::BatchNorm,
+    Op::LayerNorm,
+    Op::GroupNorm,
+    Op::InstanceNorm,
+    Op::AvgPool1d,
+    Op::AvgPool2d,
+    Op::AvgPool3d,
+    Op::MaxPool1d,
+    Op::MaxPool2d,
+    Op::MaxPool3d,
+    Op::Conv1d,
+    Op::Conv2d,
+    Op::Conv3d,
+    Op::ConvTranspose1d,
+    Op::ConvTranspose2d,
+    Op::ConvTranspose3d,
+    Op::Triu,
+    Op::Tril,
+    Op::Cat,
+    Op::Stack,
 ];
 
 /// KernelBench additions that random programs can use (ops.md, list B, in part).
 pub const LIST_B: &[Op] = &[
-    Op::Mish, Op::Hardswish, Op::Exp, Op::Neg, Op::Sign, Op::Erf,
-    Op::Logsumexp, Op::Std,
-    Op::Linear, Op::RmsNorm,
-    Op::AdaptiveAvgPool1d, Op::AdaptiveAvgPool2d, Op::AdaptiveAvgPool3d,
-    Op::MseLoss, Op::SmoothL1Loss,
-    Op::Flatten, Op::Unsqueeze, Op::Permute, Op::Flip,
+    Op::Mish,
+    Op::Hardswish,
+    Op::Exp,
+    Op::Neg,
+    Op::Sign,
+    Op::Erf,
+    Op::Logsumexp,
+    Op::Std,
+    Op::Linear,
+    Op::RmsNorm,
+    Op::AdaptiveAvgPool1d,
+    Op::AdaptiveAvgPool2d,
+    Op::AdaptiveAvgPool3d,
+    Op::MseLoss,
+    Op::SmoothL1Loss,
+    Op::Flatten,
+    Op::Unsqueeze,
+    Op::Permute,
+    Op::Flip,
 ];
 
 /// The family of `op`, or `None` when the synthesizer does not place it.
@@ -87,14 +158,40 @@ pub fn family(op: Op) -> Option<Family> {
         Op::Lerp => F::Broadcast(3),
         Op::Matmul => F::Matmul,
         Op::Bmm => F::Bmm,
-        Op::Sum | Op::Mean | Op::Max | Op::Min | Op::Argmax | Op::Argmin | Op::Norm
+        Op::Sum
+        | Op::Mean
+        | Op::Max
+        | Op::Min
+        | Op::Argmax
+        | Op::Argmin
+        | Op::Norm
         | Op::Logsumexp => F::Reduce { min_size: 1 },
         Op::Var | Op::Std => F::Reduce { min_size: 2 },
         Op::Transpose => F::Transpose,
-        Op::Relu | Op::LeakyRelu | Op::Sigmoid | Op::Tanh | Op::Silu | Op::Gelu | Op::Selu
-        | Op::Hardsigmoid | Op::Softplus | Op::Softsign | Op::Elu | Op::Hardtanh | Op::Clamp
-        | Op::Logsigmoid | Op::Abs | Op::Cos | Op::Sin | Op::Exp2 | Op::Mish | Op::Hardswish
-        | Op::Exp | Op::Neg | Op::Sign | Op::Erf => F::Unary,
+        Op::Relu
+        | Op::LeakyRelu
+        | Op::Sigmoid
+        | Op::Tanh
+        | Op::Silu
+        | Op::Gelu
+        | Op::Selu
+        | Op::Hardsigmoid
+        | Op::Softplus
+        | Op::Softsign
+        | Op::Elu
+        | Op::Hardtanh
+        | Op::Clamp
+        | Op::Logsigmoid
+        | Op::Abs
+        | Op::Cos
+        | Op::Sin
+        | Op::Exp2
+        | Op::Mish
+        | Op::Hardswish
+        | Op::Exp
+        | Op::Neg
+        | Op::Sign
+        | Op::Erf => F::Unary,
         Op::Softmax | Op::LogSoftmax | Op::Cumsum | Op::Cummax | Op::Cummin => F::AlongDim,
         Op::BatchNorm => F::BatchNorm,
         Op::LayerNorm => F::LayerNorm,
@@ -110,12 +207,30 @@ pub fn family(op: Op) -> Option<Family> {
         Op::AdaptiveAvgPool1d => F::AdaptivePool { n: 1 },
         Op::AdaptiveAvgPool2d => F::AdaptivePool { n: 2 },
         Op::AdaptiveAvgPool3d => F::AdaptivePool { n: 3 },
-        Op::Conv1d => F::Conv { n: 1, transposed: false },
-        Op::Conv2d => F::Conv { n: 2, transposed: false },
-        Op::Conv3d => F::Conv { n: 3, transposed: false },
-        Op::ConvTranspose1d => F::Conv { n: 1, transposed: true },
-        Op::ConvTranspose2d => F::Conv { n: 2, transposed: true },
-        Op::ConvTranspose3d => F::Conv { n: 3, transposed: true },
+        Op::Conv1d => F::Conv {
+            n: 1,
+            transposed: false,
+        },
+        Op::Conv2d => F::Conv {
+            n: 2,
+            transposed: false,
+        },
+        Op::Conv3d => F::Conv {
+            n: 3,
+            transposed: false,
+        },
+        Op::ConvTranspose1d => F::Conv {
+            n: 1,
+            transposed: true,
+        },
+        Op::ConvTranspose2d => F::Conv {
+            n: 2,
+            transposed: true,
+        },
+        Op::ConvTranspose3d => F::Conv {
+            n: 3,
+            transposed: true,
+        },
         Op::Triu | Op::Tril => F::Triangle,
         Op::Cat => F::Cat,
         Op::Stack => F::Stack,

@@ -84,14 +84,18 @@ impl<R: Rng> Enc<'_, R> {
     /// Fresh dims of a program input, hinted so the element count is log-uniform.
     fn fresh_dims(&mut self, rank: usize) -> Vec<IntVar> {
         let target = self.rng.random_range(5.0..self.hint_log.max(5.5));
-        let w: Vec<f64> = (0..rank).map(|_| self.rng.random_range(0.05..1.0)).collect();
+        let w: Vec<f64> = (0..rank)
+            .map(|_| self.rng.random_range(0.05..1.0))
+            .collect();
         let total: f64 = w.iter().sum();
         (0..rank)
             .map(|i| {
                 let v = self.var(1, self.o.max_dim);
                 let log = target * w[i] / total;
                 let jitter = self.rng.random_range(0.75..1.25);
-                let h = (2f64.powf(log) * jitter).round().clamp(1.0, self.o.max_dim as f64);
+                let h = (2f64.powf(log) * jitter)
+                    .round()
+                    .clamp(1.0, self.o.max_dim as f64);
                 self.m.add_hint(v, h as i64);
                 self.decisions.push(v);
                 v
@@ -99,7 +103,13 @@ impl<R: Rng> Enc<'_, R> {
             .collect()
     }
 
-    fn mul(&mut self, a: impl Into<LinearExpr>, b: impl Into<LinearExpr>, lo: i64, hi: i64) -> IntVar {
+    fn mul(
+        &mut self,
+        a: impl Into<LinearExpr>,
+        b: impl Into<LinearExpr>,
+        lo: i64,
+        hi: i64,
+    ) -> IntVar {
         let t = self.var(lo, hi);
         self.m.add_product(t, &[a.into(), b.into()]);
         t
@@ -141,7 +151,7 @@ impl<R: Rng> Enc<'_, R> {
             let c = self.m.add_eq(x, out);
             self.m.only_enforce_if(c, &[e]);
             let c = self.m.add_eq(x, 1);
-            self.m.only_enforce_if(c, &[e.not()]);
+            self.m.only_enforce_if(c, &[!e]);
         }
         out
     }
@@ -162,7 +172,14 @@ impl<R: Rng> Enc<'_, R> {
     }
 
     /// `floor((in + 2p - d(k-1) - 1) / s) + 1`, with the numerator kept >= 0.
-    fn window_out(&mut self, input: IntVar, k: IntVar, s: IntVar, p: IntVar, d: Option<IntVar>) -> IntVar {
+    fn window_out(
+        &mut self,
+        input: IntVar,
+        k: IntVar,
+        s: IntVar,
+        p: IntVar,
+        d: Option<IntVar>,
+    ) -> IntVar {
         let kmax = self.o.kernel.1;
         let dk: LinearExpr = match d {
             Some(d) => self.mul(d, k - 1, 0, 3 * kmax).into(),
@@ -178,12 +195,21 @@ impl<R: Rng> Enc<'_, R> {
     }
 
     /// `(in - 1) s - 2p + d(k-1) + output_padding + 1`.
-    fn transposed_out(&mut self, input: IntVar, k: IntVar, s: IntVar, p: IntVar, d: IntVar, op: IntVar) -> IntVar {
+    fn transposed_out(
+        &mut self,
+        input: IntVar,
+        k: IntVar,
+        s: IntVar,
+        p: IntVar,
+        d: IntVar,
+        op: IntVar,
+    ) -> IntVar {
         let kmax = self.o.kernel.1;
         let t = self.mul(input - 1, s, 0, self.o.max_dim * 4);
         let dk = self.mul(d, k - 1, 0, 3 * kmax);
         let out = self.var(1, self.o.max_dim);
-        self.m.add_eq(out, LinearExpr::from(t) - p * 2 + dk + op + 1);
+        self.m
+            .add_eq(out, LinearExpr::from(t) - p * 2 + dk + op + 1);
         out
     }
 
@@ -291,7 +317,12 @@ enum OutShape {
     New(Vec<IntVar>),
 }
 
-type StepEnc = (OutShape, Vec<Vec<IntVar>>, Vec<(&'static str, AttrVal)>, LinearExpr);
+type StepEnc = (
+    OutShape,
+    Vec<Vec<IntVar>>,
+    Vec<(&'static str, AttrVal)>,
+    LinearExpr,
+);
 
 fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: i64) -> StepEnc {
     use AttrVal as A;
@@ -369,9 +400,9 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
         Family::Cat => {
             let b = &ins[1].dims;
             let mut dims = x.dims.clone();
-            for j in 0..r {
+            for (j, (&xd, &bd)) in x.dims.iter().zip(b).enumerate() {
                 if j != c.dim {
-                    e.m.add_eq(x.dims[j], b[j]);
+                    e.m.add_eq(xd, bd);
                 }
             }
             let d = e.var(2, e.o.max_dim);
@@ -381,8 +412,8 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
             (OutShape::New(dims), vec![], attrs, zero)
         }
         Family::Stack => {
-            for j in 0..r {
-                e.m.add_eq(x.dims[j], ins[1].dims[j]);
+            for (&xd, &yd) in x.dims.iter().zip(&ins[1].dims) {
+                e.m.add_eq(xd, yd);
             }
             let mut dims = x.dims.clone();
             dims.insert(c.dim, e.two);
@@ -480,7 +511,8 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
             e.m.add_hint(cout, h);
             e.m.add_product(cout, &[g.into(), m.into()]);
             let mut dims = vec![x.dims[0], cout];
-            let (mut ks, mut ss, mut ps, mut ds, mut ops) = (vec![], vec![], vec![], vec![], vec![]);
+            let (mut ks, mut ss, mut ps, mut ds, mut ops) =
+                (vec![], vec![], vec![], vec![], vec![]);
             for i in 0..n {
                 let kk = e.param(kmin, kmax);
                 let s = e.param(1, 3);
@@ -507,7 +539,11 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
             }
             attrs.push(("dilation", Enc::<R>::ints(&ds)));
             attrs.push(("groups", A::Int(g)));
-            let mut wdims = if transposed { vec![cin, m] } else { vec![cout, cpg] };
+            let mut wdims = if transposed {
+                vec![cin, m]
+            } else {
+                vec![cout, cpg]
+            };
             wdims.extend(&ks);
             let mut weights = vec![wdims];
             if step.choice.bias {
@@ -537,8 +573,8 @@ fn encode_step<R: Rng>(e: &mut Enc<'_, R>, step: &Step, ins: &[TVar], max_prod: 
             (OutShape::New(dims), weights, attrs, f * 2)
         }
         Family::Loss => {
-            for j in 0..r {
-                e.m.add_eq(x.dims[j], ins[1].dims[j]);
+            for (&xd, &yd) in x.dims.iter().zip(&ins[1].dims) {
+                e.m.add_eq(xd, yd);
             }
             (OutShape::New(vec![]), vec![], attrs, x.numel * k())
         }

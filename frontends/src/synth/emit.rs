@@ -15,7 +15,10 @@ pub enum EmitError {
     #[error("the seed emitter has no spelling for `{0}`")]
     Unsupported(&'static str),
     #[error("`{op}`: attribute `{attr}` is missing or has the wrong kind")]
-    Attr { op: &'static str, attr: &'static str },
+    Attr {
+        op: &'static str,
+        attr: &'static str,
+    },
 }
 
 fn py_attr(a: &Attr) -> String {
@@ -26,7 +29,13 @@ fn py_attr(a: &Attr) -> String {
         Attr::Int(i) => i.to_string(),
         Attr::Float(x) => format_float(*x),
         Attr::Str(s) => format!("'{s}'"),
-        Attr::Ints(v) => format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
+        Attr::Ints(v) => format!(
+            "[{}]",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         Attr::DType(d) => format!("torch.{}", d.torch_name()),
     }
 }
@@ -56,10 +65,15 @@ impl Ctx<'_> {
     }
     fn arg(&self, n: NodeId, i: usize) -> String {
         let v = self.g.node(n).inputs[i];
-        self.names.get(&v).cloned().unwrap_or_else(|| format!("_missing{}", v.0))
+        self.names
+            .get(&v)
+            .cloned()
+            .unwrap_or_else(|| format!("_missing{}", v.0))
     }
     fn args(&self, n: NodeId) -> Vec<String> {
-        (0..self.g.node(n).inputs.len()).map(|i| self.arg(n, i)).collect()
+        (0..self.g.node(n).inputs.len())
+            .map(|i| self.arg(n, i))
+            .collect()
     }
 }
 
@@ -277,9 +291,12 @@ pub fn emit_seed(g: &Graph) -> Result<String, EmitError> {
     let mut fused: HashMap<NodeId, NodeId> = HashMap::new();
     for &n in g.body() {
         let node = g.node(n);
-        if node.op == Op::Cast && node.attrs.get("dtype") == Some(&Attr::DType(drtc_ir::DType::F32)) {
+        if node.op == Op::Cast && node.attrs.get("dtype") == Some(&Attr::DType(drtc_ir::DType::F32))
+        {
             if let Some(p) = g.producer(node.inputs[0]) {
-                if matches!(g.node(p).op, Op::Argmax | Op::Argmin) && uses[node.inputs[0].index()] == 1 {
+                if matches!(g.node(p).op, Op::Argmax | Op::Argmin)
+                    && uses[node.inputs[0].index()] == 1
+                {
                     fused.insert(p, n);
                 }
             }
@@ -305,7 +322,12 @@ pub fn emit_seed(g: &Graph) -> Result<String, EmitError> {
     let outs: Vec<String> = g
         .outputs()
         .iter()
-        .map(|v| cx.names.get(v).cloned().unwrap_or_else(|| format!("_missing{}", v.0)))
+        .map(|v| {
+            cx.names
+                .get(v)
+                .cloned()
+                .unwrap_or_else(|| format!("_missing{}", v.0))
+        })
         .collect();
     writeln!(out, "    return [{}]", outs.join(", ")).expect("writing to a String");
     Ok(out)

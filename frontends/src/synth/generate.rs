@@ -48,7 +48,9 @@ pub enum FailReason {
 impl std::fmt::Display for FailReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FailReason::NoFlops => f.write_str("no op has FLOPs, so the total cannot reach the minimum"),
+            FailReason::NoFlops => {
+                f.write_str("no op has FLOPs, so the total cannot reach the minimum")
+            }
             FailReason::Infeasible => f.write_str("every sampled structure was infeasible"),
             FailReason::Timeout => f.write_str("the solver ran out of time"),
             FailReason::Build(m) => write!(f, "build failed: {m}"),
@@ -89,7 +91,10 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// The seed of program `index` under a run seed (SplitMix64 of both).
 pub fn program_seed(run_seed: u64, index: u64) -> u64 {
-    let mut z = run_seed ^ index.wrapping_mul(0x9e3779b97f4a7c15).wrapping_add(0x632be59bd9b4e5b9);
+    let mut z = run_seed
+        ^ index
+            .wrapping_mul(0x9e3779b97f4a7c15)
+            .wrapping_add(0x632be59bd9b4e5b9);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d049bb133111eb);
     z ^ (z >> 31)
@@ -121,7 +126,11 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
         }
         let random_half = matches!(o.diversity, Diversity::RandomHalf | Diversity::Both);
         if random_half {
-            csp.model.add_decision_strategy(&csp.decisions, VarSelection::First, DomainReduction::RandomHalf);
+            csp.model.add_decision_strategy(
+                &csp.decisions,
+                VarSelection::First,
+                DomainReduction::RandomHalf,
+            );
         }
         let params = SolveParams {
             seed: (seed & 0x7fff_ffff) as i32,
@@ -129,7 +138,11 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
             workers: 1,
             randomize_search: true,
             permute_variables: true,
-            branching: if random_half { Branching::Fixed } else { Branching::Automatic },
+            branching: if random_half {
+                Branching::Fixed
+            } else {
+                Branching::Automatic
+            },
             ..SolveParams::default()
         };
         for h in 0..=o.flop_halvings {
@@ -143,7 +156,12 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
             let sol = match sol {
                 Ok(s) => {
                     if std::env::var_os("DRTC_SYNTH_DEBUG").is_some() {
-                        eprintln!("solve #{index} halving {h}: {:?} in {:.3}s ops {:?}", s.status, t0.elapsed().as_secs_f64(), ops);
+                        eprintln!(
+                            "solve #{index} halving {h}: {:?} in {:.3}s ops {:?}",
+                            s.status,
+                            t0.elapsed().as_secs_f64(),
+                            ops
+                        );
                     }
                     s
                 }
@@ -210,7 +228,10 @@ pub fn synthesize_indices(
         .par_iter()
         .filter(|&&i| i < count)
         .map(|&i| {
-            let seed = program_seed(run_seed.wrapping_add(salt.wrapping_mul(0x2545f4914f6cdd1d)), i as u64);
+            let seed = program_seed(
+                run_seed.wrapping_add(salt.wrapping_mul(0x2545f4914f6cdd1d)),
+                i as u64,
+            );
             let out = synthesize(cp, o, &seqs[i], i, seed);
             tick(&out);
             out

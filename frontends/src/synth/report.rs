@@ -70,7 +70,10 @@ impl Report {
 
     /// max / min op frequency over the ops of `op_set` (infinite when one never appears).
     pub fn op_imbalance(&self, op_set: &[&str]) -> f64 {
-        let counts: Vec<usize> = op_set.iter().map(|o| self.ops.get(*o).copied().unwrap_or(0)).collect();
+        let counts: Vec<usize> = op_set
+            .iter()
+            .map(|o| self.ops.get(*o).copied().unwrap_or(0))
+            .collect();
         let (min, max) = (
             counts.iter().copied().min().unwrap_or(0),
             counts.iter().copied().max().unwrap_or(0),
@@ -84,7 +87,10 @@ impl Report {
 
     /// Pearson's chi-square statistic of the op counts against a uniform draw from `op_set`.
     pub fn op_chi_square(&self, op_set: &[&str]) -> f64 {
-        let total: usize = op_set.iter().map(|o| self.ops.get(*o).copied().unwrap_or(0)).sum();
+        let total: usize = op_set
+            .iter()
+            .map(|o| self.ops.get(*o).copied().unwrap_or(0))
+            .sum();
         let expect = total as f64 / op_set.len().max(1) as f64;
         op_set
             .iter()
@@ -112,7 +118,10 @@ pub struct Overlap {
 
 /// Compares synthesized op sequences with benchmark tasks' (name, op sequence).
 pub fn overlap(records: &[Record], bench: &[(String, Vec<String>)]) -> Overlap {
-    let ops: HashSet<&str> = records.iter().flat_map(|r| r.ops.iter().map(String::as_str)).collect();
+    let ops: HashSet<&str> = records
+        .iter()
+        .flat_map(|r| r.ops.iter().map(String::as_str))
+        .collect();
     let pairs: HashSet<(&str, &str)> = records
         .iter()
         .flat_map(|r| r.ops.windows(2).map(|w| (w[0].as_str(), w[1].as_str())))
@@ -181,7 +190,8 @@ fn camel_to_snake(s: &str) -> String {
     let chars: Vec<char> = s.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
         if c.is_ascii_uppercase() {
-            let prev_lower = i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let prev_lower =
+                i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
             if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_ascii_uppercase())) {
                 out.push('_');
@@ -205,8 +215,14 @@ pub fn scan_kernelbench(src: &str) -> Vec<String> {
         if let Some(rest) = l.strip_prefix("self.") {
             if let Some((attr, rhs)) = rest.split_once('=') {
                 let rhs = rhs.trim();
-                let rhs = rhs.strip_prefix("nn.").or_else(|| rhs.strip_prefix("torch.nn.")).unwrap_or("");
-                let class: String = rhs.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+                let rhs = rhs
+                    .strip_prefix("nn.")
+                    .or_else(|| rhs.strip_prefix("torch.nn."))
+                    .unwrap_or("");
+                let class: String = rhs
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
                 if let Some(op) = spelling_to_op(&class) {
                     modules.insert(attr.trim().to_string(), op);
                 }
@@ -237,7 +253,9 @@ pub fn scan_kernelbench(src: &str) -> Vec<String> {
             let c = bytes[i];
             if c.is_alphabetic() || c == '_' {
                 let start = i;
-                while i < bytes.len() && (bytes[i].is_alphanumeric() || bytes[i] == '_' || bytes[i] == '.') {
+                while i < bytes.len()
+                    && (bytes[i].is_alphanumeric() || bytes[i] == '_' || bytes[i] == '.')
+                {
                     i += 1;
                 }
                 let word: String = bytes[start..i].iter().collect();
@@ -259,8 +277,14 @@ pub fn scan_kernelbench(src: &str) -> Vec<String> {
             let binop = match c {
                 '@' => Some("matmul"),
                 '+' => Some("add"),
-                '-' if i > 0 && bytes[i - 1] == ' ' && bytes.get(i + 1) == Some(&' ') => Some("sub"),
-                '*' if bytes.get(i + 1) != Some(&'*') && bytes.get(i.wrapping_sub(1)) != Some(&'*') => Some("mul"),
+                '-' if i > 0 && bytes[i - 1] == ' ' && bytes.get(i + 1) == Some(&' ') => {
+                    Some("sub")
+                }
+                '*' if bytes.get(i + 1) != Some(&'*')
+                    && bytes.get(i.wrapping_sub(1)) != Some(&'*') =>
+                {
+                    Some("mul")
+                }
                 '/' => Some("div"),
                 _ => None,
             };
@@ -287,7 +311,10 @@ pub fn scan_benchmark_dir(dir: &Path) -> std::io::Result<Vec<(String, Vec<String
                 stack.push(p);
             } else if p.extension().is_some_and(|e| e == "py") {
                 let src = std::fs::read_to_string(&p)?;
-                let name = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+                let name = p
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default();
                 out.push((name, scan_kernelbench(&src)));
             }
         }
@@ -325,7 +352,11 @@ mod tests {
             shapes: vec![vec![4, 8], vec![8]],
             hash: hash.into(),
         };
-        let recs = vec![rec(&["relu", "add"], "a"), rec(&["relu", "add"], "a"), rec(&["add", "relu"], "b")];
+        let recs = vec![
+            rec(&["relu", "add"], "a"),
+            rec(&["relu", "add"], "a"),
+            rec(&["add", "relu"], "b"),
+        ];
         let r = Report::new(&recs);
         assert_eq!(r.distinct, 2);
         assert_eq!(r.ops["relu"], 3);

@@ -22,7 +22,11 @@ pub fn op_sequences(
     let n = op_set.len();
     match selection {
         Selection::Uniform => (0..count)
-            .map(|_| (0..ops).map(|_| *op_set.choose(rng).expect("non-empty")).collect())
+            .map(|_| {
+                (0..ops)
+                    .map(|_| *op_set.choose(rng).expect("non-empty"))
+                    .collect()
+            })
             .collect(),
         Selection::Coverage if ops == 1 => (0..count).map(|i| vec![op_set[i % n]]).collect(),
         Selection::Coverage if ops == 2 => (0..count)

@@ -28,7 +28,10 @@ impl Device {
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
     #[error("cannot start `{python}`: {source}")]
-    Spawn { python: String, source: std::io::Error },
+    Spawn {
+        python: String,
+        source: std::io::Error,
+    },
     #[error("the validation worker failed: {0}")]
     Worker(String),
 }
@@ -55,7 +58,11 @@ pub fn default_python() -> String {
 }
 
 /// Runs `programs` in one Python process and returns a verdict for each, in order.
-pub fn validate(python: &str, device: Device, programs: &[&SynthProgram]) -> Result<Vec<Verdict>, ValidateError> {
+pub fn validate(
+    python: &str,
+    device: Device,
+    programs: &[&SynthProgram],
+) -> Result<Vec<Verdict>, ValidateError> {
     let mut child = Command::new(python)
         .args(["-c", SCRIPT, device.name()])
         .stdin(Stdio::piped())
@@ -66,11 +73,19 @@ pub fn validate(python: &str, device: Device, programs: &[&SynthProgram]) -> Res
             python: python.to_string(),
             source,
         })?;
-    let mut stdin = child.stdin.take().ok_or_else(|| ValidateError::Worker("no stdin".into()))?;
+    let mut stdin = child
+        .stdin
+        .take()
+        .ok_or_else(|| ValidateError::Worker("no stdin".into()))?;
     let jobs: Vec<String> = programs
         .iter()
         .map(|p| {
-            let shapes: Vec<&Vec<i64>> = p.graph.outputs().iter().map(|&v| &p.graph.ty(v).shape).collect();
+            let shapes: Vec<&Vec<i64>> = p
+                .graph
+                .outputs()
+                .iter()
+                .map(|&v| &p.graph.ty(v).shape)
+                .collect();
             serde_json::json!({"index": p.index, "pytorch": p.python, "shapes": shapes}).to_string()
         })
         .collect();
@@ -81,18 +96,23 @@ pub fn validate(python: &str, device: Device, programs: &[&SynthProgram]) -> Res
             }
         }
     });
-    let stdout = child.stdout.take().ok_or_else(|| ValidateError::Worker("no stdout".into()))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| ValidateError::Worker("no stdout".into()))?;
     let mut verdicts = vec![];
     for line in BufReader::new(stdout).lines() {
         let line = line.map_err(|e| ValidateError::Worker(e.to_string()))?;
-        let v: serde_json::Value =
-            serde_json::from_str(&line).map_err(|e| ValidateError::Worker(format!("{e}: {line}")))?;
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .map_err(|e| ValidateError::Worker(format!("{e}: {line}")))?;
         let index = v["index"].as_u64().unwrap_or(u64::MAX) as usize;
         let rejection = v["reason"].as_str().map(str::to_string);
         verdicts.push(Verdict { index, rejection });
     }
     let _ = writer.join();
-    let out = child.wait_with_output().map_err(|e| ValidateError::Worker(e.to_string()))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| ValidateError::Worker(e.to_string()))?;
     if verdicts.len() != programs.len() {
         let err = String::from_utf8_lossy(&out.stderr);
         let tail: Vec<&str> = err.lines().rev().take(5).collect();
