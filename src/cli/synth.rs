@@ -34,6 +34,7 @@ pub enum DiversityArg {
     Hints,
     RandomHalf,
     Both,
+    SeedOnly,
 }
 
 /// Synthesize valid, diverse PyTorch programs (seed format) with CP-SAT.
@@ -164,6 +165,7 @@ impl SynthArgs {
             DiversityArg::Hints => Diversity::Hints,
             DiversityArg::RandomHalf => Diversity::RandomHalf,
             DiversityArg::Both => Diversity::Both,
+            DiversityArg::SeedOnly => Diversity::SeedOnly,
         };
         o.time_limit_s = self.time_limit;
         Ok(o)

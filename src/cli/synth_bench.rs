@@ -5,7 +5,7 @@ use super::synth::{parse_op_set, parse_range, run_synthesis, ValidateMode};
 use super::{DriverError, DriverResult};
 use clap::Args;
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::SynthOptions;
+use drtc_frontends::synth::{diversity_probe, Diversity, Selection, SynthOptions};
 use indicatif::ProgressBar;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -27,6 +27,12 @@ pub struct SynthBenchArgs {
     /// The op set (`a`, `ab` or a list).
     #[arg(long, default_value = "a")]
     pub op_set: String,
+    /// Also measure solver-level diversity on this many fixed structures (0 = skip).
+    #[arg(long, default_value_t = 0)]
+    pub diversity_plans: usize,
+    /// Seeds per fixed structure in the diversity study.
+    #[arg(long, default_value_t = 20)]
+    pub diversity_seeds: u64,
 }
 
 pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
@@ -70,5 +76,45 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
             100.0 * programs.len() as f64 / args.count.max(1) as f64
         );
     }
+    if args.diversity_plans > 0 {
+        diversity_study(&cp, &args, lo, hi)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Solver-level diversity: fixed structures, many seeds, per diversity mode.
+fn diversity_study(cp: &CpSat, args: &SynthBenchArgs, lo: u64, hi: u64) -> DriverResult<()> {
+    use drtc_frontends::synth::select::op_sequences;
+    use rand::SeedableRng;
+    use rayon::prelude::*;
+    let n = 3;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed);
+    let op_set = parse_op_set(&args.op_set).map_err(DriverError::Reported)?;
+    let seqs = op_sequences(&op_set, n, args.diversity_plans, Selection::Uniform, &mut rng);
+    println!(
+        "diversity: {} fixed {n}-op structures x {} seeds each; distinct programs per structure",
+        args.diversity_plans, args.diversity_seeds
+    );
+    for (name, mode) in [
+        ("seed-only", Diversity::SeedOnly),
+        ("hints", Diversity::Hints),
+        ("random-half", Diversity::RandomHalf),
+        ("both", Diversity::Both),
+    ] {
+        let mut o = SynthOptions::default().with_flops(lo, hi);
+        o.ops = n;
+        o.diversity = mode;
+        let res: Vec<(usize, usize)> = seqs
+            .par_iter()
+            .enumerate()
+            .map(|(i, ops)| diversity_probe(cp, &o, ops, args.seed + i as u64, args.diversity_seeds))
+            .collect();
+        let solved: usize = res.iter().map(|r| r.0).sum();
+        let distinct: usize = res.iter().map(|r| r.1).sum();
+        println!(
+            "  {name:>12}: {distinct} distinct of {solved} solved ({:.1}%)",
+            100.0 * distinct as f64 / solved.max(1) as f64
+        );
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 //! reproducible from its own seed.
 
 use super::build::build_graph;
-use super::csp::encode;
+use super::csp::{encode, Csp};
 use super::emit::emit_seed;
 use super::options::{Diversity, SynthOptions};
 use super::plan::sample_plan;
@@ -100,6 +100,54 @@ pub fn program_seed(run_seed: u64, index: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Applies the diversity mode to a model and returns the solver parameters for `seed`.
+fn configure(csp: &mut Csp, o: &SynthOptions, seed: u64) -> SolveParams {
+    if matches!(o.diversity, Diversity::RandomHalf | Diversity::SeedOnly) {
+        csp.model.clear_hints();
+    }
+    let random_half = matches!(o.diversity, Diversity::RandomHalf | Diversity::Both);
+    if random_half {
+        csp.model.add_decision_strategy(&csp.decisions, VarSelection::First, DomainReduction::RandomHalf);
+    }
+    let randomize = !matches!(o.diversity, Diversity::SeedOnly);
+    SolveParams {
+        seed: (seed & 0x7fff_ffff) as i32,
+        time_limit_s: Some(o.time_limit_s),
+        workers: 1,
+        randomize_search: randomize,
+        permute_variables: randomize,
+        branching: if random_half { Branching::Fixed } else { Branching::Automatic },
+        ..SolveParams::default()
+    }
+}
+
+/// Solver-level diversity: one fixed structure (plan) for `ops`, solved under `solves`
+/// different seeds with the options' diversity mode. Returns (solved, distinct programs).
+pub fn diversity_probe(cp: &CpSat, o: &SynthOptions, ops: &[Op], plan_seed: u64, solves: u64) -> (usize, usize) {
+    let mut rng = ChaCha8Rng::seed_from_u64(plan_seed);
+    let Ok(plan) = sample_plan(ops, o.max_rank, &mut rng) else {
+        return (0, 0);
+    };
+    let mut hashes = std::collections::HashSet::new();
+    let mut solved = 0;
+    for s in 0..solves {
+        let seed = program_seed(plan_seed, s);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut csp = encode(&plan, o, &mut rng);
+        let params = configure(&mut csp, o, seed);
+        csp.model.add_ge(csp.total_flops, o.flops.0 as i64);
+        let Ok(sol) = cp.solve(&csp.model, &params) else { continue };
+        if !sol.status.has_solution() {
+            continue;
+        }
+        if let Ok(g) = build_graph(&plan, &csp, &sol) {
+            solved += 1;
+            hashes.insert(fnv1a(drtc_ir::text::print(&g).as_bytes()));
+        }
+    }
+    (solved, hashes.len())
+}
+
 /// Synthesizes one program with `ops` from `seed`.
 pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: u64) -> Outcome {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -121,30 +169,7 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
         if !csp.has_flops && o.flops.0 > 0 {
             return done(Err(FailReason::NoFlops), stats);
         }
-        if matches!(o.diversity, Diversity::RandomHalf) {
-            csp.model.clear_hints();
-        }
-        let random_half = matches!(o.diversity, Diversity::RandomHalf | Diversity::Both);
-        if random_half {
-            csp.model.add_decision_strategy(
-                &csp.decisions,
-                VarSelection::First,
-                DomainReduction::RandomHalf,
-            );
-        }
-        let params = SolveParams {
-            seed: (seed & 0x7fff_ffff) as i32,
-            time_limit_s: Some(o.time_limit_s),
-            workers: 1,
-            randomize_search: true,
-            permute_variables: true,
-            branching: if random_half {
-                Branching::Fixed
-            } else {
-                Branching::Automatic
-            },
-            ..SolveParams::default()
-        };
+        let params = configure(&mut csp, o, seed);
         for h in 0..=o.flop_halvings {
             let min = (o.flops.0 >> h) as i64;
             let mut m = csp.model.clone();

@@ -22,6 +22,8 @@ pub enum Diversity {
     RandomHalf,
     /// Both: random hints, then random-half search.
     Both,
+    /// Only the solver's random seed changes (a baseline: synth.md saw little variety).
+    SeedOnly,
 }
 
 /// Everything that shapes a synthesized program.
