@@ -63,7 +63,12 @@ pub fn validate(
     device: Device,
     programs: &[&SynthProgram],
 ) -> Result<Vec<Verdict>, ValidateError> {
+    // run from an empty folder: `python -c` puts the working folder first on sys.path, and
+    // a stray `re.py` or `json.py` there would shadow the standard library
+    let cwd = std::env::temp_dir().join(format!("drtc-synth-validate-{}", std::process::id()));
+    std::fs::create_dir_all(&cwd).map_err(|e| ValidateError::Worker(e.to_string()))?;
     let mut child = Command::new(python)
+        .current_dir(&cwd)
         .args(["-c", SCRIPT, device.name()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
