@@ -76,9 +76,9 @@ fn runs_are_reproducible_and_seeds_differ() {
     let cp = solver();
     let o = small(5);
     let tick = |_: &Outcome| {};
-    let a = synthesize_indices(&cp, &o, 11, 8, &(0..8).collect::<Vec<_>>(), 0, &tick);
-    let b = synthesize_indices(&cp, &o, 11, 8, &(0..8).collect::<Vec<_>>(), 0, &tick);
-    let c = synthesize_indices(&cp, &o, 12, 8, &(0..8).collect::<Vec<_>>(), 0, &tick);
+    let a = synthesize_indices(&cp, &o, 11, 8, &(0..8).collect::<Vec<_>>(), 0, false, &tick);
+    let b = synthesize_indices(&cp, &o, 11, 8, &(0..8).collect::<Vec<_>>(), 0, false, &tick);
+    let c = synthesize_indices(&cp, &o, 12, 8, &(0..8).collect::<Vec<_>>(), 0, false, &tick);
     let text = |v: &[Outcome]| -> Vec<String> {
         v.iter()
             .map(|o| {
@@ -104,7 +104,7 @@ fn twenty_op_programs_are_made() {
     let cp = solver();
     let o = small(20);
     let tick = |_: &Outcome| {};
-    let outs = synthesize_indices(&cp, &o, 5, 4, &[0, 1, 2, 3], 0, &tick);
+    let outs = synthesize_indices(&cp, &o, 5, 4, &[0, 1, 2, 3], 0, false, &tick);
     for out in &outs {
         let p = out.result.as_ref().expect("20-op program");
         assert_eq!(p.ops.len(), 20);
@@ -144,7 +144,16 @@ fn programs_run_in_pytorch_with_finite_outputs() {
     let cp = solver();
     let o = small(3);
     let tick = |_: &Outcome| {};
-    let outs = synthesize_indices(&cp, &o, 21, 12, &(0..12).collect::<Vec<_>>(), 0, &tick);
+    let outs = synthesize_indices(
+        &cp,
+        &o,
+        21,
+        12,
+        &(0..12).collect::<Vec<_>>(),
+        0,
+        false,
+        &tick,
+    );
     let progs: Vec<&SynthProgram> = outs.iter().filter_map(|o| o.result.as_ref().ok()).collect();
     assert!(progs.len() >= 11);
     let verdicts = validate(&default_python(), Device::Cpu, &progs).expect("python with torch");

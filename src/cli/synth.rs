@@ -213,6 +213,8 @@ pub struct RunStats {
     pub failures: BTreeMap<String, usize>,
     pub rejections: BTreeMap<String, usize>,
     pub validated: usize,
+    /// Programs made with a redrawn op sequence.
+    pub redrawn: usize,
     /// Rejected programs: the JSON record plus `"rejection"`.
     pub rejected: Vec<serde_json::Value>,
 }
@@ -238,7 +240,9 @@ pub fn run_synthesis(
             break;
         }
         let tick = |_: &Outcome| bar.inc(1);
-        let results = synthesize_indices(cp, o, seed, count, &todo, round as u64, &tick);
+        // the last half of the retry rounds draw new op sequences for what keeps failing
+        let redraw = round > 0 && round > retries / 2;
+        let results = synthesize_indices(cp, o, seed, count, &todo, round as u64, redraw, &tick);
         let mut ok: Vec<SynthProgram> = vec![];
         let mut failed = vec![];
         for out in results {
@@ -283,6 +287,9 @@ pub fn run_synthesis(
         }
         for p in ok {
             if !rejected.contains(&p.index) {
+                if redraw {
+                    stats.redrawn += 1;
+                }
                 done.insert(p.index, p);
             }
         }
@@ -378,6 +385,12 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         programs.len(),
         100.0 * distinct.len() as f64 / programs.len().max(1) as f64
     );
+    if stats.redrawn > 0 {
+        eprintln!(
+            "{} programs got a new op sequence after repeated failures",
+            stats.redrawn
+        );
+    }
     for (r, n) in &stats.failures {
         eprintln!("  not solved ({n}): {r}");
     }

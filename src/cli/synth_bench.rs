@@ -90,7 +90,13 @@ fn diversity_study(cp: &CpSat, args: &SynthBenchArgs, lo: u64, hi: u64) -> Drive
     let n = 3;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(args.seed);
     let op_set = parse_op_set(&args.op_set).map_err(DriverError::Reported)?;
-    let seqs = op_sequences(&op_set, n, args.diversity_plans, Selection::Uniform, &mut rng);
+    let seqs = op_sequences(
+        &op_set,
+        n,
+        args.diversity_plans,
+        Selection::Uniform,
+        &mut rng,
+    );
     println!(
         "diversity: {} fixed {n}-op structures x {} seeds each; distinct programs per structure",
         args.diversity_plans, args.diversity_seeds
@@ -107,7 +113,9 @@ fn diversity_study(cp: &CpSat, args: &SynthBenchArgs, lo: u64, hi: u64) -> Drive
         let res: Vec<(usize, usize)> = seqs
             .par_iter()
             .enumerate()
-            .map(|(i, ops)| diversity_probe(cp, &o, ops, args.seed + i as u64, args.diversity_seeds))
+            .map(|(i, ops)| {
+                diversity_probe(cp, &o, ops, args.seed + i as u64, args.diversity_seeds)
+            })
             .collect();
         let solved: usize = res.iter().map(|r| r.0).sum();
         let distinct: usize = res.iter().map(|r| r.1).sum();

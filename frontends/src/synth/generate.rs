@@ -6,7 +6,7 @@
 use super::build::build_graph;
 use super::csp::{encode, Csp};
 use super::emit::emit_seed;
-use super::options::{Diversity, SynthOptions};
+use super::options::{Diversity, Selection, SynthOptions};
 use super::plan::sample_plan;
 use super::select::op_sequences;
 use drtc_cpsat::{Branching, CpSat, DomainReduction, SolveParams, Status, VarSelection};
@@ -107,7 +107,11 @@ fn configure(csp: &mut Csp, o: &SynthOptions, seed: u64) -> SolveParams {
     }
     let random_half = matches!(o.diversity, Diversity::RandomHalf | Diversity::Both);
     if random_half {
-        csp.model.add_decision_strategy(&csp.decisions, VarSelection::First, DomainReduction::RandomHalf);
+        csp.model.add_decision_strategy(
+            &csp.decisions,
+            VarSelection::First,
+            DomainReduction::RandomHalf,
+        );
     }
     let randomize = !matches!(o.diversity, Diversity::SeedOnly);
     SolveParams {
@@ -116,14 +120,24 @@ fn configure(csp: &mut Csp, o: &SynthOptions, seed: u64) -> SolveParams {
         workers: 1,
         randomize_search: randomize,
         permute_variables: randomize,
-        branching: if random_half { Branching::Fixed } else { Branching::Automatic },
+        branching: if random_half {
+            Branching::Fixed
+        } else {
+            Branching::Automatic
+        },
         ..SolveParams::default()
     }
 }
 
 /// Solver-level diversity: one fixed structure (plan) for `ops`, solved under `solves`
 /// different seeds with the options' diversity mode. Returns (solved, distinct programs).
-pub fn diversity_probe(cp: &CpSat, o: &SynthOptions, ops: &[Op], plan_seed: u64, solves: u64) -> (usize, usize) {
+pub fn diversity_probe(
+    cp: &CpSat,
+    o: &SynthOptions,
+    ops: &[Op],
+    plan_seed: u64,
+    solves: u64,
+) -> (usize, usize) {
     let mut rng = ChaCha8Rng::seed_from_u64(plan_seed);
     let Ok(plan) = sample_plan(ops, o.max_rank, &mut rng) else {
         return (0, 0);
@@ -136,7 +150,9 @@ pub fn diversity_probe(cp: &CpSat, o: &SynthOptions, ops: &[Op], plan_seed: u64,
         let mut csp = encode(&plan, o, &mut rng);
         let params = configure(&mut csp, o, seed);
         csp.model.add_ge(csp.total_flops, o.flops.0 as i64);
-        let Ok(sol) = cp.solve(&csp.model, &params) else { continue };
+        let Ok(sol) = cp.solve(&csp.model, &params) else {
+            continue;
+        };
         if !sol.status.has_solution() {
             continue;
         }
@@ -237,7 +253,10 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
 /// Synthesizes programs `indices` of a run of `count` programs in parallel; `tick` is
 /// called once per finished program. The op sequences depend only on the run seed, so a
 /// retry round (`salt` > 0) redraws the structure and sizes of a program but keeps its ops.
+/// With `redraw`, a program's op sequence is drawn anew (uniformly) instead: the way out
+/// for sequences that keep failing validation, such as `exp2` of `exp2` overflowing.
 /// Outcomes come back in the order of `indices`.
+#[allow(clippy::too_many_arguments)]
 pub fn synthesize_indices(
     cp: &CpSat,
     o: &SynthOptions,
@@ -245,6 +264,7 @@ pub fn synthesize_indices(
     count: usize,
     indices: &[usize],
     salt: u64,
+    redraw: bool,
     tick: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
     let mut rng = ChaCha8Rng::seed_from_u64(run_seed);
@@ -257,7 +277,13 @@ pub fn synthesize_indices(
                 run_seed.wrapping_add(salt.wrapping_mul(0x2545f4914f6cdd1d)),
                 i as u64,
             );
-            let out = synthesize(cp, o, &seqs[i], i, seed);
+            let ops = if redraw {
+                let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+                op_sequences(&o.op_set, o.ops, 1, Selection::Uniform, &mut r).remove(0)
+            } else {
+                seqs[i].clone()
+            };
+            let out = synthesize(cp, o, &ops, i, seed);
             tick(&out);
             out
         })

@@ -21,6 +21,7 @@ pub mod validate;
 pub use catalog::{family, Family, LIST_A, LIST_B};
 pub use emit::{emit_seed, EmitError};
 pub use generate::{
-    diversity_probe,synthesize, synthesize_indices, FailReason, Outcome, SolveStats, SynthProgram};
+    diversity_probe, synthesize, synthesize_indices, FailReason, Outcome, SolveStats, SynthProgram,
+};
 pub use options::{Diversity, Selection, SynthOptions};
 pub use validate::{default_python, validate, Device, ValidateError, Verdict};
