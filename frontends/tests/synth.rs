@@ -156,7 +156,7 @@ fn programs_run_in_pytorch_with_finite_outputs() {
     );
     let progs: Vec<&SynthProgram> = outs.iter().filter_map(|o| o.result.as_ref().ok()).collect();
     assert!(progs.len() >= 11);
-    let verdicts = validate(&default_python(), Device::Cpu, &progs).expect("python with torch");
+    let verdicts = validate(&default_python(), Device::Cpu, 2, &progs).expect("python with torch");
     assert_eq!(verdicts.len(), progs.len());
     let errors: Vec<&Verdict> = verdicts
         .iter()

@@ -65,6 +65,9 @@ pub struct SynthArgs {
     /// Run each program in PyTorch and reject errors and NaN/Inf outputs.
     #[arg(long, value_enum, default_value = "none")]
     pub validate: ValidateMode,
+    /// Validation runs each program on the inputs of this many seeds (0, 1, ...).
+    #[arg(long, default_value_t = 5)]
+    pub trials: usize,
     /// How ops are chosen: uniform draws, or coverage (every op at 1 op, every ordered
     /// pair at 2 ops, balanced frequencies beyond).
     #[arg(long, value_enum, default_value = "uniform")]
@@ -229,6 +232,7 @@ pub fn run_synthesis(
     count: usize,
     seed: u64,
     validate_mode: ValidateMode,
+    trials: usize,
     retries: usize,
     bar: &ProgressBar,
 ) -> DriverResult<(Vec<SynthProgram>, RunStats, Vec<Outcome>)> {
@@ -269,7 +273,7 @@ pub fn run_synthesis(
         if let Some(device) = device {
             bar.set_message("validating");
             let refs: Vec<&SynthProgram> = ok.iter().collect();
-            let verdicts = validate(&python, device, &refs)
+            let verdicts = validate(&python, device, trials, &refs)
                 .map_err(|e| DriverError::Reported(e.to_string()))?;
             stats.validated += verdicts.len();
             for (p, v) in ok.iter().zip(verdicts) {
@@ -333,6 +337,7 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         args.count,
         args.seed,
         args.validate,
+        args.trials,
         args.retries,
         &bar,
     )?;

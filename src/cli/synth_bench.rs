@@ -62,6 +62,7 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
             args.count,
             args.seed,
             ValidateMode::None,
+            1,
             0,
             &ProgressBar::hidden(),
         )?;

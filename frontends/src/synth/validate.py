@@ -1,6 +1,7 @@
 # drtc synth validation worker: runs seed-format programs in PyTorch, one process for a
 # whole batch. Reads JSON lines {"index", "pytorch", "shapes"} on stdin and writes one JSON
-# line {"index", "ok", "reason"} per program on stdout.
+# line {"index", "ok", "reason"} per program on stdout. Each program runs on the inputs
+# of seeds 0 .. trials - 1.
 import json
 import sys
 import traceback
@@ -8,13 +9,22 @@ import traceback
 import torch
 
 device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+trials = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 torch.set_grad_enabled(False)
 
 
 def check(src, shapes):
     scope = {}
     exec(compile(src, "<synth>", "exec"), scope)
-    torch.manual_seed(0)
+    for seed in range(trials):
+        reason = run_once(scope, shapes, seed)
+        if reason is not None:
+            return reason if trials == 1 else "%s (inputs of seed %d)" % (reason, seed)
+    return None
+
+
+def run_once(scope, shapes, seed):
+    torch.manual_seed(seed)
     inputs = [t.to(device) for t in scope["get_inputs"]()]
     outs = scope["fused_operator"](*inputs)
     if device == "cuda":

@@ -57,10 +57,12 @@ pub fn default_python() -> String {
     "python3".into()
 }
 
-/// Runs `programs` in one Python process and returns a verdict for each, in order.
+/// Runs `programs` in one Python process, each on the inputs of `trials` seeds, and
+/// returns a verdict for each, in order.
 pub fn validate(
     python: &str,
     device: Device,
+    trials: usize,
     programs: &[&SynthProgram],
 ) -> Result<Vec<Verdict>, ValidateError> {
     // run from an empty folder: `python -c` puts the working folder first on sys.path, and
@@ -69,7 +71,7 @@ pub fn validate(
     std::fs::create_dir_all(&cwd).map_err(|e| ValidateError::Worker(e.to_string()))?;
     let mut child = Command::new(python)
         .current_dir(&cwd)
-        .args(["-c", SCRIPT, device.name()])
+        .args(["-c", SCRIPT, device.name(), &trials.max(1).to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
