@@ -298,7 +298,6 @@ pub fn encode(plan: &Plan, o: &SynthOptions, rng: &mut impl Rng) -> Csp {
     let mut decisions = e.decisions;
     use rand::seq::SliceRandom;
     decisions.shuffle(e.rng);
-    let _ = e.two;
     Csp {
         model: e.m,
         tensors,

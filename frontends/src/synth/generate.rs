@@ -195,17 +195,7 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
             stats.solve_s += t0.elapsed().as_secs_f64();
             stats.solves += 1;
             let sol = match sol {
-                Ok(s) => {
-                    if std::env::var_os("DRTC_SYNTH_DEBUG").is_some() {
-                        eprintln!(
-                            "solve #{index} halving {h}: {:?} in {:.3}s ops {:?}",
-                            s.status,
-                            t0.elapsed().as_secs_f64(),
-                            ops
-                        );
-                    }
-                    s
-                }
+                Ok(s) => s,
                 Err(e) => return done(Err(FailReason::Solver(e.to_string())), stats),
             };
             match sol.status {
