@@ -2,5 +2,6 @@
 //! DRTriton seed programs natively, without running Python.
 
 pub mod python;
+pub mod synth;
 
 pub use python::{lower, split_programs, Format, FrontendError, Lowered, Signature, SourceProgram};

@@ -9,6 +9,10 @@ mod opt;
 mod parse;
 mod setup;
 mod suite;
+mod synth;
+mod synth_bench;
+mod synth_plot;
+mod synth_report;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -76,6 +80,9 @@ pub enum Command {
     Devices(devices::DevicesArgs),
     /// Lower a PyTorch program (KernelBench or seed format) to IR and print it.
     Parse(parse::ParseArgs),
+    Synth(synth::SynthArgs),
+    SynthReport(synth_report::SynthReportArgs),
+    SynthBench(synth_bench::SynthBenchArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -89,5 +96,8 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Setup(args) => setup::run(args),
         Command::Devices(args) => devices::run(args),
         Command::Parse(args) => parse::run(args),
+        Command::Synth(args) => synth::run(args),
+        Command::SynthReport(args) => synth_report::run(args),
+        Command::SynthBench(args) => synth_bench::run(args),
     }
 }
