@@ -211,6 +211,9 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
                     }
                 }
                 bar.inc(1);
+                if bar.is_hidden() {
+                    eprintln!("[{}/{}] {}: {}", bar.position(), requests.len(), row["task"].as_str().unwrap_or(""), row["status"].as_str().unwrap_or(""));
+                }
             }
         }
     } else {
@@ -243,6 +246,9 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
                 }
             }
             bar.inc(1);
+            if bar.is_hidden() {
+                eprintln!("[{}/{}] {}: {}", bar.position(), requests.len(), row["task"].as_str().unwrap_or(""), row["status"].as_str().unwrap_or(""));
+            }
         }
     }
     bar.finish_and_clear();

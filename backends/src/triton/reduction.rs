@@ -795,6 +795,7 @@ fn split_kernels(
         } else {
             reduces[stage]
         };
+        #[allow(clippy::needless_range_loop)] // statements refer to each other by index
         for i in 0..upto {
             let st = &prog.stmts[i];
             match (&st.code, st.space) {
