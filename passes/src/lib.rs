@@ -4,6 +4,7 @@
 
 pub mod cse;
 pub mod dce;
+pub mod egraph;
 mod error;
 pub mod fuse;
 mod manager;
