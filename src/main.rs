@@ -1,7 +1,6 @@
 //! `drtc`: compile PyTorch programs into verified Triton kernels.
 
 mod cli;
-mod driver;
 
 use clap::Parser;
 use std::process::ExitCode;

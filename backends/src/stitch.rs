@@ -3,6 +3,7 @@
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
 use crate::torch::{py_ident, torch_dtype, torch_expr};
+use crate::triton::RegionCode;
 use crate::triton::{
     contraction_kernel, pointwise_kernel, reduction_kernel, window_kernel, BatchStats,
     LaunchConfig, Precision, TritonKernel,
@@ -131,6 +132,25 @@ impl Host<'_> {
         self.names.insert(v, var(v));
     }
 
+    fn launch_region(&mut self, code: &RegionCode) {
+        for sc in &code.scratch {
+            writeln!(
+                self.body,
+                "    {} = torch.empty([{}], dtype={}, device={})",
+                sc.name,
+                sc.numel,
+                torch_dtype(sc.dtype),
+                self.device
+            )
+            .unwrap();
+        }
+        let n = code.kernels.len();
+        for (i, k) in code.kernels.iter().enumerate() {
+            let stats: &[BatchStats] = if i + 1 == n { &code.stats } else { &[] };
+            self.launch(k, stats);
+        }
+    }
+
     fn launch(&mut self, k: &TritonKernel, stats: &[BatchStats]) {
         self.kernels.push_str(&k.source);
         self.kernels.push('\n');
@@ -152,6 +172,7 @@ impl Host<'_> {
             args.push(var(v));
         }
         let mut stat_vars = vec![];
+        let stat_start = args.len();
         for s in stats {
             for which in ["mean", "var"] {
                 let name = format!("{}_{which}{}", k.name, s.node.0);
@@ -165,6 +186,9 @@ impl Host<'_> {
                 stat_vars.push(name);
             }
         }
+        // scratch buffers follow the outputs and batch statistics
+        let _ = stat_start;
+        args.extend(k.scratch_args.iter().cloned());
         for (n, v) in &k.extra_args {
             args.push(format!("{n}={v}"));
         }
@@ -246,11 +270,16 @@ fn region_kernel(
     name: &str,
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
-) -> Option<(TritonKernel, Vec<BatchStats>)> {
+) -> Option<RegionCode> {
+    let one = |k: TritonKernel| RegionCode {
+        kernels: vec![k],
+        scratch: vec![],
+        stats: vec![],
+    };
     match r.kind {
         RegionKind::Pointwise => {
             let domain = pointwise_domain(g, &r.nodes);
-            pointwise_kernel(g, name, &r.nodes, &r.outputs, &domain, config).map(|k| (k, vec![]))
+            pointwise_kernel(g, name, &r.nodes, &r.outputs, &domain, config).map(one)
         }
         RegionKind::Reduction => {
             let space = check_reduction(g, &r.nodes).ok()?;
@@ -265,10 +294,8 @@ fn region_kernel(
             opts.interpret,
             config,
         )
-        .map(|k| (k, vec![])),
-        RegionKind::Window => {
-            window_kernel(g, name, &r.nodes, &r.outputs, config).map(|k| (k, vec![]))
-        }
+        .map(one),
+        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
         _ => None,
     }
 }
@@ -288,7 +315,7 @@ pub fn generate_region_kernel(
         opts,
         config,
     )
-    .map(|k| k.0)
+    .and_then(|c| c.kernels.into_iter().last())
 }
 
 /// Stitches the plan of `g` into a module of the given form.
@@ -344,9 +371,10 @@ pub fn generate_module(
         if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
             match region_kernel(g, r, &name, opts, opts.configs.get(&i).cloned()) {
-                Some((k, stats)) => {
-                    report.kernel = Some((k.name.clone(), k.config.clone()));
-                    host.launch(&k, &stats);
+                Some(code) => {
+                    let last = code.kernels.last().expect("a region has a kernel");
+                    report.kernel = Some((last.name.clone(), last.config.clone()));
+                    host.launch_region(&code);
                 }
                 None => {
                     report.fallback = true;

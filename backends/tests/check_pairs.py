@@ -2,14 +2,17 @@
 Triton's CPU interpreter and compares them with the seed's rule
 (norm(ref - out) / (1e-6 + norm(ref)) < 1e-3; integers and bools exactly).
 
-usage: check_pairs.py PAIRS.json  ->  one JSON line per pair: {"name", "ok", "detail"}
+usage: check_pairs.py PAIRS.json [cuda]  ->  one JSON line per pair: {"name", "ok", "detail"}
+With `cuda`, inputs are moved to the GPU and the kernels are compiled by Triton for real.
 """
 import importlib.util
 import json
 import os
 import sys
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
+DEVICE = sys.argv[2] if len(sys.argv) > 2 else "cpu"
+if DEVICE == "cpu":
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 import torch  # noqa: E402
 
 
@@ -46,11 +49,13 @@ def main():
             cand = load(p["candidate"], "cand_" + p["name"])
             for seed in (1, 2):
                 torch.manual_seed(seed)
-                inputs = ref.get_inputs()
+                inputs = [t.to(DEVICE) for t in ref.get_inputs()]
                 with torch.no_grad():
                     expect = ref.fused_operator(*[t.clone() for t in inputs])
                     got = cand.triton_fused_operator(*[t.clone() for t in inputs])
-                detail = compare(list(expect), list(got))
+                if DEVICE == "cuda":
+                    torch.cuda.synchronize()
+                detail = compare([t.cpu() for t in expect], [t.cpu() for t in got])
                 if detail:
                     break
         except Exception as e:  # reported, not raised: one bad pair must not hide others

@@ -13,19 +13,27 @@ fn python() -> PathBuf {
     if let Ok(p) = std::env::var("DRTC_PYTHON") {
         return PathBuf::from(p);
     }
-    let home = std::env::var("DRTC_HOME").map(PathBuf::from).unwrap_or_else(|_| {
-        let cache = std::env::var("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache"));
-        cache.join("drtc")
-    });
+    let home = std::env::var("DRTC_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            let cache = std::env::var("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|_| {
+                    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
+                });
+            cache.join("drtc")
+        });
     home.join("venv/bin/python")
 }
 
 #[test]
 fn programs_match_pytorch_under_the_interpreter() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs");
-    let out = std::env::temp_dir().join(format!("drtc-interp-{}", std::process::id()));
+    // DRTC_KEEP_PROGRAMS=DIR keeps the generated pairs (e.g. to run them on a GPU)
+    let out = match std::env::var("DRTC_KEEP_PROGRAMS") {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => std::env::temp_dir().join(format!("drtc-interp-{}", std::process::id())),
+    };
     std::fs::create_dir_all(&out).unwrap();
     let mut pairs = vec![];
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -34,22 +42,45 @@ fn programs_match_pytorch_under_the_interpreter() {
         .filter(|p| p.extension().is_some_and(|e| e == "drt"))
         .collect();
     files.sort();
-    assert!(files.len() >= 10, "expected the program corpus in {}", dir.display());
+    assert!(
+        files.len() >= 10,
+        "expected the program corpus in {}",
+        dir.display()
+    );
     for f in &files {
         let name = f.file_stem().unwrap().to_string_lossy().to_string();
         let src = std::fs::read_to_string(f).unwrap();
-        let mut g = drtc_ir::text::parse(&src).unwrap_or_else(|e| panic!("{}", e.render(&src, &name)));
+        let mut g =
+            drtc_ir::text::parse(&src).unwrap_or_else(|e| panic!("{}", e.render(&src, &name)));
         let reference = emit_seed_program(&g);
-        let pm = PassManager::parse("dce,cse,dce", ManagerOptions { verify_each: true, print_ir_after: vec![] }).unwrap();
+        let pm = PassManager::parse(
+            "dce,cse,dce",
+            ManagerOptions {
+                verify_each: true,
+                print_ir_after: vec![],
+            },
+        )
+        .unwrap();
         pm.run(&mut g).unwrap();
         g.compact();
         let plan = plan_fusion(&g, &FuseOptions::default());
-        let opts = CodegenOptions { interpret: true, ..Default::default() };
+        let opts = CodegenOptions {
+            interpret: true,
+            ..Default::default()
+        };
         let module = generate_module(&g, &plan, &ModuleForm::Seed, &opts);
-        let (r, c) = (out.join(format!("{name}_ref.py")), out.join(format!("{name}_drtc.py")));
+        let (r, c) = (
+            out.join(format!("{name}_ref.py")),
+            out.join(format!("{name}_drtc.py")),
+        );
         std::fs::write(&r, reference).unwrap();
         std::fs::write(&c, &module.source).unwrap();
-        println!("{name}: {} regions, {} kernels, pytorch: {:?}", module.regions.len(), module.kernel_count(), module.fallback_ops());
+        println!(
+            "{name}: {} regions, {} kernels, pytorch: {:?}",
+            module.regions.len(),
+            module.kernel_count(),
+            module.fallback_ops()
+        );
         pairs.push(serde_json::json!({"name": name, "reference": r, "candidate": c}));
     }
     let list = out.join("pairs.json");
@@ -60,9 +91,18 @@ fn programs_match_pytorch_under_the_interpreter() {
         .arg(&script)
         .arg(&list)
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {} ({e}); run `drtc setup` or set DRTC_PYTHON", py.display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} ({e}); run `drtc setup` or set DRTC_PYTHON",
+                py.display()
+            )
+        });
     let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(result.status.success(), "checker failed:\n{stdout}\n{}", String::from_utf8_lossy(&result.stderr));
+    assert!(
+        result.status.success(),
+        "checker failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
     let mut failed = vec![];
     let mut passed = 0;
     for line in stdout.lines() {
@@ -74,5 +114,9 @@ fn programs_match_pytorch_under_the_interpreter() {
         }
     }
     println!("{passed} passed, {} failed", failed.len());
-    assert!(failed.is_empty() && passed == files.len(), "mismatches:\n{}", failed.join("\n"));
+    assert!(
+        failed.is_empty() && passed == files.len(),
+        "mismatches:\n{}",
+        failed.join("\n")
+    );
 }

@@ -12,10 +12,45 @@ pub enum Attr {
     None,
     Bool(bool),
     Int(i64),
-    Float(f64),
+    Float(#[serde(with = "non_finite_as_string")] f64),
     Str(String),
     Ints(Vec<i64>),
     DType(DType),
+}
+
+/// Serde for float attributes: finite values are numbers; `inf`, `-inf` and `nan` are the
+/// strings of the text format, since JSON has no such numbers (serde_json would write
+/// `null` and fail to read it back).
+mod non_finite_as_string {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if x.is_finite() {
+            s.serialize_f64(*x)
+        } else {
+            s.serialize_str(&super::format_float(*x))
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Repr {
+            Number(f64),
+            Text(String),
+        }
+        match Repr::deserialize(d)? {
+            Repr::Number(x) => Ok(x),
+            Repr::Text(t) => match t.as_str() {
+                "inf" => Ok(f64::INFINITY),
+                "-inf" => Ok(f64::NEG_INFINITY),
+                "nan" => Ok(f64::NAN),
+                _ => Err(serde::de::Error::custom(format!(
+                    "expected a number, `inf`, `-inf` or `nan`, found {t:?}"
+                ))),
+            },
+        }
+    }
 }
 
 /// The attributes of one node, by name.

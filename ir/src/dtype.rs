@@ -138,20 +138,18 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     }
 }
 
-/// PyTorch's result type for a binary op, where a zero-dimensional operand only decides
-/// the result when it is of a higher kind (bool < int < float) than every dimensioned one.
+/// PyTorch's result type for a binary op on tensors, where a zero-dimensional operand only
+/// decides the result when it is of a higher kind (bool < int < float) than the
+/// dimensioned one, and then it gives its own dtype: `i64[3] + tensor(1.5, f64)` is f64.
+/// (Python scalars are wrapped as zero-dimensional tensors of the default dtype, f32 or
+/// i64, by the frontends, which gives PyTorch's rule for them too.)
 pub fn result_type(a: DType, a_rank0: bool, b: DType, b_rank0: bool) -> DType {
     if a_rank0 == b_rank0 {
         return promote_types(a, b);
     }
     let (dim, zero) = if a_rank0 { (b, a) } else { (a, b) };
     if zero.kind() > dim.kind() {
-        // the scalar-like operand lifts the kind; the width is the default for that kind
-        match zero.kind() {
-            DTypeKind::Float => DType::F32,
-            DTypeKind::Int => DType::I64,
-            DTypeKind::Bool => DType::Bool,
-        }
+        zero
     } else {
         dim
     }
@@ -185,6 +183,15 @@ mod tests {
         // torch.ones(3, dtype=torch.float16) + torch.tensor(1.0, dtype=torch.float64) -> float16
         assert_eq!(result_type(DType::F16, false, DType::F64, true), DType::F16);
         // torch.ones(3, dtype=torch.int32) + torch.tensor(1.5) -> float32
-        assert_eq!(result_type(DType::I32, false, DType::F64, true), DType::F32);
+        assert_eq!(result_type(DType::I32, false, DType::F32, true), DType::F32);
+        // torch.ones(3, dtype=torch.int64) + torch.tensor(1.5, dtype=torch.float64) -> float64
+        assert_eq!(result_type(DType::I64, false, DType::F64, true), DType::F64);
+        // torch.ones(3, dtype=torch.bool) + torch.tensor(1, dtype=torch.int32) -> int32
+        assert_eq!(
+            result_type(DType::Bool, false, DType::I32, true),
+            DType::I32
+        );
+        // torch.tensor(1, dtype=torch.int32) + torch.tensor(1.0, dtype=torch.float16) -> float16
+        assert_eq!(result_type(DType::I32, true, DType::F16, true), DType::F16);
     }
 }

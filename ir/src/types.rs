@@ -30,13 +30,15 @@ impl TensorType {
         self.shape.len()
     }
 
-    /// Number of elements (1 for a scalar).
+    /// Number of elements (1 for a scalar); saturates at `u64::MAX` for absurd shapes.
     pub fn numel(&self) -> u64 {
-        self.shape.iter().map(|&d| d.max(0) as u64).product()
+        self.shape
+            .iter()
+            .fold(1u64, |n, &d| n.saturating_mul(d.max(0) as u64))
     }
 
     pub fn size_bytes(&self) -> u64 {
-        self.numel() * self.dtype.size_bytes()
+        self.numel().saturating_mul(self.dtype.size_bytes())
     }
 
     pub fn with_shape(&self, shape: impl Into<Shape>) -> Self {

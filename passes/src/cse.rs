@@ -105,7 +105,7 @@ impl Pass for Cse {
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Changed, PassError> {
         // replaced[v] = the value that now stands for v
         let mut replaced: HashMap<ValueId, ValueId> = HashMap::new();
-        // first node (position, id) computing each key
+        // position in `body` of the first node computing each key
         let mut seen: HashMap<NodeKey, usize> = HashMap::new();
         let body = graph.body().to_vec();
         let mut keep = Vec::with_capacity(body.len());

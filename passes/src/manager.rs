@@ -153,8 +153,12 @@ impl PassManager {
     ) -> Result<PassManager, PassError> {
         for name in &options.print_ir_after {
             if !passes.iter().any(|p| p.name() == name) {
-                let mut valid: Vec<String> = passes.iter().map(|p| p.name().to_string()).collect();
-                valid.dedup();
+                let mut valid: Vec<String> = vec![];
+                for p in &passes {
+                    if !valid.iter().any(|v| v == p.name()) {
+                        valid.push(p.name().to_string());
+                    }
+                }
                 return Err(PassError::PrintAfterUnknown {
                     name: name.clone(),
                     valid,
@@ -325,12 +329,12 @@ mod tests {
 
     #[test]
     fn print_after_a_pass_not_in_the_pipeline_is_an_error() {
-        let err = PassManager::parse("dce,dce", verifying(&["cse"]))
+        let err = PassManager::parse("dce,fuse,dce", verifying(&["cse"]))
             .err()
             .unwrap();
         assert_eq!(
             err.to_string(),
-            "cannot print the IR after `cse`: it is not in the pipeline (its passes: dce)"
+            "cannot print the IR after `cse`: it is not in the pipeline (its passes: dce, fuse)"
         );
     }
 

@@ -1,10 +1,16 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
-use super::{DriverError, DriverResult};
-use crate::driver::compile::{compile_graph, CompileOptions, Compiled};
-use crate::driver::constants::ConstantOverride;
+use super::verify::runtime_error;
+use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
-use drtc_backends::stitch::ModuleForm;
+use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
+use drtc::driver::constants::ConstantOverride;
+use drtc::driver::program::load_programs;
+use drtc::runtime::{
+    BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::Path;
 use drtc_backends::triton::Precision;
 use serde_json::json;
 use std::path::PathBuf;
@@ -91,53 +97,186 @@ pub fn region_json(c: &Compiled) -> serde_json::Value {
     })
 }
 
+/// Verifies (and on CUDA times) one written module against its reference.
+fn check(
+    pool: &WorkerPool,
+    device: DeviceKind,
+    reference: &Path,
+    candidate: &Path,
+) -> serde_json::Value {
+    let req = VerifyRequest::new(reference, candidate);
+    if device == DeviceKind::Cuda {
+        match pool.bench(&BenchRequest {
+            verify: req,
+            compile_baseline: false,
+        }) {
+            Ok(b) => json!({
+                "verified": b.verify.verified,
+                "reasons": b.verify.reasons(),
+                "summary": b.verify.summary(),
+                "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
+                "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
+                "speedup": b.timing.as_ref().map(|t| t.speedup()),
+                "timing_error": b.timing_error,
+            }),
+            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
+        }
+    } else {
+        match pool.verify(&req) {
+            Ok(r) => json!({"verified": r.verified, "reasons": r.reasons(), "summary": r.summary()}),
+            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) -> DriverResult<()> {
+    std::fs::write(path, text).map_err(|source| DriverError::Write {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
-    let ext = args.file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let contents = read_file(&args.file)?;
+    let programs =
+        load_programs(&args.file, &contents, &args.set, args.line).map_err(DriverError::Reported)?;
+    let multi = args.file.extension().is_some_and(|e| e == "jsonl");
+    let device = match args.device {
+        Some(DeviceArg::Cpu) => DeviceKind::Cpu,
+        Some(DeviceArg::Cuda) => DeviceKind::Cuda,
+        None => DeviceKind::detect(),
+    };
     let opts = CompileOptions {
         precision: match args.precision {
             PrecisionArg::Tf32 => Precision::Tf32,
             PrecisionArg::Ieee => Precision::Ieee,
         },
-        interpret: args.device != Some(DeviceArg::Cuda),
+        interpret: device == DeviceKind::Cpu,
         fuse: drtc_passes::fuse::FuseOptions {
             max_ops: args.max_ops,
         },
     };
-    let (graph, form) = match ext {
-        "drt" => (super::ir_file::load(&args.file)?.graph, ModuleForm::Seed),
-        _ => {
-            return Err(DriverError::Reported(format!(
-                "{}: unsupported input (expected .py, .jsonl or .drt)",
-                args.file.display()
-            )))
-        }
+    let home = DrtcHome::from_env();
+    let pool = if args.no_verify {
+        None
+    } else {
+        let python = PythonEnv::locate(&home).map_err(runtime_error)?;
+        Some(WorkerPool::new(python, &home, PoolOptions::new(device)).map_err(runtime_error)?)
     };
-    let compiled = compile_graph(graph, &form, &opts).map_err(DriverError::Reported)?;
-    std::fs::write(&args.output, &compiled.module.source).map_err(|source| DriverError::Write {
-        path: args.output.display().to_string(),
-        source,
-    })?;
-    let fallbacks = compiled.module.fallback_ops();
-    eprintln!(
-        "wrote {} ({} kernels, {} regions{}) in {:.1} ms",
-        args.output.display(),
-        compiled.module.kernel_count(),
-        compiled.module.regions.len(),
-        if fallbacks.is_empty() {
-            String::new()
-        } else {
-            format!("; computed with PyTorch: {}", fallbacks.join(", "))
-        },
-        compiled.elapsed.as_secs_f64() * 1e3
-    );
-    if let Some(path) = &args.report {
-        let report = region_json(&compiled);
-        std::fs::write(path, serde_json::to_string_pretty(&report).unwrap()).map_err(|source| {
-            DriverError::Write {
-                path: path.display().to_string(),
-                source,
+    let work = home.dir("compile").map_err(runtime_error)?;
+    let bar = if multi {
+        let b = ProgressBar::new(programs.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template("{bar:40} {pos}/{len} programs {msg} [{elapsed}]")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut lines = vec![];
+    let mut failures = 0usize;
+    let mut last_report = json!({});
+    for (i, p) in programs.into_iter().enumerate() {
+        let mut entry = json!({});
+        let ok = match p {
+            Err(e) => {
+                entry = json!({"name": e.name, "line": e.line, "ok": false, "error": e.message});
+                if !multi {
+                    return Err(DriverError::Reported(e.message));
+                }
+                false
             }
-        })?;
+            Ok(prog) => {
+                let compiled =
+                    compile_graph(prog.graph, &prog.form, &opts).map_err(DriverError::Reported)?;
+                let candidate = if multi {
+                    work.join(format!("candidate_{}_{i}.py", std::process::id()))
+                } else {
+                    args.output.clone()
+                };
+                write(&candidate, &compiled.module.source)?;
+                entry = region_json(&compiled);
+                entry["name"] = json!(prog.name);
+                entry["line"] = json!(prog.line);
+                let fallbacks = compiled.module.fallback_ops();
+                if !multi {
+                    eprintln!(
+                        "wrote {} ({} kernels, {} regions{}) in {:.1} ms",
+                        candidate.display(),
+                        compiled.module.kernel_count(),
+                        compiled.module.regions.len(),
+                        if fallbacks.is_empty() {
+                            String::new()
+                        } else {
+                            format!("; computed with PyTorch: {}", fallbacks.join(", "))
+                        },
+                        compiled.elapsed.as_secs_f64() * 1e3
+                    );
+                }
+                let mut ok = true;
+                if let (Some(pool), Some(reference)) = (&pool, &prog.reference_source) {
+                    let ref_path = work.join(format!("reference_{}_{i}.py", std::process::id()));
+                    write(&ref_path, reference)?;
+                    let v = check(pool, device, &ref_path, &candidate);
+                    ok = v["verified"] == true;
+                    if !multi {
+                        match (ok, v["speedup"].as_f64()) {
+                            (true, Some(s)) => eprintln!(
+                                "verified on {}; eager {:.4} ms, drtc {:.4} ms: {s:.2}x",
+                                device.name(),
+                                v["eager_ms"].as_f64().unwrap_or(0.0),
+                                v["drtc_ms"].as_f64().unwrap_or(0.0)
+                            ),
+                            (true, None) => eprintln!("verified on {}", device.name()),
+                            (false, _) => {
+                                eprintln!("NOT verified on {}:", device.name());
+                                for r in v["reasons"].as_array().into_iter().flatten() {
+                                    eprintln!("  {}", r.as_str().unwrap_or_default());
+                                }
+                            }
+                        }
+                    }
+                    entry["verification"] = v;
+                    let _ = std::fs::remove_file(&ref_path);
+                }
+                if multi {
+                    entry["module"] = json!(compiled.module.source);
+                    let _ = std::fs::remove_file(&candidate);
+                }
+                entry["ok"] = json!(ok);
+                ok
+            }
+        };
+        if !ok {
+            failures += 1;
+        }
+        bar.inc(1);
+        bar.set_message(format!("({failures} failed)"));
+        lines.push(entry.to_string());
+        last_report = entry;
     }
-    Ok(ExitCode::SUCCESS)
+    bar.finish();
+    if multi {
+        write(&args.output, &(lines.join("\n") + "\n"))?;
+        eprintln!(
+            "compiled {} programs, {} failed; results in {}",
+            lines.len(),
+            failures,
+            args.output.display()
+        );
+    }
+    if let Some(path) = &args.report {
+        let report = if multi {
+            json!({"programs": lines.len(), "failed": failures})
+        } else {
+            last_report
+        };
+        write(path, &serde_json::to_string_pretty(&report).unwrap_or_default())?;
+    }
+    Ok(if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }

@@ -1,9 +1,15 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+mod bench_pair;
 mod compile;
+mod devices;
 mod fmt;
 mod ir_file;
 mod opt;
+mod parse;
+mod setup;
+mod suite;
+mod verify;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -54,15 +60,34 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Compile a program into one module of fused Triton kernels, verified against PyTorch
     Compile(compile::CompileArgs),
+    /// Compile, verify and time every program of a benchmark directory
+    Suite(suite::SuiteArgs),
     Fmt(fmt::FmtArgs),
     Opt(opt::OptArgs),
+    /// Verify a candidate against its PyTorch reference (exit 0 only when verified)
+    Verify(verify::VerifyArgs),
+    /// Verify, then time a candidate against its reference on a CUDA GPU
+    BenchPair(bench_pair::BenchPairArgs),
+    /// Create drtc's pinned Python environment (torch, triton, numpy, ortools)
+    Setup(setup::SetupArgs),
+    /// List CUDA GPUs (or say that CPU mode applies)
+    Devices(devices::DevicesArgs),
+    /// Lower a PyTorch program (KernelBench or seed format) to IR and print it.
+    Parse(parse::ParseArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
     match cli.command {
         Command::Compile(args) => compile::run(args),
+        Command::Suite(args) => suite::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Opt(args) => opt::run(args),
+        Command::Verify(args) => verify::run(args),
+        Command::BenchPair(args) => bench_pair::run(args),
+        Command::Setup(args) => setup::run(args),
+        Command::Devices(args) => devices::run(args),
+        Command::Parse(args) => parse::run(args),
     }
 }

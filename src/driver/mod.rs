@@ -3,3 +3,5 @@
 
 pub mod compile;
 pub mod constants;
+pub mod program;
+pub mod shrink;

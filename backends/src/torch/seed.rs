@@ -108,14 +108,12 @@ pub fn emit_seed_program(g: &Graph) -> String {
         .first()
         .map(|p| format!("{p}.device"))
         .unwrap_or_else(|| "'cpu'".into());
-    let mut next = 0;
-    for &n in g.body() {
+    for (next, &n) in g.body().iter().enumerate() {
         let node = g.node(n);
         let args: Vec<String> = node.inputs.iter().map(|v| names[v].clone()).collect();
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &device);
         let out_name = format!("tensor_{next}");
-        next += 1;
         writeln!(out, "    {out_name} = {expr}").unwrap();
         names.insert(node.outputs[0], out_name);
     }

@@ -240,9 +240,8 @@ pub fn contraction_kernel(
         term("offs_n", b_n)
     )
     .unwrap();
-    let (ca, cb) = if interpret && (ta.dtype == DType::BF16 || tb.dtype == DType::BF16) {
-        ("a.to(tl.float32)", "b.to(tl.float32)")
-    } else if ta.dtype != tb.dtype {
+    let bf16_in_interpreter = interpret && (ta.dtype == DType::BF16 || tb.dtype == DType::BF16);
+    let (ca, cb) = if bf16_in_interpreter || ta.dtype != tb.dtype {
         ("a.to(tl.float32)", "b.to(tl.float32)")
     } else {
         ("a", "b")
@@ -304,5 +303,6 @@ pub fn contraction_kernel(
         grid,
         config,
         extra_args: vec![],
+        scratch_args: vec![],
     })
 }

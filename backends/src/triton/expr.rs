@@ -47,9 +47,9 @@ fn softplus(x: &str, beta: f64, threshold: f64) -> String {
 /// `x ** y` where `y` may be a known constant.
 fn pow(x: &str, y: &Operand, yexpr: &str) -> String {
     match y.constant {
-        Some(c) if c == 0.0 => format!("(({x}) * 0.0 + 1.0)"),
-        Some(c) if c == 0.5 => format!("tl.sqrt({x})"),
-        Some(c) if c == -0.5 => format!("tl.rsqrt({x})"),
+        Some(0.0) => format!("(({x}) * 0.0 + 1.0)"),
+        Some(0.5) => format!("tl.sqrt({x})"),
+        Some(-0.5) => format!("tl.rsqrt({x})"),
         Some(c) if c.fract() == 0.0 && c.abs() <= 8.0 => {
             let n = c.abs() as usize;
             let prod = vec![format!("({x})"); n].join(" * ");

@@ -50,6 +50,8 @@ pub struct TritonKernel {
     pub config: LaunchConfig,
     /// Extra scalar arguments passed by the host after the outputs, with their values.
     pub extra_args: Vec<(String, String)>,
+    /// Scratch buffers of the region (allocated by the host), passed after the outputs.
+    pub scratch_args: Vec<String>,
 }
 
 /// A comment naming the IR ops a kernel computes.

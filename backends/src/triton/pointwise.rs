@@ -140,5 +140,6 @@ pub fn pointwise_kernel(
         grid,
         config,
         extra_args: vec![],
+        scratch_args: vec![],
     })
 }

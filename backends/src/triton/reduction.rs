@@ -120,7 +120,7 @@ pub fn reduction_variants(rows: u64, cols: u64) -> Vec<LaunchConfig> {
     let mut out = vec![base.clone()];
     let (br, bc) = (base.block("BLOCK_R"), base.block("BLOCK_C"));
     for (r, w) in [(br / 2, 4), (br * 2, 8)] {
-        if r >= 1 && r <= 128 && r * bc <= 16384 {
+        if (1..=128).contains(&r) && r * bc <= 16384 {
             out.push(LaunchConfig {
                 blocks: vec![("BLOCK_R", r), ("BLOCK_C", bc)],
                 num_warps: w,
@@ -402,7 +402,7 @@ pub fn reduction_kernel(
     outputs: &[ValueId],
     space: &ReduceSpace,
     config: Option<LaunchConfig>,
-) -> Option<(TritonKernel, Vec<BatchStats>)> {
+) -> Option<RegionCode> {
     let dims = dims_of(space);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
@@ -442,6 +442,14 @@ pub fn reduction_kernel(
             mean_out: k,
             var_out: k + 1,
             channels: rows as i64,
+        });
+    }
+    if config.is_none() && use_split(rows, cols) {
+        let kernels = split_kernels(g, name, nodes, outputs, &b, &stores, rows, cols);
+        return Some(RegionCode {
+            kernels,
+            scratch: split_scratch(name, &b.prog, rows, cols),
+            stats,
         });
     }
     let config = config.unwrap_or_else(|| reduction_config(rows, cols));
@@ -637,8 +645,8 @@ pub fn reduction_kernel(
     source.push_str(&body);
     let grid = vec![rows.div_ceil(block_r).max(1)];
     let _ = block_c;
-    Some((
-        TritonKernel {
+    Some(RegionCode {
+        kernels: vec![TritonKernel {
             name: name.to_string(),
             source,
             inputs: b.prog.inputs.clone(),
@@ -646,7 +654,334 @@ pub fn reduction_kernel(
             grid,
             config,
             extra_args: vec![],
-        },
+            scratch_args: vec![],
+        }],
+        scratch: vec![],
         stats,
-    ))
+    })
+}
+
+/// The code of one region: its kernels in launch order (the last one writes the region's
+/// outputs and batch statistics), and scratch buffers they share.
+#[derive(Clone, Debug)]
+pub struct RegionCode {
+    pub kernels: Vec<TritonKernel>,
+    pub scratch: Vec<Scratch>,
+    pub stats: Vec<BatchStats>,
+}
+
+/// A scratch buffer the host allocates for a region's kernels.
+#[derive(Clone, Debug)]
+pub struct Scratch {
+    pub name: String,
+    pub numel: u64,
+    pub dtype: DType,
+}
+
+/// Split strategy (stated heuristic): when there are fewer rows than two per SM of a
+/// large GPU (264) and rows are long (>= 32768 columns), one program per row would leave
+/// the GPU idle. Then each reduction is computed by its own kernel over (row, chunk)
+/// programs writing partial results to scratch; later kernels combine the partials of
+/// earlier reductions themselves; a last kernel writes the outputs.
+fn use_split(rows: u64, cols: u64) -> bool {
+    rows < 264 && cols >= 32768
+}
+
+const SPLIT_BLOCK_C: u64 = 2048;
+
+/// Number of column chunks per row in the split strategy: about 1056 programs in all.
+fn split_chunks(rows: u64, cols: u64) -> u64 {
+    let max_chunks = cols.div_ceil(4 * SPLIT_BLOCK_C).max(1);
+    (1056u64.div_ceil(rows))
+        .clamp(2, 256)
+        .min(max_chunks)
+        .max(1)
+}
+
+fn reduce_ids(prog: &Program) -> Vec<usize> {
+    (0..prog.stmts.len())
+        .filter(|&i| matches!(prog.stmts[i].code, Code::Reduce { .. }))
+        .collect()
+}
+
+fn split_scratch(name: &str, prog: &Program, rows: u64, cols: u64) -> Vec<Scratch> {
+    let s = split_chunks(rows, cols);
+    let mut out = vec![];
+    for i in reduce_ids(prog) {
+        let Code::Reduce { kind, input } = &prog.stmts[i].code else {
+            continue;
+        };
+        let dt = prog.stmts[*input].dtype;
+        out.push(Scratch {
+            name: format!("{name}_ws{i}"),
+            numel: rows * s,
+            dtype: dt,
+        });
+        if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+            out.push(Scratch {
+                name: format!("{name}_wsidx{i}"),
+                numel: rows * s,
+                dtype: DType::I64,
+            });
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn split_kernels(
+    g: &Graph,
+    name: &str,
+    nodes: &[NodeId],
+    outputs: &[ValueId],
+    b: &Builder,
+    stores: &[(usize, Sp)],
+    rows: u64,
+    cols: u64,
+) -> Vec<TritonKernel> {
+    let prog = &b.prog;
+    let dims = &b.dims;
+    let chunks = split_chunks(rows, cols);
+    let chunk = cols.div_ceil(chunks).div_ceil(SPLIT_BLOCK_C) * SPLIT_BLOCK_C;
+    let chunks = cols.div_ceil(chunk);
+    let reduces = reduce_ids(prog);
+    let scratch = split_scratch(name, prog, rows, cols);
+    let scratch_params: Vec<String> = scratch.iter().map(|s| s.name.clone()).collect();
+    let wide = super::pointwise::needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|a| a.value)),
+    ) || rows * chunks * SPLIT_BLOCK_C >= (1 << 31) - 1;
+    let pid = if wide { ".to(tl.int64)" } else { "" };
+    let mut cstride = 1i64;
+    let mut terms = vec![];
+    for d in (0..b.space.domain.len()).rev() {
+        if b.space.domain[d] != 1 {
+            terms.push(format!("{} * {cstride}", dims.full[d]));
+        }
+        cstride *= b.space.domain[d];
+    }
+    let full_off = if terms.is_empty() {
+        "0".to_string()
+    } else {
+        terms.join(" + ")
+    };
+    // stage k computes the partials of reduction k; stage reduces.len() stores
+    let mut kernels = vec![];
+    for stage in 0..=reduces.len() {
+        let last = stage == reduces.len();
+        let kname = if last {
+            format!("{name}_out")
+        } else {
+            format!("{name}_part{}", reduces[stage])
+        };
+        let mut body = String::new();
+        writeln!(
+            body,
+            "    rows = tl.program_id(0){pid} + tl.arange(0, 1)[:, None]"
+        )
+        .unwrap();
+        writeln!(body, "    s = tl.program_id(1){pid}").unwrap();
+        writeln!(body, "    rmask = rows < {rows}").unwrap();
+        comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
+        // combine the partials of earlier reductions, then the row math that follows them
+        let mut available = vec![false; prog.stmts.len()];
+        writeln!(body, "    sidx = tl.arange(0, BLOCK_S)[None, :]").unwrap();
+        writeln!(body, "    smask = rmask & (sidx < {chunks})").unwrap();
+        let upto = if last {
+            prog.stmts.len()
+        } else {
+            reduces[stage]
+        };
+        for i in 0..upto {
+            let st = &prog.stmts[i];
+            match (&st.code, st.space) {
+                (Code::Reduce { kind, input }, _) => {
+                    let ct = compute_ty(prog.stmts[*input].dtype);
+                    let part = format!("{name}_ws{i}");
+                    let (other, red) = match kind {
+                        RedKind::Sum => ("0.0", "tl.sum(p, axis=1)".to_string()),
+                        RedKind::Prod => ("1.0", "tl.reduce(p, 1, _drtc_mul)".to_string()),
+                        RedKind::Max | RedKind::ArgMax => {
+                            ("float('-inf')", "tl.max(p, axis=1)".to_string())
+                        }
+                        RedKind::Min | RedKind::ArgMin => {
+                            ("float('inf')", "tl.min(p, axis=1)".to_string())
+                        }
+                    };
+                    writeln!(body, "    p = tl.load({part} + rows * {chunks} + sidx, mask=smask, other={other}).to({ct})").unwrap();
+                    match kind {
+                        RedKind::ArgMax | RedKind::ArgMin => {
+                            let f = if *kind == RedKind::ArgMax {
+                                "tl.argmax"
+                            } else {
+                                "tl.argmin"
+                            };
+                            writeln!(body, "    best = {f}(p, axis=1)[:, None]").unwrap();
+                            writeln!(body, "    pi = tl.load({name}_wsidx{i} + rows * {chunks} + sidx, mask=smask, other=0)").unwrap();
+                            writeln!(
+                                body,
+                                "    {} = tl.sum(tl.where(sidx == best, pi, 0), axis=1)[:, None]",
+                                st.var
+                            )
+                            .unwrap();
+                        }
+                        _ => writeln!(body, "    {} = {red}[:, None]", st.var).unwrap(),
+                    }
+                    available[i] = true;
+                }
+                (Code::Expr(code), Sp::Row) => {
+                    writeln!(body, "    {} = {code}", st.var).unwrap();
+                    available[i] = true;
+                }
+                _ => {}
+            }
+        }
+        let start = format!("s * {chunk}");
+        let header = |out: &mut String| {
+            writeln!(out, "    for c0 in range(0, {chunk}, BLOCK_C):").unwrap();
+            writeln!(
+                out,
+                "        cols = {start} + c0 + tl.arange(0, BLOCK_C)[None, :]"
+            )
+            .unwrap();
+            writeln!(out, "        mask = rmask & (cols < {cols})").unwrap();
+            comps_decompose(out, "        ", "cols", &dims.col_comps);
+        };
+        if !last {
+            let i = reduces[stage];
+            let Code::Reduce { kind, input } = &prog.stmts[i].code else {
+                unreachable!()
+            };
+            let ct = compute_ty(prog.stmts[*input].dtype);
+            let acc = "acc";
+            match kind {
+                RedKind::Sum => writeln!(body, "    {acc} = tl.zeros([1], {ct})").unwrap(),
+                RedKind::Prod => writeln!(body, "    {acc} = tl.full([1], 1.0, {ct})").unwrap(),
+                RedKind::Max | RedKind::ArgMax => {
+                    writeln!(body, "    {acc} = tl.full([1], float('-inf'), {ct})").unwrap()
+                }
+                RedKind::Min | RedKind::ArgMin => {
+                    writeln!(body, "    {acc} = tl.full([1], float('inf'), {ct})").unwrap()
+                }
+            }
+            let is_arg = matches!(kind, RedKind::ArgMax | RedKind::ArgMin);
+            if is_arg {
+                writeln!(body, "    idx = tl.zeros([1], tl.int64)").unwrap();
+            }
+            header(&mut body);
+            let need = prog.closure(&[*input], &|j| available[j]);
+            emit_stmts(&mut body, prog, &need, "        ");
+            let x = prog.var(*input);
+            let part = reduce_line(*kind, x, prog.stmts[i].dtype);
+            match kind {
+                RedKind::Sum => writeln!(body, "        {acc} += {part}").unwrap(),
+                RedKind::Prod => writeln!(body, "        {acc} = {acc} * {part}").unwrap(),
+                RedKind::Max => {
+                    writeln!(body, "        {acc} = tl.maximum({acc}, {part})").unwrap()
+                }
+                RedKind::Min => {
+                    writeln!(body, "        {acc} = tl.minimum({acc}, {part})").unwrap()
+                }
+                RedKind::ArgMax | RedKind::ArgMin => {
+                    let (red, cmp) = if *kind == RedKind::ArgMax {
+                        (reduce_line(RedKind::Max, x, prog.stmts[i].dtype), ">")
+                    } else {
+                        (reduce_line(RedKind::Min, x, prog.stmts[i].dtype), "<")
+                    };
+                    writeln!(body, "        bv = {red}").unwrap();
+                    writeln!(body, "        bi = {part}.to(tl.int64) + {start} + c0").unwrap();
+                    writeln!(body, "        upd = bv {cmp} {acc}").unwrap();
+                    writeln!(body, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
+                    writeln!(body, "        idx = tl.where(upd, bi, idx)").unwrap();
+                }
+            }
+            writeln!(
+                body,
+                "    tl.store({name}_ws{i} + rows * {chunks} + s, {acc}[:, None], mask=rmask)"
+            )
+            .unwrap();
+            if is_arg {
+                writeln!(
+                    body,
+                    "    tl.store({name}_wsidx{i} + rows * {chunks} + s, idx[:, None], mask=rmask)"
+                )
+                .unwrap();
+            }
+        } else {
+            let full_roots: Vec<usize> = stores
+                .iter()
+                .filter(|s| s.1 == Sp::Full)
+                .map(|s| s.0)
+                .collect();
+            if !full_roots.is_empty() {
+                header(&mut body);
+                let need = prog.closure(&full_roots, &|j| available[j]);
+                emit_stmts(&mut body, prog, &need, "        ");
+                for (k, &(i, sp)) in stores.iter().enumerate() {
+                    if sp == Sp::Full {
+                        let st = storage_ty(prog.stmts[i].dtype);
+                        writeln!(
+                            body,
+                            "        tl.store(out{k} + {full_off}, ({} + tl.zeros([1, BLOCK_C], {})).to({st}), mask=mask)",
+                            prog.var(i),
+                            compute_ty(prog.stmts[i].dtype)
+                        )
+                        .unwrap();
+                    }
+                }
+            }
+            for (k, &(i, sp)) in stores.iter().enumerate() {
+                if sp == Sp::Row {
+                    let st = storage_ty(if k >= outputs.len() {
+                        prog.stmts[i].dtype
+                    } else {
+                        g.ty(outputs[k]).dtype
+                    });
+                    writeln!(
+                        body,
+                        "    tl.store(out{k} + rows, ({} + tl.zeros([1, 1], {})).to({st}), mask=rmask & ((rows * 0 + s) == 0))",
+                        prog.var(i),
+                        compute_ty(prog.stmts[i].dtype)
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        let mut source = String::new();
+        writeln!(source, "@triton.jit").unwrap();
+        let n_out = if last { stores.len() } else { 0 };
+        writeln!(
+            source,
+            "def {kname}({}):",
+            signature(prog, n_out, &scratch_params, &["BLOCK_C", "BLOCK_S"])
+        )
+        .unwrap();
+        source.push_str(&ops_comment(g, nodes));
+        writeln!(
+            source,
+            "    # split reduction, stage {} of {}: {rows} rows x {cols} columns in {chunks} chunks of {chunk}",
+            stage + 1,
+            reduces.len() + 1
+        )
+        .unwrap();
+        source.push_str(&body);
+        kernels.push(TritonKernel {
+            name: kname,
+            source,
+            inputs: prog.inputs.clone(),
+            outputs: if last { outputs.to_vec() } else { vec![] },
+            grid: vec![rows, chunks],
+            config: LaunchConfig {
+                blocks: vec![("BLOCK_C", SPLIT_BLOCK_C), ("BLOCK_S", next_pow2(chunks))],
+                num_warps: 8,
+                num_stages: 1,
+            },
+            extra_args: vec![],
+            scratch_args: scratch_params.clone(),
+        });
+    }
+    kernels
 }

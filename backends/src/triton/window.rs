@@ -237,5 +237,6 @@ pub fn window_kernel(
         grid: vec![numel.div_ceil(config.block("BLOCK")).max(1)],
         config,
         extra_args: vec![],
+        scratch_args: vec![],
     })
 }

@@ -60,6 +60,19 @@ pub fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Shape, String> {
     Ok(out)
 }
 
+/// Contractions and convolutions do not promote: PyTorch requires equal dtypes
+/// (`matmul(f16, f32)` is an error).
+fn require_same_dtype(inputs: &[&TensorType], what: &str) -> Result<DType, String> {
+    let d = inputs[0].dtype;
+    match inputs.iter().find(|t| t.dtype != d) {
+        Some(t) => Err(format!(
+            "{what} needs operands of one dtype, got {d} and {}",
+            t.dtype
+        )),
+        None => Ok(d),
+    }
+}
+
 fn require_float(t: &TensorType, what: &str) -> Result<(), String> {
     if t.dtype.is_float() {
         Ok(())
@@ -78,9 +91,24 @@ pub fn same(inputs: &[&TensorType], _: AttrView) -> InferResult {
     one(inputs[0].clone())
 }
 
+/// Same type, numbers only: bools are rejected, like PyTorch (relu, abs, neg).
+pub fn numeric(inputs: &[&TensorType], _: AttrView) -> InferResult {
+    if inputs[0].dtype == DType::Bool {
+        return Err("this op does not accept bool tensors".into());
+    }
+    one(inputs[0].clone())
+}
+
 /// Floating result: floats keep their dtype, integers become f32 (sigmoid, exp...).
 pub fn unary_float(inputs: &[&TensorType], _: AttrView) -> InferResult {
     one(inputs[0].with_dtype(inputs[0].dtype.to_float()))
+}
+
+/// Same type, floating inputs only: PyTorch's activation kernels (silu, gelu, elu,
+/// leaky_relu...) are not implemented for integers, unlike `torch.sigmoid`.
+pub fn float_only(inputs: &[&TensorType], _: AttrView) -> InferResult {
+    require_float(inputs[0], "this activation")?;
+    one(inputs[0].clone())
 }
 
 /// `cast {dtype}`.
@@ -116,6 +144,18 @@ fn broadcast_all(inputs: &[&TensorType]) -> Result<(Shape, DType), String> {
 pub fn broadcast(inputs: &[&TensorType], _: AttrView) -> InferResult {
     let (shape, dtype) = broadcast_all(inputs)?;
     one(TensorType::new(dtype, shape))
+}
+
+/// `lerp(start, end, weight)`: start and end must share a dtype; the weight may be a
+/// scalar-like tensor of another.
+pub fn lerp(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    if inputs[0].dtype != inputs[1].dtype {
+        return Err(format!(
+            "lerp needs start and end of one dtype, got {} and {}",
+            inputs[0].dtype, inputs[1].dtype
+        ));
+    }
+    broadcast(inputs, a)
 }
 
 /// True division: broadcasting, integer results become f32.
@@ -205,6 +245,11 @@ pub fn reduce_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
     reduce_with(inputs, a, inputs[0].dtype)
 }
 
+/// logsumexp: integers give f32 (`torch.logsumexp` casts them), floats keep their dtype.
+pub fn reduce_to_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    reduce_with(inputs, a, inputs[0].dtype.to_float())
+}
+
 /// argmax/argmin `{dim: int | none, keepdim}`: i64 indices; no dim flattens.
 pub fn reduce_arg(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
@@ -223,10 +268,11 @@ pub fn along_dim(inputs: &[&TensorType], a: AttrView) -> InferResult {
     one(inputs[0].clone())
 }
 
-/// Along one dim, floating result (softmax, log_softmax).
+/// Along one dim, floating inputs only (softmax, log_softmax: no integer kernels).
 pub fn along_dim_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    require_float(inputs[0], "softmax")?;
     normalize_dim(a.int("dim")?, inputs[0].rank())?;
-    one(inputs[0].with_dtype(inputs[0].dtype.to_float()))
+    one(inputs[0].clone())
 }
 
 /// cumsum/cumprod: along a dim, integers accumulate in i64.
@@ -237,21 +283,37 @@ pub fn scan_accumulate(inputs: &[&TensorType], a: AttrView) -> InferResult {
 
 // ---------------------------------------------------------------- losses
 
-fn loss_result(t: &TensorType, a: AttrView, unreduced: Shape) -> InferResult {
+/// The result of a loss: the unreduced shape for "none", a scalar otherwise.
+/// "batchmean" is only valid for kl_div.
+fn loss_result(dtype: DType, a: AttrView, unreduced: Shape, batchmean: bool) -> InferResult {
     match a.str("reduction")? {
-        "none" => one(TensorType::new(t.dtype, unreduced)),
-        "mean" | "sum" | "batchmean" => one(TensorType::scalar(t.dtype)),
-        r => Err(format!(
+        "none" => one(TensorType::new(dtype, unreduced)),
+        "mean" | "sum" => one(TensorType::scalar(dtype)),
+        "batchmean" if batchmean => one(TensorType::scalar(dtype)),
+        r if batchmean => Err(format!(
             "reduction must be \"none\", \"mean\", \"sum\" or \"batchmean\", got {r:?}"
+        )),
+        r => Err(format!(
+            "reduction must be \"none\", \"mean\" or \"sum\", got {r:?}"
         )),
     }
 }
 
-/// Elementwise losses of two same-shaped operands (mse, smooth_l1, kl_div).
+/// Elementwise losses of two broadcastable operands (mse, smooth_l1); the dtype is the
+/// promotion of both (`mse_loss(f16, f32)` is f32).
 pub fn pointwise_loss(inputs: &[&TensorType], a: AttrView) -> InferResult {
     require_float(inputs[0], "a loss")?;
     let shape = broadcast_shapes(&inputs[0].shape, &inputs[1].shape)?;
-    loss_result(inputs[0], a, shape)
+    let dtype = promote_types(inputs[0].dtype, inputs[1].dtype);
+    loss_result(dtype, a, shape, false)
+}
+
+/// kl_div: like [`pointwise_loss`], and also accepts the "batchmean" reduction.
+pub fn kl_div_loss(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    require_float(inputs[0], "kl_div")?;
+    let shape = broadcast_shapes(&inputs[0].shape, &inputs[1].shape)?;
+    let dtype = promote_types(inputs[0].dtype, inputs[1].dtype);
+    loss_result(dtype, a, shape, true)
 }
 
 /// cross_entropy(input [N, C, ...], target [N, ...] int class indices).
@@ -260,6 +322,12 @@ pub fn cross_entropy(inputs: &[&TensorType], a: AttrView) -> InferResult {
     require_float(x, "cross_entropy")?;
     if x.rank() < 1 {
         return Err("cross_entropy needs an input of rank >= 1".into());
+    }
+    if !t.dtype.is_float() && t.dtype != DType::I64 {
+        return Err(format!(
+            "cross_entropy's class-index target must be i64, got {}",
+            t.dtype
+        ));
     }
     if t.dtype.is_float() {
         // class probabilities: same shape as the input
@@ -289,18 +357,30 @@ pub fn cross_entropy(inputs: &[&TensorType], a: AttrView) -> InferResult {
     } else {
         unreduced.clear();
     }
-    loss_result(x, a, unreduced)
+    // probability targets take part in the promotion; class indices do not
+    let dtype = if t.dtype.is_float() {
+        promote_types(x.dtype, t.dtype)
+    } else {
+        x.dtype
+    };
+    loss_result(dtype, a, unreduced, false)
 }
 
 /// triplet_margin_loss(anchor, positive, negative): distances along the last dim.
 pub fn triplet_loss(inputs: &[&TensorType], a: AttrView) -> InferResult {
     require_float(inputs[0], "triplet_margin_loss")?;
+    if inputs.iter().any(|t| t.rank() != inputs[0].rank()) {
+        return Err("triplet_margin_loss needs anchor, positive and negative of equal rank".into());
+    }
     let (shape, _) = broadcast_all(inputs)?;
     if shape.is_empty() {
         return Err("triplet_margin_loss needs inputs of rank >= 1".into());
     }
     let unreduced = shape[..shape.len() - 1].to_vec();
-    loss_result(inputs[0], a, unreduced)
+    let dtype = inputs
+        .iter()
+        .fold(inputs[0].dtype, |d, t| promote_types(d, t.dtype));
+    loss_result(dtype, a, unreduced, false)
 }
 
 // ---------------------------------------------------------------- contractions
@@ -311,7 +391,7 @@ pub fn matmul(inputs: &[&TensorType], _: AttrView) -> InferResult {
     if a.rank() == 0 || b.rank() == 0 {
         return Err("matmul needs operands of rank >= 1".into());
     }
-    let dtype = promote_types(a.dtype, b.dtype);
+    let dtype = require_same_dtype(inputs, "matmul")?;
     let a_shape: Shape = if a.rank() == 1 {
         vec![1, a.shape[0]]
     } else {
@@ -357,8 +437,9 @@ pub fn bmm(inputs: &[&TensorType], _: AttrView) -> InferResult {
             a.shape, b.shape
         ));
     }
+    let dtype = require_same_dtype(inputs, "bmm")?;
     one(TensorType::new(
-        promote_types(a.dtype, b.dtype),
+        dtype,
         vec![a.shape[0], a.shape[1], b.shape[2]],
     ))
 }
@@ -369,7 +450,7 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
     if w.rank() != 2 || x.rank() < 1 {
         return Err(format!("linear needs a rank-2 weight, got {:?}", w.shape));
     }
-    let k = *x.shape.last().unwrap();
+    let k = x.shape.last().copied().unwrap_or(0);
     if k != w.shape[1] {
         return Err(format!(
             "linear: input features {k} do not match the weight {:?}",
@@ -384,9 +465,12 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
             ));
         }
     }
+    let dtype = require_same_dtype(inputs, "linear")?;
     let mut out = x.shape.clone();
-    *out.last_mut().unwrap() = w.shape[0];
-    one(TensorType::new(promote_types(x.dtype, w.dtype), out))
+    if let Some(last) = out.last_mut() {
+        *last = w.shape[0];
+    }
+    one(TensorType::new(dtype, out))
 }
 
 /// `einsum {equation}` for explicit (`->`) and implicit equations without ellipsis.
@@ -452,10 +536,7 @@ pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
                 .ok_or_else(|| format!("einsum: output subscript `{c}` is not in any input"))?,
         );
     }
-    let dtype = inputs
-        .iter()
-        .skip(1)
-        .fold(inputs[0].dtype, |d, t| promote_types(d, t.dtype));
+    let dtype = require_same_dtype(inputs, "einsum")?;
     one(TensorType::new(dtype, shape))
 }
 
@@ -478,12 +559,16 @@ pub fn attention(inputs: &[&TensorType], _: AttrView) -> InferResult {
     let mut out = broadcast_shapes(&batch, &v.shape[..v.rank() - 2])?;
     out.push(l);
     out.push(ev);
-    one(TensorType::new(q.dtype, out))
+    let dtype = require_same_dtype(&inputs[..3], "scaled_dot_product_attention")?;
+    one(TensorType::new(dtype, out))
 }
 
 // ---------------------------------------------------------------- convolution, pooling
 
-/// PyTorch's output size of a convolution or pooling window along one dim.
+/// PyTorch's output size of a convolution or pooling window along one dim:
+/// `floor((input + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1`, rounding up
+/// instead in `ceil_mode`, where the last window must still start inside the input or the
+/// left padding. Computed without overflow; a `stride` below 1 gives 0 (callers reject it).
 pub fn conv_out_size(
     input: i64,
     kernel: i64,
@@ -492,16 +577,43 @@ pub fn conv_out_size(
     dilation: i64,
     ceil_mode: bool,
 ) -> i64 {
+    if stride < 1 {
+        return 0;
+    }
+    let (input, kernel, stride, padding, dilation) = (
+        input as i128,
+        kernel as i128,
+        stride as i128,
+        padding as i128,
+        dilation as i128,
+    );
     let span = input + 2 * padding - dilation * (kernel - 1) - 1;
-    if ceil_mode {
+    let out = if ceil_mode {
         let mut out = (span + stride - 1).div_euclid(stride) + 1;
-        // the last window must start inside the input or the left padding
         if (out - 1) * stride >= input + padding {
             out -= 1;
         }
         out
     } else {
         span.div_euclid(stride) + 1
+    };
+    out.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// Checks that every value of the list attribute `name` is at least `min`.
+fn at_least(name: &str, values: &[i64], min: i64) -> Result<(), String> {
+    match values.iter().find(|&&v| v < min) {
+        Some(v) => Err(format!("`{name}` must be >= {min}, got {v}")),
+        None => Ok(()),
+    }
+}
+
+/// A size computed in `i128`, as an `i64` no larger than [`super::MAX_DIM`].
+fn to_dim(v: i128, what: &str) -> Result<i64, String> {
+    if v > super::MAX_DIM as i128 {
+        Err(format!("{what} is too large ({v})"))
+    } else {
+        Ok(v.max(i64::MIN as i128) as i64)
     }
 }
 
@@ -560,11 +672,11 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
             w.shape[0]
         ));
     }
-    if w.shape[1] * groups != cin {
+    let expected_cin = w.shape[1] as i128 * groups as i128;
+    if expected_cin != cin as i128 {
         return Err(format!(
-            "convolution: weight {:?} expects {} input channels (groups={groups}), input has {cin}",
+            "convolution: weight {:?} expects {expected_cin} input channels (groups={groups}), input has {cin}",
             w.shape,
-            w.shape[1] * groups
         ));
     }
     if let Some(b) = inputs.get(2) {
@@ -580,7 +692,12 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
         spatial_list(a, "padding", n)?,
         spatial_list(a, "dilation", n)?,
     );
-    *lead.last_mut().unwrap() = w.shape[0];
+    at_least("stride", &stride, 1)?;
+    at_least("padding", &padding, 0)?;
+    at_least("dilation", &dilation, 1)?;
+    if let Some(last) = lead.last_mut() {
+        *last = w.shape[0];
+    }
     for i in 0..n {
         let o = conv_out_size(
             x.shape[sp + i],
@@ -597,7 +714,8 @@ fn conv_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
         }
         lead.push(o);
     }
-    one(TensorType::new(promote_types(x.dtype, w.dtype), lead))
+    let dtype = require_same_dtype(inputs, "convolution")?;
+    one(TensorType::new(dtype, lead))
 }
 
 pub fn conv1d(i: &[&TensorType], a: AttrView) -> InferResult {
@@ -628,7 +746,7 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
             w.shape, w.shape[0]
         ));
     }
-    let cout = w.shape[1] * groups;
+    let cout = to_dim(w.shape[1] as i128 * groups as i128, "output channels")?;
     if let Some(b) = inputs.get(2) {
         if b.shape != vec![cout] {
             return Err(format!(
@@ -643,7 +761,13 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
         spatial_list(a, "output_padding", n)?,
         spatial_list(a, "dilation", n)?,
     );
-    *lead.last_mut().unwrap() = cout;
+    at_least("stride", &stride, 1)?;
+    at_least("padding", &padding, 0)?;
+    at_least("output_padding", &out_pad, 0)?;
+    at_least("dilation", &dilation, 1)?;
+    if let Some(last) = lead.last_mut() {
+        *last = cout;
+    }
     for i in 0..n {
         if out_pad[i] >= stride[i] && out_pad[i] >= dilation[i] {
             return Err(format!(
@@ -651,10 +775,12 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
                 out_pad[i], stride[i], dilation[i]
             ));
         }
-        let o = (x.shape[sp + i] - 1) * stride[i] - 2 * padding[i]
-            + dilation[i] * (w.shape[2 + i] - 1)
-            + out_pad[i]
+        // (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+        let o = (x.shape[sp + i] as i128 - 1) * stride[i] as i128 - 2 * padding[i] as i128
+            + dilation[i] as i128 * (w.shape[2 + i] as i128 - 1)
+            + out_pad[i] as i128
             + 1;
+        let o = to_dim(o, "transposed convolution output size")?;
         if o < 1 {
             return Err(format!(
                 "transposed convolution output size along spatial dim {i} is {o} (< 1)"
@@ -662,7 +788,8 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
         }
         lead.push(o);
     }
-    one(TensorType::new(promote_types(x.dtype, w.dtype), lead))
+    let dtype = require_same_dtype(inputs, "convolution")?;
+    one(TensorType::new(dtype, lead))
 }
 
 pub fn conv_transpose1d(i: &[&TensorType], a: AttrView) -> InferResult {
@@ -691,10 +818,15 @@ fn pool_nd(inputs: &[&TensorType], a: AttrView, n: usize, has_dilation: bool) ->
         vec![1; n]
     };
     let ceil = a.bool("ceil_mode")?;
+    at_least("kernel_size", &kernel, 1)?;
+    at_least("stride", &stride, 1)?;
+    at_least("padding", &padding, 0)?;
+    at_least("dilation", &dilation, 1)?;
     for i in 0..n {
-        if padding[i] * 2 > kernel[i] {
+        // PyTorch: pad <= kernel / 2, whatever the dilation
+        if padding[i] > kernel[i] / 2 {
             return Err(format!(
-                "pad should be at most half of the effective kernel size (padding {}, kernel {})",
+                "pad should be at most half of the kernel size (padding {}, kernel {})",
                 padding[i], kernel[i]
             ));
         }
@@ -740,11 +872,12 @@ pub fn avg_pool3d(i: &[&TensorType], a: AttrView) -> InferResult {
 
 fn adaptive_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
     let x = inputs[0];
+    require_float(x, "adaptive_avg_pool")?;
     let (mut lead, _) = batched_spatial(x, n, "adaptive pooling")?;
     let out = spatial_list(a, "output_size", n)?;
-    if out.iter().any(|&o| o < 1) {
+    if out.iter().any(|&o| o < 0) {
         return Err(format!(
-            "adaptive pooling output size must be >= 1, got {out:?}"
+            "adaptive pooling output size must be >= 0, got {out:?}"
         ));
     }
     lead.extend(out);
@@ -877,20 +1010,31 @@ pub fn permute(inputs: &[&TensorType], a: AttrView) -> InferResult {
     one(t.with_shape(shape))
 }
 
+/// The element count of `t`, or an error when it does not fit in a `u64`.
+fn exact_numel(t: &TensorType) -> Result<u64, String> {
+    t.shape
+        .iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d.max(0) as u64))
+        .ok_or_else(|| format!("shape {:?} has too many elements", t.shape))
+}
+
 /// Resolves one `-1` in a target shape against `numel` (view/reshape semantics).
 pub fn resolve_shape(target: &[i64], numel: u64) -> Result<Shape, String> {
     let infer: Vec<usize> = (0..target.len()).filter(|&i| target[i] == -1).collect();
     if infer.len() > 1 {
         return Err(format!("only one dimension can be -1 in {target:?}"));
     }
-    if let Some(d) = target.iter().find(|&&d| d < -1) {
+    if let Some(d) = target
+        .iter()
+        .find(|&&d| !(-1..=super::MAX_DIM).contains(&d))
+    {
         return Err(format!("invalid dimension {d} in {target:?}"));
     }
-    let known: u64 = target
+    let known = target
         .iter()
         .filter(|&&d| d != -1)
-        .map(|&d| d as u64)
-        .product();
+        .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+        .ok_or_else(|| format!("shape {target:?} has too many elements"))?;
     let mut out = target.to_vec();
     if let Some(&i) = infer.first() {
         if known == 0 || !numel.is_multiple_of(known) {
@@ -906,7 +1050,8 @@ pub fn resolve_shape(target: &[i64], numel: u64) -> Result<Shape, String> {
 /// reshape {shape}: same element count; one dim may be -1.
 pub fn reshape(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
-    one(t.with_shape(resolve_shape(a.ints("shape")?, t.numel())?))
+    let numel = exact_numel(t)?;
+    one(t.with_shape(resolve_shape(a.ints("shape")?, numel)?))
 }
 
 /// flatten {start_dim, end_dim}.
@@ -921,7 +1066,12 @@ pub fn flatten(inputs: &[&TensorType], a: AttrView) -> InferResult {
         return Err(format!("flatten: start_dim {s} comes after end_dim {e}"));
     }
     let mut shape = t.shape[..s].to_vec();
-    shape.push(t.shape[s..=e].iter().product());
+    let merged = t.shape[s..=e]
+        .iter()
+        .try_fold(1i64, |n, &d| n.checked_mul(d))
+        .filter(|&n| n <= super::MAX_DIM)
+        .ok_or_else(|| format!("flatten: merged size of {:?} is too large", &t.shape[s..=e]))?;
+    shape.push(merged);
     shape.extend_from_slice(&t.shape[e + 1..]);
     one(t.with_shape(shape))
 }
@@ -997,10 +1147,17 @@ pub fn expand(inputs: &[&TensorType], a: AttrView) -> InferResult {
 /// narrow {dim, start, length}.
 pub fn narrow(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
+    if t.rank() == 0 {
+        return Err("narrow cannot be applied to a 0-dim tensor".into());
+    }
     let d = normalize_dim(a.int("dim")?, t.rank())?;
     let (size, start, len) = (t.shape[d], a.int("start")?, a.int("length")?);
-    let start = if start < 0 { start + size } else { start };
-    if start < 0 || len < 0 || start + len > size {
+    let start = if start < 0 {
+        start.saturating_add(size)
+    } else {
+        start
+    };
+    if start < 0 || len < 0 || start as i128 + len as i128 > size as i128 {
         return Err(format!(
             "narrow: start {start} + length {len} exceeds dim {d} of size {size}"
         ));
@@ -1013,6 +1170,9 @@ pub fn narrow(inputs: &[&TensorType], a: AttrView) -> InferResult {
 /// slice {dim, start, end, step}: Python slicing, clamped like PyTorch.
 pub fn slice(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
+    if t.rank() == 0 {
+        return Err("slice cannot be applied to a 0-dim tensor".into());
+    }
     let d = normalize_dim(a.int("dim")?, t.rank())?;
     let size = t.shape[d];
     let step = a.int("step")?;
@@ -1021,18 +1181,19 @@ pub fn slice(inputs: &[&TensorType], a: AttrView) -> InferResult {
     }
     let clamp = |v: i64| {
         if v < 0 {
-            (v + size).max(0)
+            v.saturating_add(size).max(0)
         } else {
             v.min(size)
         }
     };
     let start = clamp(a.int("start")?);
     let end = clamp(a.int("end")?);
+    // ceil((end - start) / step)
     let len = if end > start {
-        (end - start + step - 1) / step
+        ((end - start) as i128 + step as i128 - 1) / step as i128
     } else {
         0
-    };
+    } as i64;
     let mut shape = t.shape.clone();
     shape[d] = len;
     one(t.with_shape(shape))
@@ -1071,13 +1232,15 @@ pub fn diag(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let k = a.int("diagonal")?;
     match t.rank() {
         1 => {
-            let n = t.shape[0] + k.abs();
+            // a square matrix with the vector on the k-th diagonal: n + |k| per side
+            let n = to_dim(t.shape[0] as i128 + (k as i128).abs(), "diag size")?;
             one(t.with_shape(vec![n, n]))
         }
         2 => {
-            let (r, c) = (t.shape[0], t.shape[1]);
+            // the k-th diagonal of an r x c matrix: min(r, c - k) for k >= 0, min(r + k, c) below
+            let (r, c, k) = (t.shape[0] as i128, t.shape[1] as i128, k as i128);
             let len = if k >= 0 { r.min(c - k) } else { (r + k).min(c) };
-            one(t.with_shape(vec![len.max(0)]))
+            one(t.with_shape(vec![len.max(0) as i64]))
         }
         r => Err(format!("diag needs a tensor of rank 1 or 2, got rank {r}")),
     }

@@ -17,6 +17,10 @@ use crate::attr::{AttrDef, Attrs};
 use crate::{Attr, TensorType};
 use std::fmt;
 
+/// The largest dimension size inference accepts: far beyond any real tensor, small enough
+/// that shape arithmetic on it cannot overflow `i64`.
+pub const MAX_DIM: i64 = 1 << 40;
+
 /// What kind of computation an op is; drives fusion and code generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -287,6 +291,13 @@ impl Op {
                 def.arity,
                 inputs.len()
             ));
+        }
+        for (i, t) in inputs.iter().enumerate() {
+            if let Some(d) = t.shape.iter().find(|&&d| !(0..=MAX_DIM).contains(&d)) {
+                return Err(format!(
+                    "input {i} has an invalid dimension {d} (sizes lie in 0..=2^40)"
+                ));
+            }
         }
         (def.infer)(inputs, AttrView(attrs))
     }

@@ -90,7 +90,7 @@ op_table! {
     /// `x ** y`, `torch.pow`.
     Pow = "pow": Pointwise, Exact(2), [], inf::broadcast, pw::<2>;
     /// `lerp(start, end, weight) = start + weight * (end - start)`.
-    Lerp = "lerp": Pointwise, Exact(3), [], inf::broadcast, pw::<3>;
+    Lerp = "lerp": Pointwise, Exact(3), [], inf::lerp, pw::<3>;
     Eq = "eq": Pointwise, Exact(2), [], inf::compare, pw::<1>;
     Ne = "ne": Pointwise, Exact(2), [], inf::compare, pw::<1>;
     Lt = "lt": Pointwise, Exact(2), [], inf::compare, pw::<1>;
@@ -101,28 +101,28 @@ op_table! {
     Where = "where": Pointwise, Exact(3), [], inf::select_where, pw::<1>;
 
     // ---- pointwise unary
-    Relu = "relu": Pointwise, Exact(1), [], inf::same, pw::<1>;
-    LeakyRelu = "leaky_relu": Pointwise, Exact(1), [float("negative_slope", 0.01)], inf::same, pw::<2>;
+    Relu = "relu": Pointwise, Exact(1), [], inf::numeric, pw::<1>;
+    LeakyRelu = "leaky_relu": Pointwise, Exact(1), [float("negative_slope", 0.01)], inf::float_only, pw::<2>;
     Sigmoid = "sigmoid": Pointwise, Exact(1), [], inf::unary_float, pw::<4>;
     Tanh = "tanh": Pointwise, Exact(1), [], inf::unary_float, pw::<4>;
     /// swish: `x * sigmoid(x)`.
-    Silu = "silu": Pointwise, Exact(1), [], inf::unary_float, pw::<5>;
+    Silu = "silu": Pointwise, Exact(1), [], inf::float_only, pw::<5>;
     /// `approximate` is "none" (erf) or "tanh".
-    Gelu = "gelu": Pointwise, Exact(1), [string("approximate", "none")], inf::unary_float, pw::<8>;
-    Selu = "selu": Pointwise, Exact(1), [], inf::unary_float, pw::<5>;
-    Hardsigmoid = "hardsigmoid": Pointwise, Exact(1), [], inf::unary_float, pw::<3>;
-    Hardswish = "hardswish": Pointwise, Exact(1), [], inf::unary_float, pw::<4>;
-    Softplus = "softplus": Pointwise, Exact(1), [float("beta", 1.0), float("threshold", 20.0)], inf::unary_float, pw::<4>;
+    Gelu = "gelu": Pointwise, Exact(1), [string("approximate", "none")], inf::float_only, pw::<8>;
+    Selu = "selu": Pointwise, Exact(1), [], inf::float_only, pw::<5>;
+    Hardsigmoid = "hardsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<3>;
+    Hardswish = "hardswish": Pointwise, Exact(1), [], inf::float_only, pw::<4>;
+    Softplus = "softplus": Pointwise, Exact(1), [float("beta", 1.0), float("threshold", 20.0)], inf::float_only, pw::<4>;
     Softsign = "softsign": Pointwise, Exact(1), [], inf::unary_float, pw::<3>;
-    Elu = "elu": Pointwise, Exact(1), [float("alpha", 1.0)], inf::unary_float, pw::<4>;
+    Elu = "elu": Pointwise, Exact(1), [float("alpha", 1.0)], inf::float_only, pw::<4>;
     Hardtanh = "hardtanh": Pointwise, Exact(1), [float("min_val", -1.0), float("max_val", 1.0)], inf::same, pw::<2>;
     /// `torch.clamp(x, min=None, max=None)`.
     Clamp = "clamp": Pointwise, Exact(1), [none("min", K::OptFloat), none("max", K::OptFloat)], inf::same, pw::<2>;
-    Logsigmoid = "logsigmoid": Pointwise, Exact(1), [], inf::unary_float, pw::<5>;
+    Logsigmoid = "logsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<5>;
     /// `x * tanh(softplus(x))`.
-    Mish = "mish": Pointwise, Exact(1), [], inf::unary_float, pw::<10>;
-    Abs = "abs": Pointwise, Exact(1), [], inf::same, pw::<1>;
-    Neg = "neg": Pointwise, Exact(1), [], inf::same, pw::<1>;
+    Mish = "mish": Pointwise, Exact(1), [], inf::float_only, pw::<10>;
+    Abs = "abs": Pointwise, Exact(1), [], inf::numeric, pw::<1>;
+    Neg = "neg": Pointwise, Exact(1), [], inf::numeric, pw::<1>;
     Sign = "sign": Pointwise, Exact(1), [], inf::same, pw::<1>;
     Cos = "cos": Pointwise, Exact(1), [], inf::unary_float, pw::<4>;
     Sin = "sin": Pointwise, Exact(1), [], inf::unary_float, pw::<4>;
@@ -149,7 +149,7 @@ op_table! {
     Std = "std": Reduction, Exact(1), [DIMS, float("correction", 1.0), KEEPDIM], inf::reduce_float, fl::per_input::<3>;
     /// p-norm over dims (`torch.norm`, `torch.linalg.vector_norm`); p = 2 by default.
     Norm = "norm": Reduction, Exact(1), [float("p", 2.0), DIMS, KEEPDIM], inf::reduce_float, fl::per_input::<2>;
-    Logsumexp = "logsumexp": Reduction, Exact(1), [req("dim", K::Ints), KEEPDIM], inf::reduce_float, fl::per_input::<3>;
+    Logsumexp = "logsumexp": Reduction, Exact(1), [req("dim", K::Ints), KEEPDIM], inf::reduce_to_float, fl::per_input::<3>;
     Softmax = "softmax": Reduction, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>;
     LogSoftmax = "log_softmax": Reduction, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>;
     Cumsum = "cumsum": Reduction, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction;
@@ -163,7 +163,7 @@ op_table! {
     MseLoss = "mse_loss": Reduction, Exact(2), [REDUCTION], inf::pointwise_loss, fl::per_input::<3>;
     /// Huber with `beta` (`F.smooth_l1_loss`).
     SmoothL1Loss = "smooth_l1_loss": Reduction, Exact(2), [REDUCTION, float("beta", 1.0)], inf::pointwise_loss, fl::per_input::<5>;
-    KlDiv = "kl_div": Reduction, Exact(2), [REDUCTION, boolean("log_target", false)], inf::pointwise_loss, fl::per_input::<5>;
+    KlDiv = "kl_div": Reduction, Exact(2), [REDUCTION, boolean("log_target", false)], inf::kl_div_loss, fl::per_input::<5>;
     CrossEntropy = "cross_entropy": Reduction, Exact(2), [REDUCTION], inf::cross_entropy, fl::per_input::<6>;
     TripletMarginLoss = "triplet_margin_loss": Reduction, Exact(3), [float("margin", 1.0), float("p", 2.0), float("eps", 1e-6), boolean("swap", false), REDUCTION], inf::triplet_loss, fl::per_input::<12>;
 
@@ -186,15 +186,15 @@ op_table! {
     ConvTranspose3d = "conv_transpose3d": Library, Range(2, 3), [ints("stride", &[1, 1, 1]), ints("padding", &[0, 0, 0]), ints("output_padding", &[0, 0, 0]), int("groups", 1), ints("dilation", &[1, 1, 1])], inf::conv_transpose3d, fl::conv_transpose;
 
     // ---- windows (stride none = kernel_size)
-    MaxPool1d = "max_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), ints("dilation", &[1]), boolean("ceil_mode", false)], inf::max_pool1d, fl::window;
-    MaxPool2d = "max_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), boolean("ceil_mode", false)], inf::max_pool2d, fl::window;
-    MaxPool3d = "max_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), boolean("ceil_mode", false)], inf::max_pool3d, fl::window;
-    AvgPool1d = "avg_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), boolean("ceil_mode", false), boolean("count_include_pad", true)], inf::avg_pool1d, fl::window;
-    AvgPool2d = "avg_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool2d, fl::window;
-    AvgPool3d = "avg_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool3d, fl::window;
-    AdaptiveAvgPool1d = "adaptive_avg_pool1d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool1d, fl::window;
-    AdaptiveAvgPool2d = "adaptive_avg_pool2d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool2d, fl::window;
-    AdaptiveAvgPool3d = "adaptive_avg_pool3d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool3d, fl::window;
+    MaxPool1d = "max_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), ints("dilation", &[1]), boolean("ceil_mode", false)], inf::max_pool1d, fl::window::<1>;
+    MaxPool2d = "max_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), boolean("ceil_mode", false)], inf::max_pool2d, fl::window::<2>;
+    MaxPool3d = "max_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), boolean("ceil_mode", false)], inf::max_pool3d, fl::window::<3>;
+    AvgPool1d = "avg_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), boolean("ceil_mode", false), boolean("count_include_pad", true)], inf::avg_pool1d, fl::window::<1>;
+    AvgPool2d = "avg_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool2d, fl::window::<2>;
+    AvgPool3d = "avg_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool3d, fl::window::<3>;
+    AdaptiveAvgPool1d = "adaptive_avg_pool1d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool1d, fl::window::<1>;
+    AdaptiveAvgPool2d = "adaptive_avg_pool2d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool2d, fl::window::<2>;
+    AdaptiveAvgPool3d = "adaptive_avg_pool3d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool3d, fl::window::<3>;
 
     // ---- normalization (x, weight?, bias?)
     /// Training mode: batch statistics (KernelBench's default mode).

@@ -62,7 +62,11 @@ impl Parser<'_> {
     fn span(&self) -> Range<usize> {
         match self.toks.get(self.pos) {
             Some((_, s)) => s.clone(),
-            None => self.src.len()..self.src.len(),
+            // point just after the last text, not at trailing blank lines
+            None => {
+                let end = self.src.trim_end().len();
+                end..end
+            }
         }
     }
 

@@ -206,12 +206,12 @@ pub fn check_reduction(g: &Graph, nodes: &[NodeId]) -> Result<ReduceSpace, Strin
                 }
                 continue;
             }
-            let ok = match (out_space, space_of(&space, &g.ty(v).shape)) {
-                (Space::Full, Some(Space::Full | Space::RowKeep)) => true,
-                (Space::RowKeep, Some(Space::RowKeep)) => true,
-                (Space::RowDrop, Some(Space::RowDrop)) => true,
-                _ => false,
-            };
+            let ok = matches!(
+                (out_space, space_of(&space, &g.ty(v).shape)),
+                (Space::Full, Some(Space::Full | Space::RowKeep))
+                    | (Space::RowKeep, Some(Space::RowKeep))
+                    | (Space::RowDrop, Some(Space::RowDrop))
+            );
             if !ok {
                 return Err(format!(
                     "`{}` mixes row values and domain values in a way broadcasting would misalign",

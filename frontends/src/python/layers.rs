@@ -1,0 +1,419 @@
+//! `torch.nn` layers: construction records the parameters and buffers PyTorch would
+//! create (exact state_dict names and shapes); calling a layer lowers to the functional
+//! form (`nn.Conv2d` -> `F.conv2d(x, weight, bias, ...)`) in training mode.
+
+use super::args::{Args, Bound};
+use super::error::{FrontendError, Span};
+use super::interp::{Interp, Member, Phase};
+use super::spelling;
+use super::value::{LayerId, Val};
+use drtc_ir::{DType, InputKind, TensorType};
+
+type R<T> = Result<T, FrontendError>;
+
+/// One `nn.*` module instance.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    /// The class name without `nn.` (`Conv2d`).
+    pub kind: String,
+    /// The attribute it is stored under in the model (its state_dict prefix).
+    pub prefix: String,
+    /// The constructor arguments, bound to PyTorch's names.
+    pub config: Bound,
+    /// Its parameters and buffers, in state_dict order.
+    pub members: Vec<Member>,
+}
+
+/// PyTorch's constructor parameters of each supported layer.
+fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
+    Some(match kind {
+        "Conv1d" | "Conv2d" | "Conv3d" => &["in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "padding_mode", "device", "dtype"],
+        "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => &[
+            "in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode", "device", "dtype",
+        ],
+        "Linear" => &["in_features", "out_features", "bias", "device", "dtype"],
+        "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => {
+            &["num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype"]
+        }
+        "GroupNorm" => &["num_groups", "num_channels", "eps", "affine", "device", "dtype"],
+        "LayerNorm" => &["normalized_shape", "eps", "elementwise_affine", "bias", "device", "dtype"],
+        "RMSNorm" => &["normalized_shape", "eps", "elementwise_affine", "device", "dtype"],
+        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" => &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"],
+        "AvgPool1d" => &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"],
+        "AvgPool2d" | "AvgPool3d" => &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"],
+        "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" => &["output_size"],
+        "ReLU" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish" | "Mish" | "ReLU6" => &["inplace"],
+        "Sigmoid" | "Tanh" | "Softsign" | "LogSigmoid" => &[],
+        "LeakyReLU" => &["negative_slope", "inplace"],
+        "GELU" => &["approximate"],
+        "Softplus" => &["beta", "threshold"],
+        "ELU" => &["alpha", "inplace"],
+        "Hardtanh" => &["min_val", "max_val", "inplace"],
+        "Softmax" | "LogSoftmax" => &["dim"],
+        "Identity" => &["*args"],
+        "Flatten" => &["start_dim", "end_dim"],
+        "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
+        "MSELoss" => &["size_average", "reduce", "reduction"],
+        "CrossEntropyLoss" => &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"],
+        "SmoothL1Loss" => &["size_average", "reduce", "reduction", "beta"],
+        "HuberLoss" => &["reduction", "delta"],
+        "KLDivLoss" => &["size_average", "reduce", "reduction", "log_target"],
+        "TripletMarginLoss" => &["margin", "p", "eps", "swap", "size_average", "reduce", "reduction"],
+        _ => return None,
+    })
+}
+
+fn spatial_dims(kind: &str) -> usize {
+    if kind.ends_with("1d") {
+        1
+    } else if kind.ends_with("3d") {
+        3
+    } else {
+        2
+    }
+}
+
+fn param_dtype(b: &Bound) -> R<DType> {
+    match b.opt("dtype") {
+        None => Ok(DType::F32),
+        Some(Val::DType(d)) => Ok(*d),
+        Some(v) => Err(FrontendError::lowering(format!("`dtype` must be a dtype, got {}", v.type_name()), b.span_of("dtype"))),
+    }
+}
+
+fn positive(b: &Bound, name: &str, v: i64) -> R<i64> {
+    if v <= 0 {
+        return Err(FrontendError::lowering(format!("`{}`: `{name}` must be positive, got {v}", b.func), b.span_of(name)));
+    }
+    Ok(v)
+}
+
+/// `nn.<kind>(...)`: a new layer with its parameters.
+pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<Val> {
+    let Some(params) = ctor_params(kind) else {
+        let why = match kind {
+            "Sequential" | "ModuleList" | "ModuleDict" => "containers are not supported by the python-subset frontend (level-3 models go through torch.export)",
+            _ => "this layer is not in drtc's spelling table",
+        };
+        return Err(FrontendError::unsupported(format!("`nn.{kind}`: {why}"), span.clone()));
+    };
+    let b = args.bind(&format!("nn.{kind}"), params)?;
+    let dtype = if params.contains(&"dtype") { param_dtype(&b)? } else { DType::F32 };
+    let p = |name: &str, shape: Vec<i64>| Member { name: name.to_string(), ty: TensorType::new(dtype, shape), kind: InputKind::Param };
+    let buf = |name: &str, ty: TensorType| Member { name: name.to_string(), ty, kind: InputKind::Buffer };
+    let mut members = vec![];
+    match kind {
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            let n = spatial_dims(kind);
+            let cin = positive(&b, "in_channels", b.req_int("in_channels")?)?;
+            let cout = positive(&b, "out_channels", b.req_int("out_channels")?)?;
+            let k = b.req_ints_n("kernel_size", n)?;
+            let groups = positive(&b, "groups", b.int("groups", 1)?)?;
+            if cin % groups != 0 {
+                return Err(FrontendError::lowering("in_channels must be divisible by groups", b.span_of("groups")));
+            }
+            if cout % groups != 0 {
+                return Err(FrontendError::lowering("out_channels must be divisible by groups", b.span_of("groups")));
+            }
+            if b.str("padding_mode", "zeros")? != "zeros" {
+                return Err(FrontendError::unsupported("padding modes other than 'zeros' are not in drtc's op set", b.span_of("padding_mode")));
+            }
+            let mut w = if kind.starts_with("ConvTranspose") { vec![cin, cout / groups] } else { vec![cout, cin / groups] };
+            w.extend(k);
+            members.push(p("weight", w));
+            if b.bool("bias", true)? {
+                members.push(p("bias", vec![cout]));
+            }
+        }
+        "Linear" => {
+            let (i, o) = (b.req_int("in_features")?, b.req_int("out_features")?);
+            members.push(p("weight", vec![o, i]));
+            if b.bool("bias", true)? {
+                members.push(p("bias", vec![o]));
+            }
+        }
+        k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
+            let c = b.req_int("num_features")?;
+            let batch = k.starts_with("BatchNorm");
+            if b.bool("affine", batch)? {
+                members.push(p("weight", vec![c]));
+                members.push(p("bias", vec![c]));
+            }
+            if b.bool("track_running_stats", batch)? {
+                members.push(buf("running_mean", TensorType::new(dtype, vec![c])));
+                members.push(buf("running_var", TensorType::new(dtype, vec![c])));
+                members.push(buf("num_batches_tracked", TensorType::scalar(DType::I64)));
+            }
+        }
+        "GroupNorm" => {
+            let g = positive(&b, "num_groups", b.req_int("num_groups")?)?;
+            let c = b.req_int("num_channels")?;
+            if c % g != 0 {
+                return Err(FrontendError::lowering("num_channels must be divisible by num_groups", b.span.clone()));
+            }
+            if b.bool("affine", true)? {
+                members.push(p("weight", vec![c]));
+                members.push(p("bias", vec![c]));
+            }
+        }
+        "LayerNorm" | "RMSNorm" => {
+            let ns = b.as_ints("normalized_shape", b.required("normalized_shape")?)?;
+            if b.bool("elementwise_affine", true)? {
+                members.push(p("weight", ns.clone()));
+                if kind == "LayerNorm" && b.bool("bias", true)? {
+                    members.push(p("bias", ns));
+                }
+            }
+        }
+        _ => {}
+    }
+    for m in &members {
+        interp.check_type(m.ty.clone(), span)?;
+    }
+    if !members.is_empty() && interp.phase != Phase::Init {
+        return Err(FrontendError::unsupported(
+            format!("`nn.{kind}` has parameters and can only be created in __init__"),
+            span.clone(),
+        ));
+    }
+    interp.layers.push(Layer { kind: kind.to_string(), prefix: String::new(), config: b, members });
+    Ok(Val::Layer(interp.layers.len() - 1))
+}
+
+/// `layer.name`: parameters by name, constructor arguments by name.
+pub fn attr(interp: &mut Interp, id: LayerId, name: &str, span: &Span) -> R<Val> {
+    let layer = &interp.layers[id];
+    if layer.members.iter().any(|m| m.name == name) {
+        return Ok(Val::Param(format!("{}.{name}", layer.prefix).into()));
+    }
+    if matches!(name, "weight" | "bias") {
+        return Ok(Val::None);
+    }
+    if let Some(v) = layer.config.get(name) {
+        return Ok(v.clone());
+    }
+    if name == "forward" {
+        return Ok(Val::Method(Box::new(Val::Layer(id)), name.into()));
+    }
+    Err(FrontendError::unsupported(format!("attribute `{name}` of `nn.{}` is not known to drtc", layer.kind), span.clone()))
+}
+
+/// Copies constructor arguments that were given explicitly to the functional call.
+fn pass(cfg: &Bound, out: &mut Args, names: &[(&str, &str)]) {
+    for (ctor, f) in names {
+        if let Some(v) = cfg.get(ctor) {
+            out.kw.push((f.to_string(), v.clone(), cfg.span_of(ctor)));
+        }
+    }
+}
+
+/// `layer(inputs...)`: the functional form with the layer's parameters.
+pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<Val> {
+    let layer = interp.layers[id].clone();
+    let kind = layer.kind.as_str();
+    let cfg = &layer.config;
+    if !args.kw.is_empty() {
+        return Err(FrontendError::unsupported(format!("keyword arguments to a `nn.{kind}` call are not supported"), args.kw[0].2.clone()));
+    }
+    let mut f = Args { pos: args.pos.clone(), kw: vec![], span: args.span.clone() };
+    let param = |name: &str| -> Val {
+        if layer.members.iter().any(|m| m.name == name) {
+            Val::Param(format!("{}.{name}", layer.prefix).into())
+        } else {
+            Val::None
+        }
+    };
+    let n = spatial_dims(kind);
+    let push_pos = |f: &mut Args, v: Val| f.pos.push((v, span.clone()));
+    let kw = |f: &mut Args, k: &str, v: Val| f.kw.push((k.to_string(), v, span.clone()));
+    let fname: String = match kind {
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            let mut names = vec![("stride", "stride"), ("padding", "padding"), ("dilation", "dilation"), ("groups", "groups")];
+            if kind.starts_with("ConvTranspose") {
+                names.push(("output_padding", "output_padding"));
+            }
+            pass(cfg, &mut f, &names);
+            let base = if kind.starts_with("ConvTranspose") { "conv_transpose" } else { "conv" };
+            format!("F.{base}{n}d")
+        }
+        "Linear" => {
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            "F.linear".into()
+        }
+        k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
+            check_rank(interp, &f, kind, n, span)?;
+            push_pos(&mut f, Val::None);
+            push_pos(&mut f, Val::None);
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            pass(cfg, &mut f, &[("eps", "eps"), ("momentum", "momentum")]);
+            if k.starts_with("BatchNorm") {
+                if matches!(cfg.get("momentum"), Some(Val::None)) {
+                    return Err(FrontendError::unsupported("BatchNorm with momentum=None (cumulative averages) is not supported", cfg.span_of("momentum")));
+                }
+                kw(&mut f, "training", Val::Bool(true));
+                "F.batch_norm".into()
+            } else {
+                "F.instance_norm".into()
+            }
+        }
+        "GroupNorm" => {
+            let g = cfg.required("num_groups")?.clone();
+            push_pos(&mut f, g);
+            push_pos(&mut f, param("weight"));
+            push_pos(&mut f, param("bias"));
+            pass(cfg, &mut f, &[("eps", "eps")]);
+            let c = cfg.req_int("num_channels")?;
+            if let Some((Val::Tensor(x), s)) = f.pos.first() {
+                if interp.ty(*x).shape.get(1) != Some(&c) {
+                    return Err(FrontendError::lowering(
+                        format!("GroupNorm expects {c} channels (dim 1), got input of shape {:?}", interp.ty(*x).shape),
+                        s.clone(),
+                    ));
+                }
+            }
+            "F.group_norm".into()
+        }
+        "LayerNorm" | "RMSNorm" => {
+            let ns = cfg.required("normalized_shape")?.clone();
+            push_pos(&mut f, ns);
+            push_pos(&mut f, param("weight"));
+            if kind == "LayerNorm" {
+                push_pos(&mut f, param("bias"));
+            }
+            pass(cfg, &mut f, &[("eps", "eps")]);
+            if kind == "LayerNorm" { "F.layer_norm" } else { "F.rms_norm" }.into()
+        }
+        k if k.starts_with("MaxPool") || k.starts_with("AvgPool") || k.starts_with("AdaptiveAvgPool") => {
+            pass(
+                cfg,
+                &mut f,
+                &[
+                    ("kernel_size", "kernel_size"),
+                    ("stride", "stride"),
+                    ("padding", "padding"),
+                    ("dilation", "dilation"),
+                    ("return_indices", "return_indices"),
+                    ("ceil_mode", "ceil_mode"),
+                    ("count_include_pad", "count_include_pad"),
+                    ("divisor_override", "divisor_override"),
+                    ("output_size", "output_size"),
+                ],
+            );
+            let base = if k.starts_with("MaxPool") {
+                "max_pool"
+            } else if k.starts_with("AvgPool") {
+                "avg_pool"
+            } else {
+                "adaptive_avg_pool"
+            };
+            format!("F.{base}{n}d")
+        }
+        "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish" | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
+            let name = match kind {
+                "ReLU" => "relu",
+                "Sigmoid" => "torch.sigmoid",
+                "Tanh" => "torch.tanh",
+                "SiLU" => "silu",
+                "SELU" => "selu",
+                "Hardsigmoid" => "hardsigmoid",
+                "Hardswish" => "hardswish",
+                "Softsign" => "softsign",
+                "LogSigmoid" => "logsigmoid",
+                "Mish" => "mish",
+                _ => "relu6",
+            };
+            if name.starts_with("torch.") {
+                name.to_string()
+            } else {
+                format!("F.{name}")
+            }
+        }
+        "LeakyReLU" | "GELU" | "Softplus" | "ELU" | "Hardtanh" => {
+            pass(
+                cfg,
+                &mut f,
+                &[("negative_slope", "negative_slope"), ("approximate", "approximate"), ("beta", "beta"), ("threshold", "threshold"), ("alpha", "alpha"), ("min_val", "min_val"), ("max_val", "max_val")],
+            );
+            format!(
+                "F.{}",
+                match kind {
+                    "LeakyReLU" => "leaky_relu",
+                    "GELU" => "gelu",
+                    "Softplus" => "softplus",
+                    "ELU" => "elu",
+                    _ => "hardtanh",
+                }
+            )
+        }
+        "Softmax" | "LogSoftmax" => {
+            pass(cfg, &mut f, &[("dim", "dim")]);
+            if kind == "Softmax" { "F.softmax" } else { "F.log_softmax" }.into()
+        }
+        "Identity" => {
+            return f.pos.first().map(|(v, _)| v.clone()).ok_or_else(|| FrontendError::lowering("Identity needs an input", span.clone()))
+        }
+        "Flatten" => {
+            kw(&mut f, "start_dim", Val::Int(cfg.int("start_dim", 1)?));
+            kw(&mut f, "end_dim", Val::Int(cfg.int("end_dim", -1)?));
+            "torch.flatten".into()
+        }
+        "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
+            pass(cfg, &mut f, &[("p", "p")]);
+            kw(&mut f, "training", Val::Bool(true));
+            "F.dropout".into()
+        }
+        "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss" | "TripletMarginLoss" => {
+            pass(
+                cfg,
+                &mut f,
+                &[
+                    ("weight", "weight"),
+                    ("size_average", "size_average"),
+                    ("reduce", "reduce"),
+                    ("reduction", "reduction"),
+                    ("ignore_index", "ignore_index"),
+                    ("label_smoothing", "label_smoothing"),
+                    ("beta", "beta"),
+                    ("delta", "delta"),
+                    ("log_target", "log_target"),
+                    ("margin", "margin"),
+                    ("p", "p"),
+                    ("eps", "eps"),
+                    ("swap", "swap"),
+                ],
+            );
+            format!(
+                "F.{}",
+                match kind {
+                    "MSELoss" => "mse_loss",
+                    "CrossEntropyLoss" => "cross_entropy",
+                    "SmoothL1Loss" => "smooth_l1_loss",
+                    "HuberLoss" => "huber_loss",
+                    "KLDivLoss" => "kl_div",
+                    _ => "triplet_margin_loss",
+                }
+            )
+        }
+        _ => return Err(FrontendError::unsupported(format!("calling `nn.{kind}` is not supported"), span.clone())),
+    };
+    spelling::call_function(interp, &fname, f, span)
+}
+
+/// BatchNorm/InstanceNorm check the input rank like PyTorch's modules do.
+fn check_rank(interp: &Interp, f: &Args, kind: &str, n: usize, span: &Span) -> R<()> {
+    let Some((Val::Tensor(x), s)) = f.pos.first() else {
+        return Ok(());
+    };
+    let rank = interp.ty(*x).rank();
+    let ok = if kind.starts_with("BatchNorm") && n == 1 { rank == 2 || rank == 3 } else { rank == n + 1 || rank == n + 2 };
+    let ok = ok && !(kind.starts_with("BatchNorm") && n > 1 && rank != n + 2);
+    if !ok {
+        return Err(FrontendError::lowering(format!("`nn.{kind}` got an input of rank {rank}"), s.clone()));
+    }
+    let _ = span;
+    Ok(())
+}

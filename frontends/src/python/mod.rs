@@ -1,0 +1,22 @@
+//! The Python frontend: KernelBench and seed-format programs to typed IR, natively (no
+//! Python interpreter needed). Lexer -> parser -> symbolic interpreter that evaluates the
+//! module constants, `get_inputs`, `Model.__init__`, and lowers `forward` into IR ops.
+
+mod args;
+pub mod ast;
+mod builtins;
+mod error;
+mod indexing;
+mod interp;
+mod layers;
+pub mod lexer;
+pub mod parser;
+mod program;
+mod signature;
+mod spelling;
+mod value;
+
+pub use error::{FrontendError, Span};
+pub use parser::parse;
+pub use program::{lower, split_programs, Format, Lowered, SourceProgram};
+pub use signature::{Signature, TensorSig};

@@ -1,0 +1,117 @@
+//! `drtc verify REFERENCE CANDIDATE`: checks a candidate against its PyTorch reference in
+//! an isolated worker (semantics.md's rules) and exits 0 only when it is verified.
+
+use super::{DriverError, DriverResult};
+use clap::{Args, ValueEnum};
+use drtc::runtime::{
+    program, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
+};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DeviceArg {
+    /// CPU tensors under Triton's interpreter (correctness only).
+    Cpu,
+    /// A CUDA GPU.
+    Cuda,
+}
+
+/// Options shared by `verify` and `bench-pair`.
+#[derive(Args, Debug)]
+pub struct PairArgs {
+    /// The reference: a KernelBench file (`Model`), a seed program (`fused_operator`), or a
+    /// seed `.jsonl` file with `--line`.
+    pub reference: PathBuf,
+    /// The candidate: defines `ModelNew` (KernelBench) or `triton_fused_operator` (seed).
+    pub candidate: PathBuf,
+    /// Line of a `.jsonl` reference (1-based).
+    #[arg(long)]
+    pub line: Option<usize>,
+    /// Trials on fresh random inputs (at least 5).
+    #[arg(long, default_value_t = 5)]
+    pub trials: u32,
+    /// Base seed for parameters and trial inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Strict mode: the candidate may call PyTorch only for allocation, views and library
+    /// ops (conv, matmul).
+    #[arg(long)]
+    pub strict: bool,
+    /// Library ops strict mode allows, comma-separated (default: conv and matmul families).
+    #[arg(long, value_delimiter = ',')]
+    pub library_ops: Option<Vec<String>>,
+    /// Seconds before a hanging candidate is killed.
+    #[arg(long, default_value_t = 300)]
+    pub timeout: u64,
+    /// Print the full report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub pair: PairArgs,
+    /// Where to run (default: cuda when a GPU is present, else cpu).
+    #[arg(long, value_enum)]
+    pub device: Option<DeviceArg>,
+}
+
+pub(super) fn runtime_error(e: drtc::runtime::RuntimeError) -> DriverError {
+    DriverError::Reported(e.to_string())
+}
+
+/// Builds the request and a pool of one worker for `device`.
+pub(super) fn prepare(
+    pair: &PairArgs,
+    device: DeviceKind,
+) -> DriverResult<(VerifyRequest, WorkerPool)> {
+    let home = DrtcHome::from_env();
+    let reference = program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+    let candidate = program::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
+    let python = PythonEnv::locate(&home).map_err(runtime_error)?;
+    let mut options = PoolOptions::new(device);
+    options.workers = Some(1);
+    options.request_timeout = Duration::from_secs(pair.timeout);
+    options.bench_timeout = Duration::from_secs(pair.timeout.max(600));
+    let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
+    let req = VerifyRequest {
+        reference,
+        candidate,
+        trials: pair.trials,
+        seed: pair.seed,
+        strict: pair.strict,
+        library_ops: pair.library_ops.clone(),
+    };
+    Ok((req, pool))
+}
+
+pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
+    let device = match args.device {
+        Some(DeviceArg::Cpu) => DeviceKind::Cpu,
+        Some(DeviceArg::Cuda) => DeviceKind::Cuda,
+        None => DeviceKind::detect(),
+    };
+    let (req, pool) = prepare(&args.pair, device)?;
+    let report = pool.verify(&req).map_err(runtime_error)?;
+    if args.pair.json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| DriverError::Reported(e.to_string()))?;
+        println!("{text}");
+    } else if report.verified {
+        println!("{}", report.summary());
+    } else {
+        let reasons = report.reasons();
+        println!("not verified: {} check(s) failed", reasons.len());
+        for r in reasons {
+            println!("  {r}");
+        }
+    }
+    Ok(if report.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}

@@ -1,0 +1,121 @@
+//! Loading the programs `drtc compile` takes: Python files (KernelBench or seed format,
+//! with `--set` overrides), `.jsonl` files of seed programs, and `.drt` IR files.
+
+use super::constants::{apply_overrides, ConstantOverride};
+use drtc_backends::stitch::ModuleForm;
+use drtc_frontends::{lower, split_programs, Format};
+use drtc_ir::Graph;
+use std::path::Path;
+
+/// One program to compile: its graph, the module form to generate, and the Python source
+/// of its reference (what verification compares against), when there is one.
+pub struct LoadedProgram {
+    /// `file.py`, `file.jsonl:3`.
+    pub name: String,
+    /// 1-based line of a `.jsonl` file.
+    pub line: Option<usize>,
+    pub graph: Graph,
+    pub form: ModuleForm,
+    pub reference_source: Option<String>,
+}
+
+/// A program that could not be loaded, with the rendered reason.
+pub struct LoadError {
+    pub name: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Loads every program of `path` (one, or one per `.jsonl` line), applying overrides.
+pub fn load_programs(
+    path: &Path,
+    contents: &str,
+    overrides: &[ConstantOverride],
+    only_line: Option<usize>,
+) -> Result<Vec<Result<LoadedProgram, LoadError>>, String> {
+    let name = path.display().to_string();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    if ext == "drt" {
+        let graph = drtc_ir::text::parse(contents).map_err(|e| e.render(contents, &name))?;
+        let errors: Vec<String> = drtc_ir::verify(&graph)
+            .into_iter()
+            .filter(|e| e.is_error())
+            .map(|e| format!("  {e}"))
+            .collect();
+        if !errors.is_empty() {
+            return Err(format!("{name} does not verify:\n{}", errors.join("\n")));
+        }
+        let reference_source = Some(drtc_backends::torch::emit_seed_program(&graph));
+        return Ok(vec![Ok(LoadedProgram {
+            name,
+            line: None,
+            graph,
+            form: ModuleForm::Seed,
+            reference_source,
+        })]);
+    }
+    if ext != "py" && ext != "jsonl" {
+        return Err(format!("{name}: unsupported input (expected .py, .jsonl or .drt)"));
+    }
+    let mut out = vec![];
+    for p in split_programs(&name, contents) {
+        let program = match p {
+            Ok(p) => p,
+            Err((e, p)) => {
+                out.push(Err(LoadError {
+                    message: e.render(&p.name, &p.text),
+                    name: p.name,
+                    line: p.line,
+                }));
+                continue;
+            }
+        };
+        if only_line.is_some() && program.line != only_line {
+            continue;
+        }
+        let text = if overrides.is_empty() {
+            program.text.clone()
+        } else {
+            match apply_overrides(&program.text, overrides) {
+                Ok(t) => t,
+                Err(missing) => {
+                    out.push(Err(LoadError {
+                        message: format!(
+                            "--set names no module-level constant of this program: {}",
+                            missing.join(", ")
+                        ),
+                        name: program.name,
+                        line: program.line,
+                    }));
+                    continue;
+                }
+            }
+        };
+        match lower(&text) {
+            Ok(lowered) => {
+                let form = match lowered.format {
+                    Format::KernelBench => ModuleForm::KernelBench {
+                        model_source: text.clone(),
+                    },
+                    Format::Seed => ModuleForm::Seed,
+                };
+                out.push(Ok(LoadedProgram {
+                    name: program.name,
+                    line: program.line,
+                    graph: lowered.graph,
+                    form,
+                    reference_source: Some(text),
+                }))
+            }
+            Err(e) => out.push(Err(LoadError {
+                message: e.render(&program.name, &text),
+                name: program.name,
+                line: program.line,
+            })),
+        }
+    }
+    if only_line.is_some() && out.is_empty() {
+        return Err(format!("{name} has no program on line {}", only_line.unwrap_or(0)));
+    }
+    Ok(out)
+}

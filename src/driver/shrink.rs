@@ -1,0 +1,107 @@
+//! Size rules for checking big programs on the CPU interpreter: module-level integer
+//! constants are capped by what their *name* says they are (never by task), so that
+//! `drtc compile --shrink` and the benchmark suite's CPU mode run quickly while keeping
+//! every structural parameter (kernel sizes, strides, groups, reduction dims) as written.
+
+use super::constants::ConstantOverride;
+
+/// The cap for a constant called `name`, if the name is a size.
+pub fn cap_for(name: &str) -> Option<i64> {
+    let n = name.to_ascii_lowercase();
+    let is = |words: &[&str]| words.iter().any(|w| n == *w);
+    if is(&["batch_size", "batch", "b"]) {
+        Some(2)
+    } else if is(&[
+        "height", "width", "depth", "h", "w", "d", "height_in", "width_in", "depth_in", "length",
+        "input_length", "sequence_length", "seq_len", "l",
+    ]) {
+        Some(12)
+    } else if is(&[
+        "in_channels", "out_channels", "channels", "features", "in_features", "out_features",
+        "hidden_size", "input_size", "num_classes", "embedding_dimension",
+    ]) {
+        Some(32)
+    } else if is(&["m", "n", "k", "i", "j", "dim", "dim1", "dim2", "dim3"]) {
+        Some(48)
+    } else {
+        None
+    }
+}
+
+/// Overrides for every top-level `NAME = <int>` (or `a, b = <int>, <int>`) whose name is
+/// a size larger than its cap.
+pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
+    let mut out: Vec<ConstantOverride> = vec![];
+    for line in source.lines() {
+        if line.starts_with([' ', '\t', '#']) {
+            continue;
+        }
+        let Some((lhs, rhs)) = line.split_once('=') else { continue };
+        if rhs.starts_with('=') || lhs.ends_with(['!', '<', '>']) {
+            continue;
+        }
+        let rhs = rhs.split('#').next().unwrap_or("");
+        let names: Vec<&str> = lhs.split(',').map(str::trim).collect();
+        let values: Vec<&str> = rhs.split(',').map(str::trim).collect();
+        // `a = b = 3` binds the last value to every target: handle the simple forms only
+        let pairs: Vec<(&str, &str)> = if names.len() == values.len() {
+            names.into_iter().zip(values).collect()
+        } else {
+            continue;
+        };
+        for (name, value) in pairs {
+            let (Some(cap), Ok(v)) = (cap_for(name), value.parse::<i64>()) else { continue };
+            if v > cap {
+                out.retain(|o| o.name != name);
+                out.push(ConstantOverride {
+                    name: name.to_string(),
+                    value: cap.to_string(),
+                });
+            }
+        }
+    }
+    // chained `height = width = 2048` lines
+    for line in source.lines() {
+        if line.starts_with([' ', '\t', '#']) || line.matches('=').count() < 2 || line.contains("==") {
+            continue;
+        }
+        let parts: Vec<&str> = line.split('=').map(str::trim).collect();
+        let Ok(v) = parts[parts.len() - 1].parse::<i64>() else { continue };
+        for name in &parts[..parts.len() - 1] {
+            if let Some(cap) = cap_for(name) {
+                if v > cap && !out.iter().any(|o| o.name == *name) {
+                    out.push(ConstantOverride {
+                        name: name.to_string(),
+                        value: cap.to_string(),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_capped_by_name_and_structure_is_kept() {
+        let src = "batch_size = 128\nin_channels = 3\nout_channels = 128\nheight = width = 2048\n\
+                   kernel_size = 5\ndim = 1\nD, H, W = 24, 32, 32\nnum_groups = 8\n";
+        let o: Vec<(String, String)> = shrink_overrides(src).into_iter().map(|o| (o.name, o.value)).collect();
+        let expect: Vec<(String, String)> = [
+            ("batch_size", "2"),
+            ("out_channels", "32"),
+            ("D", "12"),
+            ("H", "12"),
+            ("W", "12"),
+            ("height", "12"),
+            ("width", "12"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(o, expect);
+    }
+}

@@ -1,0 +1,50 @@
+//! The runtime layer's error type: problems with the environment or the machinery, never a
+//! candidate's failure (those are findings in a [`crate::runtime::VerifyReport`]).
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(
+        "no Python environment for drtc: `{venv}` does not exist.\n  fix: run `drtc setup` \
+         (or set DRTC_PYTHON to a Python that has torch, triton and numpy)"
+    )]
+    NoPython { venv: PathBuf },
+    #[error("the Python at `{python}` lacks {missing}.\n  fix: {fix}")]
+    MissingPackages {
+        python: String,
+        missing: String,
+        fix: String,
+    },
+    #[error("cannot start `{python}`: {source}")]
+    Spawn {
+        python: String,
+        source: std::io::Error,
+    },
+    #[error("the Python worker did not start: {message}")]
+    WorkerStart { message: String },
+    #[error("cannot access `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("worker protocol error: {0}")]
+    Protocol(String),
+    #[error("no CUDA GPU: {reason}; use `--device cpu` (correctness only, under Triton's interpreter)")]
+    NoGpu { reason: String },
+    #[error("{path}: {message}")]
+    Program { path: PathBuf, message: String },
+    #[error("setup failed: {0}")]
+    Setup(String),
+}
+
+pub type RuntimeResult<T> = Result<T, RuntimeError>;
+
+impl RuntimeError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        RuntimeError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

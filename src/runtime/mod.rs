@@ -1,0 +1,24 @@
+//! The runtime: runs candidate kernels against their PyTorch reference in isolated Python
+//! worker processes, to verify them (semantics.md's correctness rules) and time them (its
+//! timing protocol), on CUDA GPUs or on CPU under Triton's interpreter.
+//!
+//! Python lives in one embedded program ([`worker::WORKER_SOURCE`]); Rust owns processes,
+//! timeouts, restarts, environment discovery and reports. A candidate that hangs, crashes or
+//! faults the GPU fails alone: its worker is killed and replaced.
+
+pub mod devices;
+pub mod env;
+pub mod error;
+pub mod pool;
+pub mod program;
+pub mod setup;
+pub mod time;
+pub mod verify;
+pub mod worker;
+
+pub use devices::{DeviceScan, GpuInfo};
+pub use env::{DrtcHome, PythonEnv, PythonSource};
+pub use error::RuntimeError;
+pub use pool::{DeviceKind, PoolOptions, WorkerPool};
+pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
+pub use verify::{Check, CheckFailure, VerifyReport, VerifyRequest};

@@ -1,0 +1,398 @@
+//! A pool of Python workers: one per GPU (pinned with `CUDA_VISIBLE_DEVICES`), or several
+//! on CPU. Each request gets an idle worker and a deadline; a worker that hangs, dies or
+//! faults the GPU is killed and replaced on next use, and only its candidate fails.
+
+use super::devices::{self, DeviceScan};
+use super::env::{DrtcHome, PythonEnv};
+use super::error::{RuntimeError, RuntimeResult};
+use super::time::{BenchReport, BenchRequest, TimingReport};
+use super::verify::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
+use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
+use serde_json::Value;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+/// Where candidates run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceKind {
+    /// CPU tensors under Triton's interpreter: correctness only.
+    Cpu,
+    /// CUDA GPUs, one worker each.
+    Cuda,
+}
+
+impl DeviceKind {
+    /// CUDA when a GPU is present, else CPU.
+    pub fn detect() -> DeviceKind {
+        match devices::scan() {
+            DeviceScan::Gpus(g) if !g.is_empty() => DeviceKind::Cuda,
+            _ => DeviceKind::Cpu,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Cuda => "cuda",
+        }
+    }
+}
+
+/// Pool settings.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    pub device: DeviceKind,
+    /// Workers on CPU (default: half the cores, at least one). On CUDA: one per GPU,
+    /// or at most this many GPUs when set.
+    pub workers: Option<usize>,
+    /// Deadline for one verification (including the candidate's imports and compiles).
+    pub request_timeout: Duration,
+    /// Deadline for a bench request (verification plus timing).
+    pub bench_timeout: Duration,
+    /// Deadline for a worker to import torch and say it is ready.
+    pub startup_timeout: Duration,
+}
+
+impl PoolOptions {
+    pub fn new(device: DeviceKind) -> Self {
+        PoolOptions {
+            device,
+            workers: None,
+            request_timeout: Duration::from_secs(300),
+            bench_timeout: Duration::from_secs(600),
+            startup_timeout: Duration::from_secs(180),
+        }
+    }
+}
+
+struct Slot {
+    spec: WorkerSpec,
+    worker: Option<Worker>,
+}
+
+/// What a worker said, or why it said nothing.
+enum Outcome {
+    Reply(Value),
+    Failed(VerifyReport),
+}
+
+/// The worker pool.
+pub struct WorkerPool {
+    slots: Vec<Mutex<Slot>>,
+    idle: Mutex<Vec<usize>>,
+    available: Condvar,
+    options: PoolOptions,
+    restarts: AtomicUsize,
+    requests: AtomicUsize,
+}
+
+impl WorkerPool {
+    /// Prepares a pool (workers start on first use). On CUDA, fails when no GPU is found.
+    pub fn new(python: PythonEnv, home: &DrtcHome, options: PoolOptions) -> RuntimeResult<Self> {
+        let script = worker::install_script(home)?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let devices: Vec<WorkerDevice> = match options.device {
+            DeviceKind::Cpu => {
+                let n = options.workers.unwrap_or((cores / 2).max(1)).max(1);
+                vec![WorkerDevice::Cpu; n]
+            }
+            DeviceKind::Cuda => {
+                let gpus = match devices::scan() {
+                    DeviceScan::Gpus(g) if !g.is_empty() => g,
+                    DeviceScan::Gpus(_) => {
+                        return Err(RuntimeError::NoGpu {
+                            reason: "the CUDA driver reports no device".into(),
+                        })
+                    }
+                    DeviceScan::None { reason } => return Err(RuntimeError::NoGpu { reason }),
+                };
+                let n = options.workers.unwrap_or(gpus.len()).clamp(1, gpus.len());
+                gpus.iter()
+                    .take(n)
+                    .map(|g| WorkerDevice::Gpu(g.ordinal))
+                    .collect()
+            }
+        };
+        let threads = match options.device {
+            DeviceKind::Cpu => Some((cores / devices.len()).max(1)),
+            DeviceKind::Cuda => None,
+        };
+        let slots = devices
+            .iter()
+            .map(|&device| {
+                Mutex::new(Slot {
+                    spec: WorkerSpec {
+                        python: python.clone(),
+                        script: script.clone(),
+                        device,
+                        threads,
+                        startup_timeout: options.startup_timeout,
+                    },
+                    worker: None,
+                })
+            })
+            .collect::<Vec<_>>();
+        let idle = (0..slots.len()).rev().collect();
+        Ok(WorkerPool {
+            slots,
+            idle: Mutex::new(idle),
+            available: Condvar::new(),
+            options,
+            restarts: AtomicUsize::new(0),
+            requests: AtomicUsize::new(0),
+        })
+    }
+
+    /// Number of workers (running or not).
+    pub fn size(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn device(&self) -> DeviceKind {
+        self.options.device
+    }
+
+    /// Workers replaced after a hang, a death or a GPU fault.
+    pub fn restarts(&self) -> usize {
+        self.restarts.load(Ordering::Relaxed)
+    }
+
+    /// Requests answered or failed so far.
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// Process ids of the running workers.
+    pub fn worker_pids(&self) -> Vec<u32> {
+        self.slots
+            .iter()
+            .filter_map(|s| {
+                let s = s.lock().unwrap_or_else(|p| p.into_inner());
+                s.worker.as_ref().filter(|w| w.is_alive()).map(Worker::pid)
+            })
+            .collect()
+    }
+
+    /// Starts every worker now (instead of on first use) and returns their `ready` info.
+    pub fn warm_up(&self) -> RuntimeResult<Vec<Value>> {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .slots
+                .iter()
+                .map(|slot| {
+                    scope.spawn(move || {
+                        let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+                        Self::ensure_started(&mut s).map(|w| w.info.clone())
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("warm-up thread panicked"))
+                .collect()
+        })
+    }
+
+    /// Verifies one candidate.
+    pub fn verify(&self, req: &VerifyRequest) -> RuntimeResult<VerifyReport> {
+        let payload = verify_payload("verify", req)?;
+        match self.call(payload, self.options.request_timeout)? {
+            Outcome::Failed(r) => Ok(r),
+            Outcome::Reply(v) => parse_report(v),
+        }
+    }
+
+    /// Verifies many candidates, concurrently over the pool's workers; results in order.
+    pub fn verify_all(&self, reqs: &[VerifyRequest]) -> Vec<RuntimeResult<VerifyReport>> {
+        let next = AtomicUsize::new(0);
+        let results: Vec<Mutex<Option<RuntimeResult<VerifyReport>>>> =
+            reqs.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..self.slots.len().min(reqs.len()) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(req) = reqs.get(i) else { break };
+                    let r = self.verify(req);
+                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+                });
+            }
+        });
+        results
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .expect("every request was run")
+            })
+            .collect()
+    }
+
+    /// Verifies, then (when verified, on CUDA) times one candidate.
+    pub fn bench(&self, req: &BenchRequest) -> RuntimeResult<BenchReport> {
+        if self.options.device != DeviceKind::Cuda {
+            return Err(RuntimeError::NoGpu {
+                reason: "timing needs a CUDA GPU; the Triton interpreter on CPU has no \
+                         meaningful speed"
+                    .into(),
+            });
+        }
+        let mut payload = verify_payload("bench", &req.verify)?;
+        payload["compile_baseline"] = Value::Bool(req.compile_baseline);
+        match self.call(payload, self.options.bench_timeout)? {
+            Outcome::Failed(r) => Ok(BenchReport {
+                verify: r,
+                timing: None,
+                timing_error: Some("the worker failed during verification or timing".into()),
+            }),
+            Outcome::Reply(mut v) => {
+                let timing = v.get_mut("timing").map(Value::take);
+                let timing_error = v
+                    .get("timing_error")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+                let verify = parse_report(v)?;
+                let timing: Option<TimingReport> = match timing {
+                    Some(t) => Some(
+                        serde_json::from_value(t)
+                            .map_err(|e| RuntimeError::Protocol(format!("timing report: {e}")))?,
+                    ),
+                    None => None,
+                };
+                let timing_error = timing_error.or_else(|| {
+                    (timing.is_none() && !verify.verified)
+                        .then(|| "not timed: the candidate failed verification".to_string())
+                });
+                Ok(BenchReport {
+                    verify,
+                    timing,
+                    timing_error,
+                })
+            }
+        }
+    }
+
+    fn ensure_started(slot: &mut Slot) -> RuntimeResult<&mut Worker> {
+        if slot.worker.as_ref().is_some_and(Worker::is_alive) {
+            return Ok(slot.worker.as_mut().expect("checked above"));
+        }
+        slot.worker = None;
+        let w = Worker::start(&slot.spec)?;
+        Ok(slot.worker.insert(w))
+    }
+
+    fn acquire(&self) -> usize {
+        let mut idle = self.idle.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(i) = idle.pop() {
+                return i;
+            }
+            idle = self
+                .available
+                .wait(idle)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn release(&self, i: usize) {
+        self.idle
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(i);
+        self.available.notify_one();
+    }
+
+    fn call(&self, payload: Value, timeout: Duration) -> RuntimeResult<Outcome> {
+        let i = self.acquire();
+        let result = self.call_on(i, payload, timeout);
+        self.release(i);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        result
+    }
+
+    fn call_on(&self, i: usize, payload: Value, timeout: Duration) -> RuntimeResult<Outcome> {
+        let mut slot = self.slots[i].lock().unwrap_or_else(|p| p.into_inner());
+        let was_running = slot.worker.is_some();
+        let worker = Self::ensure_started(&mut slot)?;
+        if was_running && worker.info.is_null() {
+            return Err(RuntimeError::Protocol("worker without a ready message".into()));
+        }
+        let outcome = match worker.request(payload, timeout) {
+            Exchange::Reply(v) => {
+                if v.get("fatal") == Some(&Value::Bool(true)) {
+                    self.restarts.fetch_add(1, Ordering::Relaxed);
+                }
+                if let Some(err) = v.get("error").and_then(Value::as_str) {
+                    let stderr = worker.stderr_tail();
+                    return Ok(Outcome::Failed(VerifyReport::worker_failure(
+                        Check::Other,
+                        format!("worker error: {err}"),
+                        stderr,
+                    )));
+                }
+                Outcome::Reply(v)
+            }
+            Exchange::TimedOut => {
+                self.restarts.fetch_add(1, Ordering::Relaxed);
+                Outcome::Failed(VerifyReport::worker_failure(
+                    Check::Timeout,
+                    format!(
+                        "no answer within {:.0} s: the candidate hangs (worker killed and \
+                         replaced)",
+                        timeout.as_secs_f64()
+                    ),
+                    worker.stderr_tail(),
+                ))
+            }
+            Exchange::Died { status, stderr } => {
+                self.restarts.fetch_add(1, Ordering::Relaxed);
+                let last = stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                let detail = if last.is_empty() {
+                    String::new()
+                } else {
+                    format!("; last stderr line: {last}")
+                };
+                Outcome::Failed(VerifyReport::worker_failure(
+                    Check::WorkerDied,
+                    format!("the worker {status} while running the candidate{detail}"),
+                    stderr,
+                ))
+            }
+        };
+        if !slot.worker.as_ref().is_some_and(Worker::is_alive) {
+            slot.worker = None;
+        }
+        Ok(outcome)
+    }
+}
+
+impl Drop for WorkerPool {
+    fn drop(&mut self) {
+        for slot in &self.slots {
+            let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(w) = s.worker.take() {
+                w.shutdown(Duration::from_millis(500));
+            }
+        }
+    }
+}
+
+fn verify_payload(op: &str, req: &VerifyRequest) -> RuntimeResult<Value> {
+    let mut req = req.clone();
+    req.reference = worker::absolute(&req.reference)?;
+    req.candidate = worker::absolute(&req.candidate)?;
+    req.trials = req.trials.max(MIN_TRIALS);
+    let mut v = serde_json::to_value(&req).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
+    v["op"] = Value::from(op);
+    Ok(v)
+}
+
+fn parse_report(v: Value) -> RuntimeResult<VerifyReport> {
+    serde_json::from_value(v).map_err(|e| RuntimeError::Protocol(format!("verify report: {e}")))
+}

@@ -1,0 +1,322 @@
+//! Verification requests and reports. The checks themselves run in the worker (see
+//! `worker/worker.py` and semantics.md); this file names them, carries their findings and
+//! renders one line per failed check.
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// semantics.md: at least five trials.
+pub const MIN_TRIALS: u32 = 5;
+
+/// Verify one candidate against one reference.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VerifyRequest {
+    /// A KernelBench `Model` file or a seed program (`fused_operator`), as a `.py` file.
+    pub reference: PathBuf,
+    /// Defines `ModelNew` (KernelBench) or `triton_fused_operator` (seed).
+    pub candidate: PathBuf,
+    /// Trials on fresh inputs (at least [`MIN_TRIALS`]).
+    pub trials: u32,
+    /// Base seed: parameters come from it, trial inputs from seeds derived from it.
+    pub seed: u64,
+    /// Strict mode: the candidate may call PyTorch only for allocation, views and the
+    /// declared library ops.
+    pub strict: bool,
+    /// The library ops strict mode allows (default: conv and matmul families).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library_ops: Option<Vec<String>>,
+}
+
+impl VerifyRequest {
+    pub fn new(reference: impl Into<PathBuf>, candidate: impl Into<PathBuf>) -> Self {
+        VerifyRequest {
+            reference: reference.into(),
+            candidate: candidate.into(),
+            trials: MIN_TRIALS,
+            seed: 0,
+            strict: false,
+            library_ops: None,
+        }
+    }
+}
+
+/// The checks a candidate can fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    /// Number of outputs.
+    Count,
+    /// Tensor versus non-tensor, or Python type.
+    Type,
+    Device,
+    Shape,
+    Dtype,
+    /// NaN or Inf where the reference is finite (unwritten poisoned memory shows here).
+    NanInf,
+    /// Relative-norm rule for floats, exact equality for integers and booleans.
+    Values,
+    /// An output shares memory with an input or a reference output.
+    Alias,
+    /// The candidate changed an input.
+    InputsModified,
+    /// Outputs complete only after a device-wide synchronize.
+    SideStream,
+    /// Module parameters or buffers after the call differ (e.g. BatchNorm statistics).
+    State,
+    /// Strict mode: forbidden PyTorch calls.
+    Strict,
+    /// The candidate replaced functions the checker relies on.
+    Tampering,
+    /// The candidate raised an exception.
+    Crash,
+    /// The GPU faulted (illegal address, device assert); the worker was replaced.
+    GpuFault,
+    /// No answer before the deadline; the worker was killed.
+    Timeout,
+    /// The worker process died (abort, segfault); it was replaced.
+    WorkerDied,
+    /// The candidate module failed to import or lacks its entry point.
+    Import,
+    /// `ModelNew(*get_init_inputs())` failed.
+    Init,
+    /// `ModelNew.load_state_dict(Model.state_dict(), strict=True)` failed.
+    StateDict,
+    /// The reference itself failed (not the candidate's fault, but nothing was verified).
+    Reference,
+    /// The worker answered with something this drtc does not know.
+    #[serde(other)]
+    Other,
+}
+
+impl Check {
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::Count => "count",
+            Check::Type => "type",
+            Check::Device => "device",
+            Check::Shape => "shape",
+            Check::Dtype => "dtype",
+            Check::NanInf => "nan_inf",
+            Check::Values => "values",
+            Check::Alias => "alias",
+            Check::InputsModified => "inputs_modified",
+            Check::SideStream => "side_stream",
+            Check::State => "state",
+            Check::Strict => "strict",
+            Check::Tampering => "tampering",
+            Check::Crash => "crash",
+            Check::GpuFault => "gpu_fault",
+            Check::Timeout => "timeout",
+            Check::WorkerDied => "worker_died",
+            Check::Import => "import",
+            Check::Init => "init",
+            Check::StateDict => "state_dict",
+            Check::Reference => "reference",
+            Check::Other => "other",
+        }
+    }
+}
+
+/// One failed check, in one trial (or before trials started).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckFailure {
+    pub check: Check,
+    pub trial: Option<u32>,
+    pub output: Option<u32>,
+    /// "fresh" (new buffers) or "refill" (same buffers, new values).
+    pub inputs: Option<String>,
+    pub message: String,
+}
+
+/// Figures for one output in one trial.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OutputMetrics {
+    pub index: u32,
+    /// `norm(ref - out) / (1e-6 + norm(ref))`, the gating figure for floats.
+    #[serde(default)]
+    pub rel_err: Option<f64>,
+    #[serde(default)]
+    pub max_abs_err: Option<f64>,
+    /// KernelBench's `allclose(atol=rtol=1e-2)`, reported only.
+    #[serde(default, rename = "allclose_1e-2")]
+    pub allclose_1e2: Option<bool>,
+    /// `allclose(atol=rtol=1e-4)`, reported only.
+    #[serde(default, rename = "allclose_1e-4")]
+    pub allclose_1e4: Option<bool>,
+    /// Integers and booleans: exact equality.
+    #[serde(default)]
+    pub exact: Option<bool>,
+}
+
+/// One parameter or buffer of the candidate module after a call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StateEntry {
+    pub name: String,
+    pub rel_err: Option<f64>,
+    pub ok: bool,
+}
+
+/// One trial.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TrialReport {
+    pub index: u32,
+    pub seed: u64,
+    /// "fresh" or "refill".
+    pub inputs: String,
+    pub passed: bool,
+    #[serde(default)]
+    pub outputs: Vec<OutputMetrics>,
+    #[serde(default)]
+    pub state: Vec<StateEntry>,
+}
+
+/// Everything one verification found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VerifyReport {
+    pub verified: bool,
+    /// "kernelbench" or "seed".
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub failures: Vec<CheckFailure>,
+    #[serde(default)]
+    pub trials: Vec<TrialReport>,
+    /// What poisoning of uninitialized memory was done on this device.
+    #[serde(default)]
+    pub poison: Option<String>,
+    #[serde(default)]
+    pub strict: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
+    /// The end of the worker's stderr when it died or hung.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_stderr: Option<String>,
+}
+
+impl VerifyReport {
+    /// A report for a candidate whose worker hung or died.
+    pub fn worker_failure(check: Check, message: String, stderr: String) -> Self {
+        VerifyReport {
+            verified: false,
+            kind: None,
+            device: None,
+            failures: vec![CheckFailure {
+                check,
+                trial: None,
+                output: None,
+                inputs: None,
+                message,
+            }],
+            trials: Vec::new(),
+            poison: None,
+            strict: false,
+            traceback: None,
+            worker_stderr: (!stderr.is_empty()).then_some(stderr),
+        }
+    }
+
+    /// The distinct checks that failed, in order of first failure.
+    pub fn failed_checks(&self) -> Vec<Check> {
+        let mut seen = Vec::new();
+        for f in &self.failures {
+            if !seen.contains(&f.check) {
+                seen.push(f.check);
+            }
+        }
+        seen
+    }
+
+    /// One line per failed check: its first occurrence, and in how many trials it failed.
+    pub fn reasons(&self) -> Vec<String> {
+        self.failed_checks()
+            .into_iter()
+            .map(|check| {
+                let all: Vec<&CheckFailure> =
+                    self.failures.iter().filter(|f| f.check == check).collect();
+                let first = all[0];
+                let mut trials: Vec<u32> = all.iter().filter_map(|f| f.trial).collect();
+                trials.dedup();
+                let place = match (first.trial, &first.inputs) {
+                    (Some(t), Some(kind)) => format!(" (trial {t}, {kind} inputs"),
+                    (Some(t), None) => format!(" (trial {t}"),
+                    _ => String::new(),
+                };
+                let place = if place.is_empty() {
+                    place
+                } else if trials.len() > 1 {
+                    format!("{place}; failed in {} trials)", trials.len())
+                } else {
+                    format!("{place})")
+                };
+                format!("{}: {}{place}", check.name(), first.message)
+            })
+            .collect()
+    }
+
+    /// Largest relative-norm error over all trials and outputs, and whether every output
+    /// met the two allclose bars.
+    pub fn worst(&self) -> (Option<f64>, bool, bool) {
+        let mut worst: Option<f64> = None;
+        let (mut a2, mut a4) = (true, true);
+        for t in &self.trials {
+            for o in &t.outputs {
+                if let Some(e) = o.rel_err {
+                    worst = Some(worst.map_or(e, |w| w.max(e)));
+                }
+                a2 &= o.allclose_1e2.unwrap_or(true);
+                a4 &= o.allclose_1e4.unwrap_or(true);
+            }
+        }
+        (worst, a2, a4)
+    }
+
+    /// A one-line summary of a verified candidate.
+    pub fn summary(&self) -> String {
+        let (worst, a2, a4) = self.worst();
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        format!(
+            "verified: {} trials on {} ({}), max rel-norm error {}; allclose 1e-2: {}, 1e-4: {}",
+            self.trials.len(),
+            self.device.as_deref().unwrap_or("?"),
+            self.kind.as_deref().unwrap_or("?"),
+            worst.map_or("n/a".to_string(), |w| format!("{w:.2e}")),
+            yes(a2),
+            yes(a4),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_are_one_line_per_check() {
+        let f = |check, trial| CheckFailure {
+            check,
+            trial: Some(trial),
+            output: Some(0),
+            inputs: Some("fresh".into()),
+            message: "output 0: bad".into(),
+        };
+        let mut r = VerifyReport::worker_failure(Check::Timeout, "x".into(), String::new());
+        r.failures = vec![f(Check::Values, 1), f(Check::Values, 3), f(Check::Alias, 1)];
+        let reasons = r.reasons();
+        assert_eq!(reasons.len(), 2);
+        assert_eq!(
+            reasons[0],
+            "values: output 0: bad (trial 1, fresh inputs; failed in 2 trials)"
+        );
+        assert!(reasons[1].starts_with("alias: "));
+    }
+
+    #[test]
+    fn unknown_checks_deserialize_as_other() {
+        let c: Check = serde_json::from_str("\"brand_new_check\"").unwrap();
+        assert_eq!(c, Check::Other);
+        let c: Check = serde_json::from_str("\"inputs_modified\"").unwrap();
+        assert_eq!(c, Check::InputsModified);
+    }
+}

@@ -1,0 +1,341 @@
+//! One Python worker process: started from the embedded program, spoken to in JSON lines,
+//! given a deadline per request, and killed with its whole process group when it hangs,
+//! dies or is dropped, so no process outlives it.
+
+use super::env::{DrtcHome, PythonEnv};
+use super::error::{RuntimeError, RuntimeResult};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The worker program, embedded in the binary.
+pub const WORKER_SOURCE: &str = include_str!("worker/worker.py");
+
+/// Lines of the worker's stderr kept for failure reports.
+const STDERR_TAIL_LINES: usize = 40;
+
+/// Writes the worker program into drtc's cache (once per content) and returns its path.
+pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
+    let dir = home.dir("worker")?;
+    let path = dir.join(format!("worker-{:016x}.py", fnv1a(WORKER_SOURCE.as_bytes())));
+    let up_to_date = std::fs::read_to_string(&path).is_ok_and(|s| s == WORKER_SOURCE);
+    if !up_to_date {
+        // Write then rename, so concurrent drtc processes never run a half-written file.
+        let tmp = dir.join(format!(".worker-{}.tmp", std::process::id()));
+        std::fs::write(&tmp, WORKER_SOURCE).map_err(|e| RuntimeError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| RuntimeError::io(&path, e))?;
+    }
+    Ok(path)
+}
+
+/// FNV-1a, 64 bits: a stable content hash for cache file names.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Which device a worker is pinned to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerDevice {
+    /// CPU tensors, Triton's interpreter.
+    Cpu,
+    /// One GPU, by CUDA ordinal (the worker sees only it).
+    Gpu(u32),
+}
+
+/// How to start a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    pub python: PythonEnv,
+    pub script: PathBuf,
+    pub device: WorkerDevice,
+    /// torch intra-op threads (CPU workers share the cores).
+    pub threads: Option<usize>,
+    pub startup_timeout: Duration,
+}
+
+/// What came back from one request.
+#[derive(Debug)]
+pub enum Exchange {
+    /// The worker answered.
+    Reply(Value),
+    /// No answer before the deadline; the worker has been killed.
+    TimedOut,
+    /// The worker died; how, and the end of its stderr.
+    Died { status: String, stderr: String },
+}
+
+/// A running worker process.
+pub struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    /// The worker's `ready` message: versions, device.
+    pub info: Value,
+    next_id: u64,
+    dead: bool,
+}
+
+impl Worker {
+    /// Starts a worker and waits for its `ready` line.
+    pub fn start(spec: &WorkerSpec) -> RuntimeResult<Worker> {
+        let mut cmd = Command::new(&spec.python.python);
+        cmd.arg("-u")
+            .arg(&spec.script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("PYTHONUNBUFFERED", "1")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            // Its own process group: a kill reaches everything it started.
+            .process_group(0);
+        match spec.device {
+            WorkerDevice::Cpu => {
+                cmd.env("TRITON_INTERPRET", "1")
+                    .env("CUDA_VISIBLE_DEVICES", "")
+                    .env("DRTC_DEVICE", "cpu");
+            }
+            WorkerDevice::Gpu(i) => {
+                cmd.env_remove("TRITON_INTERPRET")
+                    .env("CUDA_VISIBLE_DEVICES", i.to_string())
+                    .env("DRTC_DEVICE", "cuda");
+            }
+        }
+        if let Some(t) = spec.threads {
+            cmd.env("DRTC_WORKER_THREADS", t.to_string())
+                .env("OMP_NUM_THREADS", t.to_string());
+        }
+        let mut child = cmd.spawn().map_err(|source| RuntimeError::Spawn {
+            python: spec.python.python.display().to_string(),
+            source,
+        })?;
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr_pipe = child.stderr.take().expect("stderr is piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let tail = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut t = tail.lock().unwrap_or_else(|p| p.into_inner());
+                if t.len() == STDERR_TAIL_LINES {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        let mut worker = Worker {
+            child,
+            stdin,
+            lines,
+            stderr,
+            info: Value::Null,
+            next_id: 0,
+            dead: false,
+        };
+        match worker.read_line(spec.startup_timeout) {
+            Exchange::Reply(v) if v["event"] == "ready" => {
+                worker.info = v;
+                Ok(worker)
+            }
+            Exchange::Reply(v) if v["kind"] == "missing_packages" => {
+                let missing: Vec<String> = v["missing"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|m| m["package"].as_str().map(str::to_string))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Err(RuntimeError::MissingPackages {
+                    python: spec.python.python.display().to_string(),
+                    missing: missing.join(", "),
+                    fix: spec.python.fix_hint(&missing),
+                })
+            }
+            Exchange::Reply(v) => Err(RuntimeError::WorkerStart {
+                message: v["message"]
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string()),
+            }),
+            Exchange::TimedOut => Err(RuntimeError::WorkerStart {
+                message: format!(
+                    "no answer within {:?}; stderr:\n{}",
+                    spec.startup_timeout,
+                    worker.stderr_tail()
+                ),
+            }),
+            Exchange::Died { status, stderr } => Err(RuntimeError::WorkerStart {
+                message: format!("it {status}; stderr:\n{stderr}"),
+            }),
+        }
+    }
+
+    /// The operating system's id of the worker process.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the worker can take another request.
+    pub fn is_alive(&self) -> bool {
+        !self.dead
+    }
+
+    /// Sends one request and waits for its answer at most `timeout`. On a timeout or a
+    /// death the worker is killed (with its process group) and reaped.
+    pub fn request(&mut self, mut req: Value, timeout: Duration) -> Exchange {
+        self.next_id += 1;
+        let id = self.next_id;
+        req["id"] = Value::from(id);
+        let line = format!("{req}\n");
+        let sent = match self.stdin.as_mut() {
+            Some(stdin) => stdin
+                .write_all(line.as_bytes())
+                .and_then(|_| stdin.flush())
+                .is_ok(),
+            None => false,
+        };
+        if !sent {
+            return self.died();
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.read_line(left) {
+                Exchange::Reply(v) if v["id"] == Value::from(id) => {
+                    if v["fatal"] == Value::Bool(true) {
+                        // The worker exits by itself after a fatal answer (broken CUDA
+                        // context, tampered state); make sure of it.
+                        self.kill();
+                    }
+                    return Exchange::Reply(v);
+                }
+                Exchange::Reply(_) => continue, // a stale or unsolicited line
+                other => return other,
+            }
+        }
+    }
+
+    fn read_line(&mut self, timeout: Duration) -> Exchange {
+        loop {
+            match self.lines.recv_timeout(timeout) {
+                Ok(line) => match serde_json::from_str::<Value>(&line) {
+                    Ok(v) => return Exchange::Reply(v),
+                    Err(_) => continue, // not ours: the protocol fd only carries JSON
+                },
+                Err(RecvTimeoutError::Timeout) => {
+                    self.kill();
+                    return Exchange::TimedOut;
+                }
+                Err(RecvTimeoutError::Disconnected) => return self.died(),
+            }
+        }
+    }
+
+    fn died(&mut self) -> Exchange {
+        // stdout closed: give the process a moment to finish dying, then reap it.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                _ => break None,
+            }
+        };
+        self.kill();
+        // Let the stderr reader drain what the dying process wrote.
+        std::thread::sleep(Duration::from_millis(50));
+        Exchange::Died {
+            status: status.map_or_else(|| "stopped answering".to_string(), describe_status),
+            stderr: self.stderr_tail(),
+        }
+    }
+
+    /// The last lines the worker wrote to stderr.
+    pub fn stderr_tail(&self) -> String {
+        let t = self.stderr.lock().unwrap_or_else(|p| p.into_inner());
+        t.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// Kills the worker's process group and reaps the worker.
+    pub fn kill(&mut self) {
+        if self.dead {
+            return;
+        }
+        self.dead = true;
+        self.stdin = None;
+        let pgid = self.child.id() as libc::pid_t;
+        // SAFETY: plain syscall; the group is the one this worker was started in.
+        unsafe {
+            libc::killpg(pgid, libc::SIGKILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Asks the worker to exit, and kills it if it does not within `grace`.
+    pub fn shutdown(mut self, grace: Duration) {
+        if let Some(mut stdin) = self.stdin.take() {
+            let _ = stdin.write_all(b"{\"op\": \"exit\"}\n");
+        }
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// "killed by signal 6 (SIGABRT)" or "exited with status 3".
+pub fn describe_status(status: ExitStatus) -> String {
+    if let Some(sig) = status.signal() {
+        let name = match sig {
+            libc::SIGABRT => "SIGABRT",
+            libc::SIGSEGV => "SIGSEGV",
+            libc::SIGKILL => "SIGKILL",
+            libc::SIGBUS => "SIGBUS",
+            libc::SIGFPE => "SIGFPE",
+            libc::SIGILL => "SIGILL",
+            libc::SIGTERM => "SIGTERM",
+            _ => "signal",
+        };
+        format!("was killed by signal {sig} ({name})")
+    } else {
+        format!("exited with status {}", status.code().unwrap_or(-1))
+    }
+}
+
+/// Makes a path absolute (the worker does not share our idea of the current directory
+/// when drtc is used as a library).
+pub(crate) fn absolute(path: &Path) -> RuntimeResult<PathBuf> {
+    std::path::absolute(path).map_err(|e| RuntimeError::io(path, e))
+}

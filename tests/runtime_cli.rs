@@ -1,0 +1,193 @@
+//! The runtime's subcommands as a user runs them: exit codes, one-line reasons, `--json`,
+//! CPU refusal of `bench-pair`, `devices` without a GPU, `setup` plans and no-ops.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+}
+
+fn drtc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(args)
+        .output()
+        .expect("run drtc")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn has_gpu() -> bool {
+    matches!(
+        drtc::runtime::devices::scan(),
+        drtc::runtime::DeviceScan::Gpus(ref g) if !g.is_empty()
+    )
+}
+
+#[test]
+fn verify_exit_codes_reasons_and_json() {
+    let seed = data("seed_relu_add.py");
+    let seed = seed.to_str().unwrap();
+    let ok = drtc(&["verify", "--device", "cpu", seed, data("ok_relu_add.py").to_str().unwrap()]);
+    assert!(ok.status.success(), "{}", text(&ok));
+    assert!(text(&ok).starts_with("verified: 5 trials on cpu (seed)"), "{}", text(&ok));
+
+    let bad = drtc(&["verify", "--device", "cpu", seed, data("bad_shape.py").to_str().unwrap()]);
+    assert_eq!(bad.status.code(), Some(1));
+    let out = text(&bad);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[1].trim_start().starts_with("shape: output 0: shape [185]"), "{out}");
+
+    let json = drtc(&[
+        "verify", "--device", "cpu", "--json", "--trials", "6", seed,
+        data("bad_mutate.py").to_str().unwrap(),
+    ]);
+    assert_eq!(json.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON report");
+    assert_eq!(v["verified"], false);
+    assert_eq!(v["trials"].as_array().unwrap().len(), 6);
+    assert_eq!(v["failures"][0]["check"], "inputs_modified");
+}
+
+#[test]
+fn seed_references_can_be_jsonl_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(data("seed_relu_add.py")).unwrap();
+    let jsonl = dir.path().join("seeds.jsonl");
+    let line = serde_json::json!({"pytorch": src, "difficulty": 1});
+    std::fs::write(&jsonl, format!("{{\"pytorch\": \"x\"}}\n{line}\n")).unwrap();
+    let cand = data("ok_relu_add.py");
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .env("DRTC_HOME", dir.path())
+        .env(
+            "DRTC_PYTHON",
+            drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+                .expect("python")
+                .python,
+        )
+        .args(["verify", "--device", "cpu", "--line", "2"])
+        .arg(&jsonl)
+        .arg(&cand)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let no_line = drtc(&["verify", jsonl.to_str().unwrap(), cand.to_str().unwrap()]);
+    assert!(!no_line.status.success());
+    assert!(text(&no_line).contains("--line N"), "{}", text(&no_line));
+}
+
+#[test]
+fn missing_environment_says_how_to_fix_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .env("DRTC_HOME", dir.path())
+        .env_remove("DRTC_PYTHON")
+        .args(["verify", "--device", "cpu"])
+        .arg(data("seed_relu_add.py"))
+        .arg(data("ok_relu_add.py"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(text(&o).contains("run `drtc setup`"), "{}", text(&o));
+
+    // An interpreter without torch: the message names what is missing and the command.
+    let bare = dir.path().join("bare-python");
+    std::fs::write(&bare, "#!/bin/sh\nexec python3 -S -I \"$@\"\n").unwrap();
+    std::fs::set_permissions(&bare, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .env("DRTC_HOME", dir.path())
+        .env("DRTC_PYTHON", &bare)
+        .args(["verify", "--device", "cpu"])
+        .arg(data("seed_relu_add.py"))
+        .arg(data("ok_relu_add.py"))
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(!o.status.success());
+    assert!(t.contains("lacks numpy, torch, triton"), "{t}");
+    assert!(t.contains("-m pip install"), "{t}");
+}
+
+#[test]
+fn bench_pair_refuses_without_gpu_and_devices_says_cpu_mode() {
+    if has_gpu() {
+        return; // covered by bench/gpu_runtime_check.sh on GPU machines
+    }
+    let o = drtc(&[
+        "bench-pair",
+        data("seed_relu_add.py").to_str().unwrap(),
+        data("ok_relu_add.py").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("needs a CUDA GPU"), "{}", text(&o));
+    assert!(text(&o).contains("drtc verify --device cpu"), "{}", text(&o));
+
+    let d = drtc(&["devices"]);
+    assert!(d.status.success());
+    assert!(text(&d).contains("CPU mode applies"), "{}", text(&d));
+    let j = drtc(&["devices", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(v["status"], "none");
+
+    let v = drtc(&[
+        "verify",
+        "--device",
+        "cuda",
+        data("seed_relu_add.py").to_str().unwrap(),
+        data("ok_relu_add.py").to_str().unwrap(),
+    ]);
+    assert!(!v.status.success());
+    assert!(text(&v).contains("no CUDA GPU"), "{}", text(&v));
+}
+
+#[test]
+fn setup_plans_a_fresh_env_and_is_a_no_op_when_up_to_date() {
+    let fresh = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .env("DRTC_HOME", fresh.path())
+        .args(["setup", "--dry-run"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("venv"), "{t}");
+    assert!(t.contains("install") && t.contains("requirements.txt"), "{t}");
+    assert!(!fresh.path().join("venv").exists(), "dry run created nothing");
+
+    // A venv whose python is the one the tests use: nothing to do, when it holds the pins.
+    let python = drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+        .expect("python")
+        .python;
+    let home = tempfile::tempdir().unwrap();
+    let bin = home.path().join("venv/bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let py = bin.join("python");
+    std::fs::write(&py, format!("#!/bin/sh\nexec {} \"$@\"\n", python.display())).unwrap();
+    std::fs::set_permissions(&py, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let h = drtc::runtime::DrtcHome {
+        root: home.path().to_path_buf(),
+    };
+    let outdated = drtc::runtime::setup::outdated(&h).unwrap();
+    let start = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .env("DRTC_HOME", home.path())
+        .args(["setup", "--dry-run"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    if outdated.is_empty() {
+        assert!(t.contains("is up to date"), "{t}");
+        assert!(start.elapsed().as_secs() < 10, "the no-op is fast");
+    } else {
+        assert!(t.contains("pip install"), "{t}");
+        assert!(!t.contains(" venv "), "the venv exists already: {t}");
+    }
+}

@@ -1,0 +1,180 @@
+//! The verifier against a suite of deliberately broken candidates (each must be rejected
+//! for the right reason) and correct ones (which must pass), on CPU under Triton's
+//! interpreter, run concurrently through one worker pool.
+
+use drtc::runtime::{
+    Check, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyReport, VerifyRequest, WorkerPool,
+};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+}
+
+fn pool(workers: usize, timeout: Duration) -> WorkerPool {
+    let home = DrtcHome::from_env();
+    let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");
+    let mut options = PoolOptions::new(DeviceKind::Cpu);
+    options.workers = Some(workers);
+    options.request_timeout = timeout;
+    WorkerPool::new(python, &home, options).expect("pool")
+}
+
+struct Case {
+    reference: &'static str,
+    candidate: &'static str,
+    strict: bool,
+    /// The exact set of failed checks; empty = must verify.
+    expect: &'static [Check],
+}
+
+const fn case(reference: &'static str, candidate: &'static str, expect: &'static [Check]) -> Case {
+    Case {
+        reference,
+        candidate,
+        strict: false,
+        expect,
+    }
+}
+
+const SEED: &str = "seed_relu_add.py";
+const KB: &str = "kb_linear_bn.py";
+
+const CASES: &[Case] = &[
+    // correct candidates
+    case(SEED, "ok_relu_add.py", &[]),
+    case(SEED, "ok_reordered.py", &[]),
+    case(SEED, "ok_torch_only.py", &[]),
+    case(KB, "kb_ok.py", &[]),
+    // broken candidates
+    case(SEED, "bad_values.py", &[Check::Values]),
+    case(SEED, "bad_tolerance.py", &[Check::Values]),
+    case(SEED, "bad_dtype.py", &[Check::Dtype]),
+    case(SEED, "bad_shape.py", &[Check::Shape]),
+    case(SEED, "bad_nan.py", &[Check::NanInf]),
+    case(SEED, "bad_inf.py", &[Check::NanInf]),
+    case(SEED, "bad_half_written.py", &[Check::NanInf]),
+    case(SEED, "bad_empty.py", &[Check::NanInf]),
+    case("seed_copy.py", "bad_return_input.py", &[Check::Alias]),
+    case(SEED, "bad_mutate.py", &[Check::InputsModified]),
+    case(SEED, "bad_pointer_cache.py", &[Check::Values]),
+    case(SEED, "bad_replay.py", &[Check::Values]),
+    case(SEED, "bad_hang.py", &[Check::Timeout]),
+    case(SEED, "bad_abort.py", &[Check::WorkerDied]),
+    case(SEED, "bad_raise.py", &[Check::Crash]),
+    case(SEED, "bad_tamper.py", &[Check::Tampering]),
+    case(KB, "kb_bad_state.py", &[Check::State]),
+    case(KB, "kb_bad_state_dict.py", &[Check::StateDict]),
+    Case {
+        reference: SEED,
+        candidate: "ok_torch_only.py",
+        strict: true,
+        expect: &[Check::Strict],
+    },
+];
+
+fn report_for<'a>(reports: &'a [VerifyReport], candidate: &str, strict: bool) -> &'a VerifyReport {
+    let i = CASES
+        .iter()
+        .position(|c| c.candidate == candidate && c.strict == strict)
+        .expect("case exists");
+    &reports[i]
+}
+
+#[test]
+fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
+    let pool = pool(2, Duration::from_secs(25));
+    let reqs: Vec<VerifyRequest> = CASES
+        .iter()
+        .map(|c| {
+            let mut r = VerifyRequest::new(data(c.reference), data(c.candidate));
+            r.strict = c.strict;
+            r
+        })
+        .collect();
+    let reports: Vec<VerifyReport> = pool
+        .verify_all(&reqs)
+        .into_iter()
+        .map(|r| r.expect("the runtime itself works"))
+        .collect();
+
+    let mut wrong = Vec::new();
+    for (c, r) in CASES.iter().zip(&reports) {
+        let got: BTreeSet<&str> = r.failed_checks().iter().map(|k| k.name()).collect();
+        let want: BTreeSet<&str> = c.expect.iter().map(|k| k.name()).collect();
+        let verdict_ok = r.verified == c.expect.is_empty();
+        if got != want || !verdict_ok {
+            wrong.push(format!(
+                "{} (strict={}): expected {:?}, got {:?}: {:?}",
+                c.candidate,
+                c.strict,
+                want,
+                got,
+                r.reasons()
+            ));
+        }
+        if c.expect.is_empty() && r.trials.len() < 5 {
+            wrong.push(format!("{}: only {} trials", c.candidate, r.trials.len()));
+        }
+    }
+    assert!(wrong.is_empty(), "misjudged candidates:\n{}", wrong.join("\n"));
+
+    // Trials alternate fresh inputs and in-place refills of the same buffers.
+    let ok = report_for(&reports, "ok_relu_add.py", false);
+    let kinds: Vec<&str> = ok.trials.iter().map(|t| t.inputs.as_str()).collect();
+    assert_eq!(kinds, ["fresh", "refill", "fresh", "refill", "fresh"]);
+    let seeds: BTreeSet<u64> = ok.trials.iter().map(|t| t.seed).collect();
+    assert_eq!(seeds.len(), 5, "every trial has its own seed");
+
+    // Just above tolerance: fails the rel-norm rule while KernelBench's 1e-2 allclose passes.
+    let tol = report_for(&reports, "bad_tolerance.py", false);
+    for t in &tol.trials {
+        let o = &t.outputs[0];
+        let e = o.rel_err.expect("rel err");
+        assert!((1e-3..3e-3).contains(&e), "rel err {e}");
+        assert_eq!(o.allclose_1e2, Some(true));
+        assert_eq!(o.allclose_1e4, Some(false));
+    }
+    // Reordered math differs in the last bits only.
+    let (worst, a2, a4) = report_for(&reports, "ok_reordered.py", false).worst();
+    assert!(worst.expect("measured") < 1e-6 && a2 && a4);
+
+    // Pointer caching is caught by the in-place refills; replay by the second trial.
+    let cache = report_for(&reports, "bad_pointer_cache.py", false);
+    assert!(cache
+        .failures
+        .iter()
+        .all(|f| f.inputs.as_deref() == Some("refill")));
+    let replay = report_for(&reports, "bad_replay.py", false);
+    assert!(replay.trials[0].passed && !replay.trials[1].passed);
+
+    // Unwritten output memory reads as poison; the report says how poisoning was done.
+    let half = report_for(&reports, "bad_half_written.py", false);
+    assert!(half.failures[0].message.contains("93 NaN of 185"), "{:?}", half.failures[0]);
+    assert!(half.poison.as_deref().unwrap_or("").contains("NaN"));
+
+    // Crashes carry their cause.
+    let abort = report_for(&reports, "bad_abort.py", false);
+    assert!(abort.failures[0].message.contains("SIGABRT"), "{:?}", abort.failures);
+    let raise = report_for(&reports, "bad_raise.py", false);
+    assert!(raise.failures[0].message.contains("failed on purpose"));
+
+    // BatchNorm running statistics are compared after each call.
+    let state = report_for(&reports, "kb_bad_state.py", false);
+    assert!(state.reasons()[0].contains("bn.running_mean"), "{:?}", state.reasons());
+    let kb = report_for(&reports, "kb_ok.py", false);
+    assert!(kb.trials.iter().all(|t| t.state.iter().any(|s| s.name == "bn.running_var" && s.ok)));
+
+    // Strict mode names the forbidden calls.
+    let strict = report_for(&reports, "ok_torch_only.py", true);
+    assert!(strict.reasons()[0].contains("torch.relu"), "{:?}", strict.reasons());
+
+    // Hang, abort and tampering replaced their workers; the pool still works.
+    assert!(pool.restarts() >= 3, "restarts {}", pool.restarts());
+    let again = pool
+        .verify(&VerifyRequest::new(data(SEED), data("ok_relu_add.py")))
+        .unwrap();
+    assert!(again.verified, "{:?}", again.reasons());
+}
