@@ -132,6 +132,21 @@ pub fn extract(egraph: &TGraph, roots: &[Id], template: &Graph) -> Result<Graph,
         ));
     }
     let mut done: HashMap<Id, ValueId> = HashMap::new();
+    // random ops draw from one generator: emit them first, in their original order, so
+    // that each still gets the same draw
+    let mut random: Vec<(u32, Id)> = egraph
+        .classes()
+        .flat_map(|c| {
+            c.nodes.iter().filter_map(move |n| match n {
+                TNode::Op { nonce, .. } if *nonce > 0 => Some((*nonce, c.id)),
+                _ => None,
+            })
+        })
+        .collect();
+    random.sort();
+    for (_, id) in random {
+        emit(egraph, &extractor, &mut g, &inputs, &mut done, id)?;
+    }
     let mut outputs = vec![];
     for &root in roots {
         outputs.push(emit(egraph, &extractor, &mut g, &inputs, &mut done, root)?);
