@@ -22,6 +22,7 @@ pub static PASSES: &[PassInfo] = &[
     crate::egraph::canonicalize::INFO,
     crate::cse::INFO,
     crate::dce::INFO,
+    crate::decompose::INFO,
     crate::fuse::INFO,
     crate::egraph::simplify::INFO,
 ];
