@@ -2,12 +2,14 @@
 
 mod bench_pair;
 mod compile;
+mod decompose;
 mod devices;
 mod fmt;
 mod ir_file;
 mod opt;
 mod parse;
 mod setup;
+mod stitch;
 mod suite;
 mod verify;
 
@@ -76,6 +78,10 @@ pub enum Command {
     Devices(devices::DevicesArgs),
     /// Lower a PyTorch program (KernelBench or seed format) to IR and print it.
     Parse(parse::ParseArgs),
+    /// Split programs into subproblems of at most N ops, one seed program each
+    Decompose(decompose::DecomposeArgs),
+    /// Build whole programs from one kernel module per subproblem
+    Stitch(stitch::StitchArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -89,5 +95,7 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Setup(args) => setup::run(args),
         Command::Devices(args) => devices::run(args),
         Command::Parse(args) => parse::run(args),
+        Command::Decompose(args) => decompose::run(args),
+        Command::Stitch(args) => stitch::run(args),
     }
 }

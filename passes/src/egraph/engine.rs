@@ -20,6 +20,23 @@ pub const NODE_BUDGET: usize = 20_000;
 /// Most time spent saturating.
 pub const TIME_BUDGET: Duration = Duration::from_secs(2);
 
+/// The limits of one saturation run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    pub iterations: usize,
+    pub nodes: usize,
+    pub time: Duration,
+}
+
+impl Budget {
+    /// The passes' budget: the named constants above.
+    pub const DEFAULT: Budget = Budget {
+        iterations: ITERATION_BUDGET,
+        nodes: NODE_BUDGET,
+        time: TIME_BUDGET,
+    };
+}
+
 /// What one rewrite run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RewriteSummary {
@@ -31,8 +48,20 @@ pub struct RewriteSummary {
     pub stop: String,
 }
 
-/// Runs `rules` over `graph`, logging to `cx`; `pass` names the pass in errors.
+/// Runs `rules` over `graph` within [`Budget::DEFAULT`], logging to `cx`; `pass` names the
+/// pass in errors.
 pub fn rewrite_graph(
+    pass: &'static str,
+    rules: &[Rule],
+    graph: &mut Graph,
+    cx: &mut PassContext,
+) -> Result<RewriteSummary, PassError> {
+    rewrite_graph_within(Budget::DEFAULT, pass, rules, graph, cx)
+}
+
+/// [`rewrite_graph`] with an explicit budget.
+pub fn rewrite_graph_within(
+    budget: Budget,
     pass: &'static str,
     rules: &[Rule],
     graph: &mut Graph,
@@ -55,9 +84,9 @@ pub fn rewrite_graph(
         .map_err(failed)?;
     let runner = Runner::default()
         .with_egraph(loaded.egraph)
-        .with_iter_limit(ITERATION_BUDGET)
-        .with_node_limit(NODE_BUDGET)
-        .with_time_limit(TIME_BUDGET)
+        .with_iter_limit(budget.iterations)
+        .with_node_limit(budget.nodes)
+        .with_time_limit(budget.time)
         .run(&rewrites);
     for it in &runner.iterations {
         for (name, n) in &it.applied {
@@ -141,4 +170,63 @@ pub fn run_pass(
     Ok(Changed::from_bool(
         rewrite_graph(pass, rules, graph, cx)?.changed,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egraph::rules;
+    use drtc_ir::{DType, GraphBuilder, Op, TensorType};
+
+    /// x * 2 * 3 * 4 * 5: folding needs several rounds.
+    fn chain() -> Graph {
+        let mut b = GraphBuilder::new("g");
+        let mut x = b.input("x", TensorType::new(DType::F32, vec![4, 8]));
+        for v in [2.0, 3.0, 4.0, 5.0] {
+            let c = b.constant(v, DType::F32);
+            x = b.op1(Op::Mul, &[x, c], []).unwrap();
+        }
+        b.finish(vec![x])
+    }
+
+    #[test]
+    fn running_out_of_budget_is_a_reported_stop_reason() {
+        let mut g = chain();
+        let mut cx = PassContext::new();
+        let tight = Budget {
+            iterations: 1,
+            ..Budget::DEFAULT
+        };
+        let s = rewrite_graph_within(tight, "simplify", &rules::all(), &mut g, &mut cx).unwrap();
+        assert_eq!(s.stop, "iteration budget (1) reached");
+        assert!(cx
+            .decisions()
+            .iter()
+            .any(|d| d == "stopped: iteration budget (1) reached"));
+        // what was found within the budget is still used, and verifies
+        assert!(s.changed && s.cost_after < s.cost_before);
+        assert!(drtc_ir::verify(&g).iter().all(|e| !e.is_error()));
+    }
+
+    #[test]
+    fn a_full_budget_folds_the_whole_chain() {
+        let mut g = chain();
+        let s = rewrite_graph("simplify", &rules::all(), &mut g, &mut PassContext::new()).unwrap();
+        assert_eq!(s.stop, "saturated");
+        let ops: Vec<Op> = g.body().iter().map(|&n| g.node(n).op).collect();
+        assert_eq!(ops, [Op::Full, Op::Mul]);
+        let c = g.node(g.body()[0]).attrs["value"].as_float();
+        assert_eq!(c, Some(120.0));
+    }
+
+    #[test]
+    fn op_diff_counts_ops() {
+        let g = chain();
+        let mut b = GraphBuilder::new("g");
+        let x = b.input("x", TensorType::new(DType::F32, vec![4, 8]));
+        let s = b.op1(Op::Silu, &[x], []).unwrap();
+        let h = b.finish(vec![s]);
+        assert_eq!(op_diff(&g, &h), "-full x4, -mul x4, +silu");
+        assert_eq!(op_diff(&g, &g), "same op counts");
+    }
 }

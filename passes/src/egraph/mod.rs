@@ -15,5 +15,5 @@ pub mod rules;
 pub mod simplify;
 
 pub use cost::{graph_cost, op_cost, Cost};
-pub use engine::{rewrite_graph, RewriteSummary};
+pub use engine::{rewrite_graph, rewrite_graph_within, Budget, RewriteSummary};
 pub use rule::Rule;
