@@ -84,7 +84,14 @@ fn stitched_reference_subproblems_reproduce_every_program() {
             let module = dir.join(format!("{name}.py"));
             let src = p.to_str().unwrap();
             let n = max_ops.to_string();
-            let base = vec!["decompose", src, "--max-ops", &n, "-o", sub.to_str().unwrap()];
+            let base = vec![
+                "decompose",
+                src,
+                "--max-ops",
+                &n,
+                "-o",
+                sub.to_str().unwrap(),
+            ];
             // size caps first; where they break the program (channels no longer divisible
             // by groups), the batch size only
             let attempts: Vec<Vec<&str>> = if is_py {
@@ -107,7 +114,10 @@ fn stitched_reference_subproblems_reproduce_every_program() {
             }
             let Some(size_args) = size_args else {
                 if max_ops == 1 {
-                    skipped.push(format!("{stem}: {}", last_error.lines().next().unwrap_or("")));
+                    skipped.push(format!(
+                        "{stem}: {}",
+                        last_error.lines().next().unwrap_or("")
+                    ));
                 }
                 continue;
             };
@@ -172,7 +182,11 @@ fn stitched_reference_subproblems_reproduce_every_program() {
         cases.len(),
         subproblem_counts.iter().sum::<usize>()
     );
-    println!("not loadable by the frontend ({}):\n  {}", skipped.len(), skipped.join("\n  "));
+    println!(
+        "not loadable by the frontend ({}):\n  {}",
+        skipped.len(),
+        skipped.join("\n  ")
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(ok, cases.len());
     // the frontend lowers nearly every level-2 task; every one it lowers is checked

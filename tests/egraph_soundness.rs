@@ -72,7 +72,9 @@ impl Gen<'_> {
         self.b.op1(op, ins, []).expect("generated op type-checks")
     }
     fn opa(&mut self, op: Op, ins: &[ValueId], attrs: Vec<(&'static str, Attr)>) -> ValueId {
-        self.b.op1(op, ins, attrs).expect("generated op type-checks")
+        self.b
+            .op1(op, ins, attrs)
+            .expect("generated op type-checks")
     }
 
     /// One motif applied to `x` (a [rows, cols] f32 value); returns a [rows, cols] value.
@@ -276,7 +278,11 @@ impl Gen<'_> {
                 self.opa(Op::Reshape, &[u], vec![("shape", Attr::Ints(vec![r, n]))])
             }
             18 => {
-                let e = self.opa(Op::Expand, &[other], vec![("shape", Attr::Ints(vec![r, n]))]);
+                let e = self.opa(
+                    Op::Expand,
+                    &[other],
+                    vec![("shape", Attr::Ints(vec![r, n]))],
+                );
                 self.op(Op::Mul, &[x, e])
             }
             19 => {
@@ -339,7 +345,11 @@ fn level2(shrink: bool) -> Vec<(String, Graph)> {
     let mut out = vec![];
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
-        let ov = if shrink { shrink_overrides(&text) } else { vec![] };
+        let ov = if shrink {
+            shrink_overrides(&text)
+        } else {
+            vec![]
+        };
         if let Ok(programs) = load_programs(&f, &text, &ov, None) {
             for p in programs.into_iter().flatten() {
                 let name = f.file_stem().unwrap().to_string_lossy().to_string();
@@ -464,7 +474,10 @@ fn simplify_preserves_program_meaning() {
     );
     assert!(failed.is_empty(), "disagreements:\n{}", failed.join("\n"));
     assert_eq!(agreed, pairs.len());
-    assert!(changed >= GENERATED as usize / 2, "the rules should change most generated programs");
+    assert!(
+        changed >= GENERATED as usize / 2,
+        "the rules should change most generated programs"
+    );
 }
 
 /// The rule-family table over the level-2 tasks: programs each family changes (run alone,
@@ -483,7 +496,13 @@ fn level2_rule_family_table() {
     println!("|---|---|---|---|");
     for f in FAMILIES {
         let mut set = (f.rules)();
-        set.extend(commute.iter().filter(|c| set.iter().all(|r| r.name != c.name)).copied().collect::<Vec<_>>());
+        set.extend(
+            commute
+                .iter()
+                .filter(|c| set.iter().all(|r| r.name != c.name))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
         let (mut n, mut before, mut after) = (0, 0u128, 0u128);
         for (_, g0) in &programs {
             let mut g = g0.clone();
@@ -494,7 +513,11 @@ fn level2_rule_family_table() {
                 n += 1;
             }
         }
-        println!("| {} | {n} / {} | {before} | {after} |", f.name, programs.len());
+        println!(
+            "| {} | {n} / {} | {before} | {after} |",
+            f.name,
+            programs.len()
+        );
     }
     let (mut n, mut before, mut after) = (0, 0u128, 0u128);
     let mut per_task = vec![];
@@ -513,7 +536,10 @@ fn level2_rule_family_table() {
             ));
         }
     }
-    println!("| all (simplify) | {n} / {} | {before} | {after} |", programs.len());
+    println!(
+        "| all (simplify) | {n} / {} | {before} | {after} |",
+        programs.len()
+    );
     for line in per_task {
         println!("  {line}");
     }

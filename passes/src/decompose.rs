@@ -71,7 +71,12 @@ pub fn decompose(g: &Graph, max_ops: usize) -> Decomposition {
     let plan = plan_fusion(g, &FuseOptions { max_ops });
     let mut groups: Vec<Option<Vec<NodeId>>> =
         plan.regions.iter().map(|r| Some(r.nodes.clone())).collect();
-    let count = |nodes: &[NodeId]| nodes.iter().filter(|&&n| !is_inlined_constant(g, n)).count();
+    let count = |nodes: &[NodeId]| {
+        nodes
+            .iter()
+            .filter(|&&n| !is_inlined_constant(g, n))
+            .count()
+    };
     let mut log = vec![];
     loop {
         // the group graph: p -> c when c reads a value p computes
@@ -106,7 +111,9 @@ pub fn decompose(g: &Graph, max_ops: usize) -> Decomposition {
             })
             .collect();
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let Some(&(bytes, p, c)) = candidates.iter().find(|(_, p, c)| !creates_cycle(&gg, *p, *c))
+        let Some(&(bytes, p, c)) = candidates
+            .iter()
+            .find(|(_, p, c)| !creates_cycle(&gg, *p, *c))
         else {
             break;
         };
@@ -171,7 +178,11 @@ pub fn decompose(g: &Graph, max_ops: usize) -> Decomposition {
 /// write.
 pub fn value_name(g: &Graph, v: ValueId) -> String {
     match g.producer(v) {
-        None => g.value(v).name.clone().unwrap_or_else(|| format!("in{}", v.0)),
+        None => g
+            .value(v)
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("in{}", v.0)),
         Some(n) => {
             let pos = g.body().iter().position(|&b| b == n).unwrap_or(usize::MAX);
             format!("%{pos}")
@@ -296,10 +307,15 @@ mod tests {
             let errors: Vec<_> = verify(&sub).into_iter().filter(|e| e.is_error()).collect();
             assert!(errors.is_empty(), "{errors:?}");
         }
-        let live = g.body().iter().filter(|&&n| !is_inlined_constant(g, n)).count();
+        let live = g
+            .body()
+            .iter()
+            .filter(|&&n| !is_inlined_constant(g, n))
+            .count();
         assert_eq!(seen.len(), live);
         // each subproblem reads only program inputs and earlier subproblems' writes
-        let mut available: std::collections::HashSet<ValueId> = g.inputs().iter().copied().collect();
+        let mut available: std::collections::HashSet<ValueId> =
+            g.inputs().iter().copied().collect();
         for sp in &d.subproblems {
             for v in &sp.inputs {
                 assert!(available.contains(v), "reads a value not yet written");

@@ -19,14 +19,16 @@ use std::process::ExitCode;
 
 /// Split programs into subproblems of at most N ops, one seed program each.
 #[derive(Args, Debug)]
-#[command(long_about = "Reads programs (a KernelBench or seed `.py`, a `.jsonl` of seed \
+#[command(
+    long_about = "Reads programs (a KernelBench or seed `.py`, a `.jsonl` of seed \
 programs, or a `.drt` IR file), splits each into subproblems of at most --max-ops ops along \
 fusion-legal cuts (never splitting a fusable kernel, never making two subproblems depend on \
 each other, cutting across small tensors first), and writes one JSON line per subproblem: \
 `pytorch` (a standalone seed program: `get_inputs` with the subproblem's input shapes, \
 `fused_operator`), `difficulty` (its op count), and provenance: `source`, `source_line`, \
 `subproblem`, `subproblems`, `reads`, `writes`, `ops`.\n\nExample:\n  drtc decompose \
-model.py --max-ops 4 -o sub.jsonl")]
+model.py --max-ops 4 -o sub.jsonl"
+)]
 pub struct DecomposeArgs {
     /// The programs: `model.py`, `programs.jsonl` or `graph.drt`.
     pub file: PathBuf,

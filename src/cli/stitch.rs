@@ -23,13 +23,15 @@ use std::process::ExitCode;
 
 /// Build whole programs from one kernel module per subproblem.
 #[derive(Args, Debug)]
-#[command(long_about = "Reads the programs (the file given to `drtc decompose`, with the \
+#[command(
+    long_about = "Reads the programs (the file given to `drtc decompose`, with the \
 same --set/--shrink), their subproblems (`drtc decompose`'s output) and one kernel module per \
 subproblem (JSON lines with the module's Python source in `module` or `code`, matched by \
 `source_line` and `subproblem`, or else by position), and writes for each program a module \
 that `drtc verify` accepts. One program: OUT is that module; several: OUT is a directory with \
 one module per program.\n\nExample:\n  drtc stitch --programs model.py --subproblems \
-sub.jsonl --kernels kernels.jsonl -o model_stitched.py")]
+sub.jsonl --kernels kernels.jsonl -o model_stitched.py"
+)]
 pub struct StitchArgs {
     /// The programs that were decomposed.
     #[arg(long)]

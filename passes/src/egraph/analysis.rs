@@ -96,7 +96,9 @@ impl egg::Analysis<TNode> for TypeAnalysis {
                 });
                 let konst = if *op == Op::Full {
                     attrs.get("value").and_then(Attr::as_float)
-                } else if ty.as_ref().is_some_and(|t| t.rank() == 0 && t.dtype.is_float())
+                } else if ty
+                    .as_ref()
+                    .is_some_and(|t| t.rank() == 0 && t.dtype.is_float())
                     && op.category() == drtc_ir::Category::Pointwise
                 {
                     let args: Option<Vec<f64>> = enode

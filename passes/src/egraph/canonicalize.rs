@@ -11,7 +11,8 @@ use drtc_ir::Graph;
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: "canonicalize",
-    summary: "e-graph rewrites to normal forms: identities, constant folding, clamps, layout chains",
+    summary:
+        "e-graph rewrites to normal forms: identities, constant folding, clamps, layout chains",
     options: &[],
     build: |_| Ok(Box::new(Canonicalize)),
 };

@@ -111,12 +111,7 @@ impl CostFunction<TNode> for TreeCost<'_> {
 /// Rebuilds a graph from the cheapest nodes of the classes `roots` need. `template` gives
 /// the inputs (names, kinds, types) and the graph's name.
 pub fn extract(egraph: &TGraph, roots: &[Id], template: &Graph) -> Result<Graph, String> {
-    let extractor = Extractor::new(
-        egraph,
-        TreeCost {
-            egraph,
-        },
-    );
+    let extractor = Extractor::new(egraph, TreeCost { egraph });
     let mut g = Graph::new(template.name.clone());
     let mut inputs = vec![];
     for &v in template.inputs() {
@@ -125,11 +120,7 @@ pub fn extract(egraph: &TGraph, roots: &[Id], template: &Graph) -> Result<Graph,
             ValueDef::Input { kind, .. } => kind.clone(),
             ValueDef::Node { .. } => InputKind::Activation,
         };
-        inputs.push(g.add_input(
-            val.name.clone().unwrap_or_default(),
-            kind,
-            val.ty.clone(),
-        ));
+        inputs.push(g.add_input(val.name.clone().unwrap_or_default(), kind, val.ty.clone()));
     }
     let mut done: HashMap<Id, ValueId> = HashMap::new();
     // random ops draw from one generator: emit them first, in their original order, so

@@ -159,7 +159,11 @@ pub enum TNode {
     Attrs(AttrSet),
     /// `op(children)`: the op's inputs, then its attribute leaf when the op declares
     /// attributes. `nonce` is 0 except for random ops, which each get their own.
-    Op { op: Op, nonce: u32, children: Vec<Id> },
+    Op {
+        op: Op,
+        nonce: u32,
+        children: Vec<Id>,
+    },
 }
 
 /// What pattern matching and the op index key on.

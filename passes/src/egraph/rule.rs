@@ -144,9 +144,9 @@ fn with_default_attrs(ast: &PatternAst<TNode>) -> Result<PatternAst<TNode>, Stri
                     && !op.def().arity.accepts(children.len().saturating_sub(1))
                 {
                     let attrs = normalize_literal(*op, &Attrs::new())?;
-                    kids.push(out.add(ENodeOrVar::ENode(TNode::Attrs(AttrSet::from_attrs(
-                        &attrs,
-                    )))));
+                    kids.push(
+                        out.add(ENodeOrVar::ENode(TNode::Attrs(AttrSet::from_attrs(&attrs)))),
+                    );
                 }
                 ENodeOrVar::ENode(TNode::Op {
                     op: *op,

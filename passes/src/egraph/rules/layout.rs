@@ -74,10 +74,22 @@ pub fn rules() -> Vec<Rule> {
     // flatten, squeeze and unsqueeze are reshapes (of a contiguous tensor)
     macro_rules! as_reshape {
         ($op:literal, $attrs:literal, $out:literal) => {
-            Rule::build(concat!($op, "-as-reshape"), concat!("(", $op, " ?x ?a)"), reshape_to_root)
-                .test(concat!(
-                    "x: f32[2, 1, 4] | (reshape (", $op, " x ", $attrs, ") @shape=[", $out, "]) => (reshape x @shape=[", $out, "])"
-                ))
+            Rule::build(
+                concat!($op, "-as-reshape"),
+                concat!("(", $op, " ?x ?a)"),
+                reshape_to_root,
+            )
+            .test(concat!(
+                "x: f32[2, 1, 4] | (reshape (",
+                $op,
+                " x ",
+                $attrs,
+                ") @shape=[",
+                $out,
+                "]) => (reshape x @shape=[",
+                $out,
+                "])"
+            ))
         };
     }
     rules.extend([
@@ -93,17 +105,29 @@ pub fn rules() -> Vec<Rule> {
     macro_rules! no_expand {
         ($op:literal, $variant:expr) => {
             [
-                Rule::build(concat!($op, "-expand"), concat!("(", $op, " ?x (expand ?y ?a))"), |b| {
-                    drop_expand(b, $variant, false)
-                })
+                Rule::build(
+                    concat!($op, "-expand"),
+                    concat!("(", $op, " ?x (expand ?y ?a))"),
+                    |b| drop_expand(b, $variant, false),
+                )
                 .test(concat!(
-                    "x: f32[4, 8], y: f32[8] | (", $op, " x (expand y @shape=[4,8])) => (", $op, " x y)"
+                    "x: f32[4, 8], y: f32[8] | (",
+                    $op,
+                    " x (expand y @shape=[4,8])) => (",
+                    $op,
+                    " x y)"
                 )),
-                Rule::build(concat!("expand-", $op), concat!("(", $op, " (expand ?y ?a) ?x)"), |b| {
-                    drop_expand(b, $variant, true)
-                })
+                Rule::build(
+                    concat!("expand-", $op),
+                    concat!("(", $op, " (expand ?y ?a) ?x)"),
+                    |b| drop_expand(b, $variant, true),
+                )
                 .test(concat!(
-                    "x: f32[4, 8], y: f32[8] | (", $op, " (expand y @shape=[4,8]) x) => (", $op, " y x)"
+                    "x: f32[4, 8], y: f32[8] | (",
+                    $op,
+                    " (expand y @shape=[4,8]) x) => (",
+                    $op,
+                    " y x)"
                 )),
             ]
         };

@@ -55,13 +55,17 @@ pub fn rules() -> Vec<Rule> {
     // A reduction over dims of size 1 is a reshape (or nothing, with keepdim).
     macro_rules! size_one {
         ($op:literal) => {
-            Rule::build(concat!($op, "-size-one"), concat!("(", $op, " ?x ?a)"), reshaped)
-                .when(over_size_one)
-                .test(concat!(
-                    "x: f32[4, 1, 8] | (",
-                    $op,
-                    " x @dim=[1]) => (reshape x @shape=[4,8])"
-                ))
+            Rule::build(
+                concat!($op, "-size-one"),
+                concat!("(", $op, " ?x ?a)"),
+                reshaped,
+            )
+            .when(over_size_one)
+            .test(concat!(
+                "x: f32[4, 1, 8] | (",
+                $op,
+                " x @dim=[1]) => (reshape x @shape=[4,8])"
+            ))
         };
     }
     let mut rules = vec![

@@ -113,16 +113,24 @@ fn canonical(g: &Graph) -> String {
                 let mut args: Vec<String> = node.inputs.iter().map(|&i| expr(g, i)).collect();
                 if matches!(
                     node.op,
-                    drtc_ir::Op::Add | drtc_ir::Op::Mul | drtc_ir::Op::Maximum | drtc_ir::Op::Minimum
+                    drtc_ir::Op::Add
+                        | drtc_ir::Op::Mul
+                        | drtc_ir::Op::Maximum
+                        | drtc_ir::Op::Minimum
                 ) {
                     args.sort();
                 }
-                let attrs: Vec<String> = node.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let attrs: Vec<String> =
+                    node.attrs.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 format!("({} {} {{{}}})", node.op, args.join(" "), attrs.join(","))
             }
         }
     }
-    g.outputs().iter().map(|&v| expr(g, v)).collect::<Vec<_>>().join("; ")
+    g.outputs()
+        .iter()
+        .map(|&v| expr(g, v))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[test]
@@ -140,7 +148,11 @@ fn every_rule_passes_its_one_line_test() {
         let errors: Vec<_> = verify(&g).into_iter().filter(|e| e.is_error()).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", rule.name);
         if !summary.applied.contains_key(rule.name) {
-            failures.push(format!("{}: did not fire on `{}`", rule.name, before.trim()));
+            failures.push(format!(
+                "{}: did not fire on `{}`",
+                rule.name,
+                before.trim()
+            ));
         } else if canonical(&g) != canonical(&expected) {
             failures.push(format!(
                 "{}: got\n{}expected\n{}log: {:?}",
