@@ -80,7 +80,7 @@ impl Gen<'_> {
     /// One motif applied to `x` (a [rows, cols] f32 value); returns a [rows, cols] value.
     fn motif(&mut self, x: ValueId, other: ValueId) -> ValueId {
         let (r, n) = (self.rows, self.cols);
-        match self.rng.below(22) {
+        match self.rng.below(24) {
             0 => {
                 let s = self.op(Op::Sigmoid, &[x]);
                 if self.rng.below(2) == 0 {
@@ -297,6 +297,35 @@ impl Gen<'_> {
                 let e = self.op(Op::Exp, &[nx]);
                 let a = self.op(Op::Add, &[one, e]);
                 self.op(Op::Div, &[x, a])
+            }
+            21 => {
+                // a per-feature constant added after a linear layer, scaled after a norm
+                let w = self.b.param(
+                    format!("bw{}", self.rng.next() % 100_000),
+                    TensorType::new(DType::F32, vec![n, n]),
+                );
+                let bias = self.b.param(
+                    format!("bb{}", self.rng.next() % 100_000),
+                    TensorType::new(DType::F32, vec![n]),
+                );
+                let l = self.op(Op::Linear, &[x, w, bias]);
+                let k = self.c(0.75);
+                let s = self.op(Op::Sub, &[l, k]);
+                self.op(Op::Add, &[s, other])
+            }
+            22 => {
+                let w = self.b.param(
+                    format!("nw{}", self.rng.next() % 100_000),
+                    TensorType::new(DType::F32, vec![n]),
+                );
+                let bias = self.b.param(
+                    format!("nb{}", self.rng.next() % 100_000),
+                    TensorType::new(DType::F32, vec![n]),
+                );
+                let bn = self.op(Op::BatchNorm, &[x, w, bias]);
+                let k = self.c(-2.0);
+                let m = self.op(Op::Mul, &[bn, k]);
+                self.op(Op::Add, &[m, other])
             }
             _ => {
                 let op = self.rng.pick(&[Op::Tanh, Op::Exp, Op::Sigmoid, Op::Relu]);

@@ -24,6 +24,12 @@ fn relu6(m: &Match, a: &str) -> bool {
         && m.attr(a, "max").and_then(Attr::as_float) == Some(6.0)
 }
 
+/// clamp(_, 0, 1).
+fn unit(m: &Match, a: &str) -> bool {
+    m.attr(a, "min").and_then(Attr::as_float) == Some(0.0)
+        && m.attr(a, "max").and_then(Attr::as_float) == Some(1.0)
+}
+
 pub fn rules() -> Vec<Rule> {
     vec![
         // x * sigmoid(x) = silu(x) (swish).
@@ -65,6 +71,10 @@ pub fn rules() -> Vec<Rule> {
         Rule::rewrite("hardsigmoid", "(div (clamp (add ?x ?three) ?a) ?six)", "(hardsigmoid ?x)")
             .when(|m| m.is_scalar("?three", 3.0) && m.is_scalar("?six", 6.0) && relu6(m, "?a"))
             .test("x: f32[4, 8] | (div (clamp (add x 3.0) @min=0.0;max=6.0) 6.0) => (hardsigmoid x)"),
+        // clamp((x + 3) / 6, 0, 1) = hardsigmoid(x).
+        Rule::rewrite("hardsigmoid-unit", "(clamp (div (add ?x ?three) ?six) ?a)", "(hardsigmoid ?x)")
+            .when(|m| m.is_scalar("?three", 3.0) && m.is_scalar("?six", 6.0) && unit(m, "?a"))
+            .test("x: f32[4, 8] | (mul x (clamp (div (add x 3.0) 6.0) @min=0.0;max=1.0)) => (hardswish x)"),
         // x * hardsigmoid(x) = hardswish(x).
         Rule::rewrite("hardswish", "(mul ?x (hardsigmoid ?x))", "(hardswish ?x)")
             .test("x: f32[4, 8] | (mul (hardsigmoid x) x) => (hardswish x)"),
