@@ -8,6 +8,8 @@ use drtc_ir::{Attr, Op};
 
 /// `x op value`, the constant taking the dtype of the scalar `?a` it replaces.
 fn scalar_op(b: &mut Build, x: &str, op: Op, value: f64) -> Option<egg::Id> {
+    // a fold through a division by zero (or an overflow) stays as written
+    value.is_finite().then_some(())?;
     let xid = b.m().id(x);
     let dtype = b.m().ty("?a")?.dtype;
     let c = b.constant(value, dtype);

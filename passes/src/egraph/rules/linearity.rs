@@ -20,7 +20,8 @@ fn matmul_rule(b: &mut Build, op: Op) -> Option<egg::Id> {
     let m = b.m();
     let (xt, wt) = (m.ty("?x")?.clone(), m.ty("?w")?.clone());
     let out_rank = xt.rank().max(wt.rank());
-    if xt.rank() < 2 || wt.rank() != 2 || !over_last(b, out_rank)? {
+    let float = xt.dtype.is_float() && wt.dtype.is_float();
+    if !float || xt.rank() < 2 || wt.rank() != 2 || !over_last(b, out_rank)? {
         return None;
     }
     let keep = b.m().keepdim("?a");
@@ -38,7 +39,7 @@ fn matmul_rule(b: &mut Build, op: Op) -> Option<egg::Id> {
 fn linear_rule(b: &mut Build, op: Op, with_bias: bool) -> Option<egg::Id> {
     let m = b.m();
     let xt = m.ty("?x")?.clone();
-    if xt.rank() < 2 || !over_last(b, xt.rank())? {
+    if !xt.dtype.is_float() || xt.rank() < 2 || !over_last(b, xt.rank())? {
         return None;
     }
     let keep = b.m().keepdim("?a");

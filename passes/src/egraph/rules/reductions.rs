@@ -89,6 +89,8 @@ pub fn rules() -> Vec<Rule> {
         Rule::build("mean-from-sum", "(div (sum ?x ?a) ?n)", |b| {
             let m = b.m();
             let t = m.ty("?x")?.clone();
+            // torch.mean takes floats only
+            t.dtype.is_float().then_some(())?;
             let dims = reduced(&m)?;
             let count: f64 = dims.iter().map(|&d| t.shape[d] as f64).product();
             m.is_scalar("?n", count).then_some(())?;
@@ -129,6 +131,7 @@ pub fn rules() -> Vec<Rule> {
             let rank = m.ty("?x")?.rank();
             let dims = m.dims("?a", rank)?;
             let keep = m.keepdim("?a");
+            m.ty("?x")?.dtype.is_float().then_some(())?;
             let x = m.id("?x");
             let dims = dims.into_iter().map(|d| d as i64).collect();
             b.op(Op::Logsumexp, &[x], [("dim", Attr::Ints(dims)), ("keepdim", Attr::Bool(keep))])
