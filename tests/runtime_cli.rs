@@ -34,19 +34,46 @@ fn has_gpu() -> bool {
 fn verify_exit_codes_reasons_and_json() {
     let seed = data("seed_relu_add.py");
     let seed = seed.to_str().unwrap();
-    let ok = drtc(&["verify", "--device", "cpu", seed, data("ok_relu_add.py").to_str().unwrap()]);
+    let ok = drtc(&[
+        "verify",
+        "--device",
+        "cpu",
+        seed,
+        data("ok_relu_add.py").to_str().unwrap(),
+    ]);
     assert!(ok.status.success(), "{}", text(&ok));
-    assert!(text(&ok).starts_with("verified: 5 trials on cpu (seed)"), "{}", text(&ok));
+    assert!(
+        text(&ok).starts_with("verified: 5 trials on cpu (seed)"),
+        "{}",
+        text(&ok)
+    );
 
-    let bad = drtc(&["verify", "--device", "cpu", seed, data("bad_shape.py").to_str().unwrap()]);
+    let bad = drtc(&[
+        "verify",
+        "--device",
+        "cpu",
+        seed,
+        data("bad_shape.py").to_str().unwrap(),
+    ]);
     assert_eq!(bad.status.code(), Some(1));
     let out = text(&bad);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
-    assert!(lines[1].trim_start().starts_with("shape: output 0: shape [185]"), "{out}");
+    assert!(
+        lines[1]
+            .trim_start()
+            .starts_with("shape: output 0: shape [185]"),
+        "{out}"
+    );
 
     let json = drtc(&[
-        "verify", "--device", "cpu", "--json", "--trials", "6", seed,
+        "verify",
+        "--device",
+        "cpu",
+        "--json",
+        "--trials",
+        "6",
+        seed,
         data("bad_mutate.py").to_str().unwrap(),
     ]);
     assert_eq!(json.status.code(), Some(1));
@@ -127,7 +154,11 @@ fn bench_pair_refuses_without_gpu_and_devices_says_cpu_mode() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("needs a CUDA GPU"), "{}", text(&o));
-    assert!(text(&o).contains("drtc verify --device cpu"), "{}", text(&o));
+    assert!(
+        text(&o).contains("drtc verify --device cpu"),
+        "{}",
+        text(&o)
+    );
 
     let d = drtc(&["devices"]);
     assert!(d.status.success());
@@ -158,8 +189,14 @@ fn setup_plans_a_fresh_env_and_is_a_no_op_when_up_to_date() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("venv"), "{t}");
-    assert!(t.contains("install") && t.contains("requirements.txt"), "{t}");
-    assert!(!fresh.path().join("venv").exists(), "dry run created nothing");
+    assert!(
+        t.contains("install") && t.contains("requirements.txt"),
+        "{t}"
+    );
+    assert!(
+        !fresh.path().join("venv").exists(),
+        "dry run created nothing"
+    );
 
     // A venv whose python is the one the tests use: nothing to do, when it holds the pins.
     let python = drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
@@ -169,7 +206,11 @@ fn setup_plans_a_fresh_env_and_is_a_no_op_when_up_to_date() {
     let bin = home.path().join("venv/bin");
     std::fs::create_dir_all(&bin).unwrap();
     let py = bin.join("python");
-    std::fs::write(&py, format!("#!/bin/sh\nexec {} \"$@\"\n", python.display())).unwrap();
+    std::fs::write(
+        &py,
+        format!("#!/bin/sh\nexec {} \"$@\"\n", python.display()),
+    )
+    .unwrap();
     std::fs::set_permissions(&py, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let h = drtc::runtime::DrtcHome {
         root: home.path().to_path_buf(),

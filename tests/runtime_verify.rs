@@ -73,6 +73,12 @@ const CASES: &[Case] = &[
         strict: true,
         expect: &[Check::Strict],
     },
+    Case {
+        reference: SEED,
+        candidate: "ok_relu_add.py",
+        strict: true,
+        expect: &[],
+    },
 ];
 
 fn report_for<'a>(reports: &'a [VerifyReport], candidate: &str, strict: bool) -> &'a VerifyReport {
@@ -119,7 +125,11 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
             wrong.push(format!("{}: only {} trials", c.candidate, r.trials.len()));
         }
     }
-    assert!(wrong.is_empty(), "misjudged candidates:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "misjudged candidates:\n{}",
+        wrong.join("\n")
+    );
 
     // Trials alternate fresh inputs and in-place refills of the same buffers.
     let ok = report_for(&reports, "ok_relu_add.py", false);
@@ -152,24 +162,43 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
 
     // Unwritten output memory reads as poison; the report says how poisoning was done.
     let half = report_for(&reports, "bad_half_written.py", false);
-    assert!(half.failures[0].message.contains("93 NaN of 185"), "{:?}", half.failures[0]);
+    assert!(
+        half.failures[0].message.contains("93 NaN of 185"),
+        "{:?}",
+        half.failures[0]
+    );
     assert!(half.poison.as_deref().unwrap_or("").contains("NaN"));
 
     // Crashes carry their cause.
     let abort = report_for(&reports, "bad_abort.py", false);
-    assert!(abort.failures[0].message.contains("SIGABRT"), "{:?}", abort.failures);
+    assert!(
+        abort.failures[0].message.contains("SIGABRT"),
+        "{:?}",
+        abort.failures
+    );
     let raise = report_for(&reports, "bad_raise.py", false);
     assert!(raise.failures[0].message.contains("failed on purpose"));
 
     // BatchNorm running statistics are compared after each call.
     let state = report_for(&reports, "kb_bad_state.py", false);
-    assert!(state.reasons()[0].contains("bn.running_mean"), "{:?}", state.reasons());
+    assert!(
+        state.reasons()[0].contains("bn.running_mean"),
+        "{:?}",
+        state.reasons()
+    );
     let kb = report_for(&reports, "kb_ok.py", false);
-    assert!(kb.trials.iter().all(|t| t.state.iter().any(|s| s.name == "bn.running_var" && s.ok)));
+    assert!(kb
+        .trials
+        .iter()
+        .all(|t| t.state.iter().any(|s| s.name == "bn.running_var" && s.ok)));
 
     // Strict mode names the forbidden calls.
     let strict = report_for(&reports, "ok_torch_only.py", true);
-    assert!(strict.reasons()[0].contains("torch.relu"), "{:?}", strict.reasons());
+    assert!(
+        strict.reasons()[0].contains("torch.relu"),
+        "{:?}",
+        strict.reasons()
+    );
 
     // Hang, abort and tampering replaced their workers; the pool still works.
     assert!(pool.restarts() >= 3, "restarts {}", pool.restarts());

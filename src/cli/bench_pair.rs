@@ -4,7 +4,7 @@
 use super::verify::{prepare, runtime_error, PairArgs};
 use super::{DriverError, DriverResult};
 use clap::Args;
-use drtc::runtime::{devices, BenchRequest, DeviceKind, DeviceScan, TimingStats};
+use drtc::runtime::{devices, BenchRequest, DeviceKind, DeviceScan};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -31,11 +31,7 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
             compile_baseline: args.compile_baseline,
         })
         .map_err(runtime_error)?;
-    let ok = report.verify.verified
-        && report
-            .timing
-            .as_ref()
-            .is_some_and(|t| t.timed_outputs_ok);
+    let ok = report.verify.verified && report.timing.as_ref().is_some_and(|t| t.timed_outputs_ok);
     if args.pair.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| DriverError::Reported(e.to_string()))?;
@@ -62,26 +58,8 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
         );
         return Ok(ExitCode::FAILURE);
     };
-    let line = |name: &str, s: &TimingStats| {
-        println!(
-            "{name:<10} median {:>9.4} ms  (p10 {:.4}, p90 {:.4}, stdev {:.4}, n={}, wall {:.4} ms)",
-            s.median_ms, s.p10_ms, s.p90_ms, s.stdev_ms, s.samples, s.wall_median_ms
-        )
-    };
-    line("reference", &t.reference);
-    line("candidate", &t.candidate);
-    if let Some(c) = &t.compiled {
-        line("compiled", c);
-    }
-    println!("speedup vs eager: {:.3}x", t.speedup());
-    if let Some(s) = t.speedup_vs_compiled() {
-        println!("speedup vs torch.compile: {s:.3}x");
-    }
-    if !t.timed_outputs_ok {
-        println!(
-            "timed outputs FAILED the checks: {}",
-            t.timed_outputs_failures.join("; ")
-        );
+    for line in t.render() {
+        println!("{line}");
     }
     Ok(if ok {
         ExitCode::SUCCESS

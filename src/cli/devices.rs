@@ -16,8 +16,8 @@ pub struct DevicesArgs {
 pub fn run(args: DevicesArgs) -> DriverResult<ExitCode> {
     let scan = devices::scan();
     if args.json {
-        let text =
-            serde_json::to_string_pretty(&scan).map_err(|e| DriverError::Reported(e.to_string()))?;
+        let text = serde_json::to_string_pretty(&scan)
+            .map_err(|e| DriverError::Reported(e.to_string()))?;
         println!("{text}");
         return Ok(ExitCode::SUCCESS);
     }

@@ -95,6 +95,11 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
             Err(m) => Err(drtc::driver::program::LoadError { name: task.clone(), line: None, message: m }),
         };
         match loaded {
+            Err(e) if args.shrink && load_programs(f, &text, &[], None).is_ok_and(|v| v.iter().all(|p| p.is_ok())) => {
+                // the program is fine at its own sizes: shrinking broke a shape coincidence
+                row["status"] = json!("unshrinkable");
+                row["error"] = json!(e.message.lines().next().unwrap_or("").to_string());
+            }
             Err(e) => {
                 row["status"] = json!("frontend");
                 row["error"] = json!(e.message.lines().next().unwrap_or("").to_string());
@@ -206,7 +211,7 @@ fn render(rows: &[serde_json::Value], device: DeviceKind, _args: &SuiteArgs) -> 
     for r in rows {
         let status = r["status"].as_str().unwrap_or("?");
         let detail = match status {
-            "frontend" | "compile" => format!("{status}: {}", r["error"].as_str().unwrap_or("")),
+            "frontend" | "compile" | "unshrinkable" => format!("{status}: {}", r["error"].as_str().unwrap_or("")),
             "failed" => format!(
                 "failed: {}",
                 r["reasons"].as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join("; ")).unwrap_or_default()
@@ -251,7 +256,15 @@ fn render(rows: &[serde_json::Value], device: DeviceKind, _args: &SuiteArgs) -> 
         100.0 * verified as f64 / n as f64
     );
     let by = |st: &str| rows.iter().filter(|r| r["status"] == st).count();
-    write!(s, ", {} failed verification, {} rejected by the frontend, {} failed to compile", by("failed"), by("frontend"), by("compile")).unwrap();
+    write!(
+        s,
+        ", {} failed verification, {} rejected by the frontend, {} failed to compile, {} valid only at their own sizes (not shrinkable)",
+        by("failed"),
+        by("frontend"),
+        by("compile"),
+        by("unshrinkable")
+    )
+    .unwrap();
     if device == DeviceKind::Cuda {
         write!(
             s,

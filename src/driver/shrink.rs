@@ -5,6 +5,8 @@
 
 use super::constants::ConstantOverride;
 
+const CHANNEL_CAP: i64 = 32;
+
 /// The cap for a constant called `name`, if the name is a size.
 pub fn cap_for(name: &str) -> Option<i64> {
     let n = name.to_ascii_lowercase();
@@ -20,7 +22,7 @@ pub fn cap_for(name: &str) -> Option<i64> {
         "in_channels", "out_channels", "channels", "features", "in_features", "out_features",
         "hidden_size", "input_size", "num_classes", "embedding_dimension",
     ]) {
-        Some(32)
+        Some(CHANNEL_CAP)
     } else if is(&["m", "n", "k", "i", "j", "dim", "dim1", "dim2", "dim3"]) {
         Some(48)
     } else {
@@ -28,9 +30,35 @@ pub fn cap_for(name: &str) -> Option<i64> {
     }
 }
 
+/// The largest top-level `*groups` constant (group counts must keep dividing channels).
+fn max_groups(source: &str) -> i64 {
+    source
+        .lines()
+        .filter(|l| !l.starts_with([' ', '\t', '#']))
+        .filter_map(|l| l.split_once('='))
+        .filter(|(n, _)| n.trim().to_ascii_lowercase().ends_with("groups"))
+        .filter_map(|(_, v)| v.split('#').next().unwrap_or("").trim().parse::<i64>().ok())
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Overrides for every top-level `NAME = <int>` (or `a, b = <int>, <int>`) whose name is
-/// a size larger than its cap.
+/// a size larger than its cap. Channel-like caps are rounded up to a multiple of the
+/// largest `*groups` constant, so group counts still divide them.
 pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
+    let groups = max_groups(source);
+    let cap_for = |name: &str| {
+        cap_for(name).map(|c| {
+            let channel_like = c == CHANNEL_CAP;
+            if channel_like {
+                // a multiple of the group count, with at least 4 channels per group
+                ((c + groups - 1) / groups).max(if groups > 1 { 4 } else { 1 }) * groups
+            } else {
+                c
+            }
+        })
+    };
     let mut out: Vec<ConstantOverride> = vec![];
     for line in source.lines() {
         if line.starts_with([' ', '\t', '#']) {
@@ -103,5 +131,7 @@ mod tests {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
         assert_eq!(o, expect);
+        let grouped = shrink_overrides("out_features = 4096\nnum_groups = 64\n");
+        assert_eq!(grouped[0].value, "256");
     }
 }

@@ -22,7 +22,9 @@ pub struct GpuInfo {
 pub enum DeviceScan {
     Gpus(Vec<GpuInfo>),
     /// No usable GPU, and why (CPU mode applies).
-    None { reason: String },
+    None {
+        reason: String,
+    },
 }
 
 /// Lists the GPUs visible to this process.

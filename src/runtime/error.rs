@@ -30,7 +30,9 @@ pub enum RuntimeError {
     },
     #[error("worker protocol error: {0}")]
     Protocol(String),
-    #[error("no CUDA GPU: {reason}; use `--device cpu` (correctness only, under Triton's interpreter)")]
+    #[error(
+        "no CUDA GPU: {reason}; use `--device cpu` (correctness only, under Triton's interpreter)"
+    )]
     NoGpu { reason: String },
     #[error("{path}: {message}")]
     Program { path: PathBuf, message: String },

@@ -5,6 +5,12 @@
 //! Python lives in one embedded program ([`worker::WORKER_SOURCE`]); Rust owns processes,
 //! timeouts, restarts, environment discovery and reports. A candidate that hangs, crashes or
 //! faults the GPU fails alone: its worker is killed and replaced.
+//!
+//! Threat model: the checks target the known reward hacks of generated kernels (unwritten
+//! outputs, aliasing, cached or replayed answers, mutated inputs, side-stream work,
+//! PyTorch fallbacks in strict mode). A candidate runs inside the worker's Python process;
+//! replacing functions the checker relies on is detected and fails the candidate, but the
+//! worker is not a sandbox against code written to attack it.
 
 pub mod devices;
 pub mod env;

@@ -13,6 +13,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
+/// Messages in a dead worker's stderr that mean the GPU faulted.
+const GPU_FAULT_MARKERS: [&str; 5] = [
+    "illegal memory access",
+    "device-side assert",
+    "unspecified launch failure",
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "misaligned address",
+];
+
 /// Where candidates run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceKind {
@@ -287,18 +296,12 @@ impl WorkerPool {
             if let Some(i) = idle.pop() {
                 return i;
             }
-            idle = self
-                .available
-                .wait(idle)
-                .unwrap_or_else(|p| p.into_inner());
+            idle = self.available.wait(idle).unwrap_or_else(|p| p.into_inner());
         }
     }
 
     fn release(&self, i: usize) {
-        self.idle
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(i);
+        self.idle.lock().unwrap_or_else(|p| p.into_inner()).push(i);
         self.available.notify_one();
     }
 
@@ -315,7 +318,9 @@ impl WorkerPool {
         let was_running = slot.worker.is_some();
         let worker = Self::ensure_started(&mut slot)?;
         if was_running && worker.info.is_null() {
-            return Err(RuntimeError::Protocol("worker without a ready message".into()));
+            return Err(RuntimeError::Protocol(
+                "worker without a ready message".into(),
+            ));
         }
         let outcome = match worker.request(payload, timeout) {
             Exchange::Reply(v) => {
@@ -358,8 +363,14 @@ impl WorkerPool {
                 } else {
                     format!("; last stderr line: {last}")
                 };
+                // A GPU fault can take the process down before Python sees an exception.
+                let check = if GPU_FAULT_MARKERS.iter().any(|m| stderr.contains(m)) {
+                    Check::GpuFault
+                } else {
+                    Check::WorkerDied
+                };
                 Outcome::Failed(VerifyReport::worker_failure(
-                    Check::WorkerDied,
+                    check,
                     format!("the worker {status} while running the candidate{detail}"),
                     stderr,
                 ))

@@ -11,16 +11,18 @@ pub fn resolve(path: &Path, line: Option<usize>, home: &DrtcHome) -> RuntimeResu
     let is_jsonl = path.extension().is_some_and(|e| e == "jsonl");
     if !is_jsonl {
         if line.is_some() {
-            return Err(program_error(path, "`--line` applies to `.jsonl` files only"));
+            return Err(program_error(
+                path,
+                "`--line` applies to `.jsonl` files only",
+            ));
         }
         if !path.is_file() {
             return Err(program_error(path, "no such file"));
         }
         return Ok(path.to_path_buf());
     }
-    let n = line.ok_or_else(|| {
-        program_error(path, "a `.jsonl` reference needs `--line N` (1-based)")
-    })?;
+    let n =
+        line.ok_or_else(|| program_error(path, "a `.jsonl` reference needs `--line N` (1-based)"))?;
     let text = std::fs::read_to_string(path).map_err(|e| RuntimeError::io(path, e))?;
     let source = seed_program(&text, n).map_err(|m| program_error(path, &m))?;
     let dir = home.dir("programs")?;
@@ -68,6 +70,8 @@ mod tests {
         assert_eq!(seed_program(text, 2).unwrap(), "b");
         assert!(seed_program(text, 3).unwrap_err().contains("no line 3"));
         assert!(seed_program(text, 0).is_err());
-        assert!(seed_program("{\"x\": 1}", 1).unwrap_err().contains("pytorch"));
+        assert!(seed_program("{\"x\": 1}", 1)
+            .unwrap_err()
+            .contains("pytorch"));
     }
 }

@@ -51,6 +51,34 @@ impl TimingReport {
         self.reference.median_ms / self.candidate.median_ms
     }
 
+    /// The lines `drtc bench-pair` prints: one per contender, then the speedups.
+    pub fn render(&self) -> Vec<String> {
+        let line = |name: &str, s: &TimingStats| {
+            format!(
+                "{name:<10} median {:>9.4} ms  (p10 {:.4}, p90 {:.4}, stdev {:.4}, n={}, wall {:.4} ms)",
+                s.median_ms, s.p10_ms, s.p90_ms, s.stdev_ms, s.samples, s.wall_median_ms
+            )
+        };
+        let mut out = vec![
+            line("reference", &self.reference),
+            line("candidate", &self.candidate),
+        ];
+        if let Some(c) = &self.compiled {
+            out.push(line("compiled", c));
+        }
+        out.push(format!("speedup vs eager: {:.3}x", self.speedup()));
+        if let Some(s) = self.speedup_vs_compiled() {
+            out.push(format!("speedup vs torch.compile: {s:.3}x"));
+        }
+        if !self.timed_outputs_ok {
+            out.push(format!(
+                "timed outputs FAILED the checks: {}",
+                self.timed_outputs_failures.join("; ")
+            ));
+        }
+        out
+    }
+
     /// `torch.compile` median / candidate median, when measured.
     pub fn speedup_vs_compiled(&self) -> Option<f64> {
         self.compiled
@@ -66,4 +94,44 @@ pub struct BenchReport {
     pub timing: Option<TimingReport>,
     /// Why timing did not happen or failed, when it did not.
     pub timing_error: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(median_ms: f64) -> TimingStats {
+        TimingStats {
+            median_ms,
+            mean_ms: median_ms,
+            min_ms: median_ms * 0.9,
+            max_ms: median_ms * 1.2,
+            p10_ms: median_ms * 0.95,
+            p90_ms: median_ms * 1.05,
+            stdev_ms: 0.01,
+            samples: 50,
+            wall_median_ms: median_ms * 1.01,
+        }
+    }
+
+    #[test]
+    fn worker_timing_json_parses_and_renders_speedups() {
+        let json = serde_json::json!({
+            "reference": stats(3.0), "candidate": stats(1.5), "compiled": stats(2.25),
+            "timed_outputs_ok": true, "timed_outputs": [], "timed_outputs_failures": [],
+            "rounds": 50, "l2_flush_bytes": 268435456u64
+        });
+        let t: TimingReport = serde_json::from_value(json).unwrap();
+        assert_eq!(t.speedup(), 2.0);
+        assert_eq!(t.speedup_vs_compiled(), Some(1.5));
+        let lines = t.render();
+        assert_eq!(lines.len(), 5);
+        assert!(
+            lines[0].starts_with("reference  median    3.0000 ms"),
+            "{}",
+            lines[0]
+        );
+        assert_eq!(lines[3], "speedup vs eager: 2.000x");
+        assert_eq!(lines[4], "speedup vs torch.compile: 1.500x");
+    }
 }

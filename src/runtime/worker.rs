@@ -23,7 +23,10 @@ const STDERR_TAIL_LINES: usize = 40;
 /// Writes the worker program into drtc's cache (once per content) and returns its path.
 pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
     let dir = home.dir("worker")?;
-    let path = dir.join(format!("worker-{:016x}.py", fnv1a(WORKER_SOURCE.as_bytes())));
+    let path = dir.join(format!(
+        "worker-{:016x}.py",
+        fnv1a(WORKER_SOURCE.as_bytes())
+    ));
     let up_to_date = std::fs::read_to_string(&path).is_ok_and(|s| s == WORKER_SOURCE);
     if !up_to_date {
         // Write then rename, so concurrent drtc processes never run a half-written file.
@@ -220,7 +223,7 @@ impl Worker {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.read_line(left) {
-                Exchange::Reply(v) if v["id"] == Value::from(id) => {
+                Exchange::Reply(v) if v["id"] == id => {
                     if v["fatal"] == Value::Bool(true) {
                         // The worker exits by itself after a fatal answer (broken CUDA
                         // context, tampered state); make sure of it.

@@ -123,7 +123,9 @@ pub fn emit_stmts(out: &mut String, prog: &Program, order: &[usize], indent: &st
 }
 
 /// Python lines decomposing the flat index `flat` into per-dim indices `{prefix}{d}` of
-/// `shape` (row-major), skipping dims of size 1.
+/// `shape` (row-major), skipping dims of size 1. The remainder variable is named after
+/// `flat`, so decompositions before and inside a loop never share a variable (Triton
+/// requires loop-carried variables to keep their type).
 pub fn decompose(out: &mut String, indent: &str, flat: &str, shape: &[i64], names: &[String]) {
     let dims: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
     if dims.is_empty() {
@@ -133,13 +135,14 @@ pub fn decompose(out: &mut String, indent: &str, flat: &str, shape: &[i64], name
         writeln!(out, "{indent}{} = {flat}", names[dims[0]]).unwrap();
         return;
     }
-    writeln!(out, "{indent}rem = {flat}").unwrap();
+    let rem = format!("{flat}_rem");
+    writeln!(out, "{indent}{rem} = {flat}").unwrap();
     for (k, &d) in dims.iter().enumerate().rev() {
         if k == 0 {
-            writeln!(out, "{indent}{} = rem", names[d]).unwrap();
+            writeln!(out, "{indent}{} = {rem}", names[d]).unwrap();
         } else {
-            writeln!(out, "{indent}{} = rem % {}", names[d], shape[d]).unwrap();
-            writeln!(out, "{indent}rem = rem // {}", shape[d]).unwrap();
+            writeln!(out, "{indent}{} = {rem} % {}", names[d], shape[d]).unwrap();
+            writeln!(out, "{indent}{rem} = {rem} // {}", shape[d]).unwrap();
         }
     }
 }

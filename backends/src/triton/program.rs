@@ -182,7 +182,8 @@ impl Program {
         }
         let dtype = g.ty(v).dtype;
         let ptr = &arg.ptr;
-        let code = if g.ty(v).rank() == 0 {
+        let code = if g.ty(v).rank() == 0 || terms.is_empty() {
+            // one element (every dim broadcast): a scalar load, broadcast by use
             format!("tl.load({ptr}).to({})", compute_ty(dtype))
         } else {
             let off = if terms.is_empty() {

@@ -783,7 +783,7 @@ def time_pair(pair, req):
             compiled = torch.compile(pair.ref_model)
         else:
             compiled = torch.compile(pair.ref_mod.fused_operator)
-        contenders.append(("compiled", lambda *xs: compiled(*xs)))
+        contenders.append(("compiled", lambda xs: compiled(*xs)))
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
     min_warmup = int(req.get("warmup_calls", 10))
     min_calls = int(req.get("timed_calls", 50))
@@ -793,7 +793,7 @@ def time_pair(pair, req):
             t0 = time.perf_counter()
             n = 0
             while n < min_warmup or time.perf_counter() - t0 < 0.025:
-                last[name] = fn(*inputs)
+                last[name] = fn(inputs)
                 torch.cuda.synchronize()
                 n += 1
         times = {name: [] for name, _ in contenders}
@@ -809,7 +809,7 @@ def time_pair(pair, req):
                 end = torch.cuda.Event(enable_timing=True)
                 w0 = time.perf_counter()
                 start.record()
-                last[name] = fn(*inputs)
+                last[name] = fn(inputs)
                 end.record()
                 torch.cuda.synchronize()  # all streams
                 walls[name].append((time.perf_counter() - w0) * 1e3)
