@@ -407,6 +407,27 @@ fn corpus() -> Vec<(String, Graph)> {
         .collect()
 }
 
+/// The frontend's seed programs (`data/seeds/*.jsonl`), when present.
+fn seeds() -> Vec<(String, Graph)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seeds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    files.retain(|f| f.extension().is_some_and(|e| e == "jsonl"));
+    files.sort();
+    let mut out = vec![];
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        if let Ok(programs) = load_programs(&f, &text, &[], None) {
+            for p in programs.into_iter().flatten() {
+                out.push((format!("{stem}_{}", p.line.unwrap_or(0)), p.graph));
+            }
+        }
+    }
+    out
+}
+
 fn has_random(g: &Graph) -> bool {
     g.body()
         .iter()
@@ -422,6 +443,9 @@ fn simplify_preserves_program_meaning() {
         .collect();
     programs.extend(level2(true));
     programs.extend(corpus());
+    let seed_programs = seeds();
+    let n_seeds = seed_programs.len();
+    programs.extend(seed_programs);
     let mut pairs = vec![];
     let mut changed = 0;
     let mut texts = std::collections::HashMap::new();
@@ -498,7 +522,7 @@ fn simplify_preserves_program_meaning() {
         }
     }
     println!(
-        "{} programs ({GENERATED} generated), {changed} changed by canonicalize,simplify, {agreed} of them agree with the original",
+        "{} programs ({GENERATED} generated, {n_seeds} seed programs), {changed} changed by canonicalize,simplify, {agreed} of them agree with the original",
         programs.len()
     );
     assert!(failed.is_empty(), "disagreements:\n{}", failed.join("\n"));
