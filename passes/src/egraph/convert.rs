@@ -75,17 +75,18 @@ pub fn load(g: &Graph) -> Result<Loaded, String> {
     Ok(Loaded { egraph, roots })
 }
 
-/// Extraction costs: [`op_cost`] of each node plus its children's (tree cost).
+/// Extraction costs: [`op_cost`] of each node plus its children's (tree cost). In f64: a
+/// value shared along a deep chain is counted once per path, which outgrows any integer.
 pub struct TreeCost<'a> {
     pub egraph: &'a TGraph,
 }
 
 impl CostFunction<TNode> for TreeCost<'_> {
-    type Cost = u64;
+    type Cost = f64;
 
-    fn cost<C: FnMut(Id) -> u64>(&mut self, enode: &TNode, mut costs: C) -> u64 {
+    fn cost<C: FnMut(Id) -> f64>(&mut self, enode: &TNode, mut costs: C) -> f64 {
         let own = match enode {
-            TNode::Input(_) | TNode::Attrs(_) => 0,
+            TNode::Input(_) | TNode::Attrs(_) => 0.0,
             TNode::Op { op, .. } => {
                 let tys: Option<Vec<&TensorType>> = enode
                     .inputs()
@@ -98,13 +99,13 @@ impl CostFunction<TNode> for TreeCost<'_> {
                     .unwrap_or_default();
                 match tys.and_then(|t| Some((op.infer(&t, &attrs).ok()?, t))) {
                     Some((out, tys)) if out.len() == 1 => {
-                        op_cost(*op, &tys, &out[0], &attrs).total()
+                        op_cost(*op, &tys, &out[0], &attrs).total() as f64
                     }
-                    _ => u64::MAX / 4,
+                    _ => f64::INFINITY,
                 }
             }
         };
-        enode.fold(own, |acc, c| acc.saturating_add(costs(c)))
+        enode.fold(own, |acc, c| acc + costs(c))
     }
 }
 

@@ -220,6 +220,27 @@ mod tests {
     }
 
     #[test]
+    fn deep_sharing_does_not_defeat_extraction() {
+        // y = x * sigmoid(x) + c, 120 times: tree costs double at every level
+        let mut b = GraphBuilder::new("g");
+        let t = TensorType::new(DType::F32, vec![8, 8]);
+        let mut x = b.input("x", t);
+        let c = b.constant(0.5, DType::F32);
+        for _ in 0..120 {
+            let s = b.op1(Op::Sigmoid, &[x], []).unwrap();
+            let m = b.op1(Op::Mul, &[x, s], []).unwrap();
+            x = b.op1(Op::Add, &[m, c], []).unwrap();
+        }
+        let mut g = b.finish(vec![x]);
+        rewrite_graph("simplify", &rules::all(), &mut g, &mut PassContext::new()).unwrap();
+        let count = |op: Op| g.body().iter().filter(|&&n| g.node(n).op == op).count();
+        assert_eq!(
+            (count(Op::Silu), count(Op::Sigmoid), count(Op::Mul)),
+            (120, 0, 0)
+        );
+    }
+
+    #[test]
     fn op_diff_counts_ops() {
         let g = chain();
         let mut b = GraphBuilder::new("g");
