@@ -366,7 +366,14 @@ fn generated(seed: u64) -> Graph {
 /// The level-2 tasks as graphs (those the frontend lowers), shrunk (for running on the
 /// CPU) or at their own sizes (for cost estimates).
 fn level2(shrink: bool) -> Vec<(String, Graph)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/kernelbench/level2");
+    kernelbench("level2", shrink)
+}
+
+/// The tasks of a KernelBench level that the frontend lowers.
+fn kernelbench(level: &str, shrink: bool) -> Vec<(String, Graph)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/kernelbench")
+        .join(level);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default();
@@ -442,6 +449,7 @@ fn simplify_preserves_program_meaning() {
         .map(|s| (format!("gen{s}"), generated(s)))
         .collect();
     programs.extend(level2(true));
+    programs.extend(kernelbench("level1", true));
     programs.extend(corpus());
     let seed_programs = seeds();
     let n_seeds = seed_programs.len();
@@ -522,7 +530,7 @@ fn simplify_preserves_program_meaning() {
         }
     }
     println!(
-        "{} programs ({GENERATED} generated, {n_seeds} seed programs), {changed} changed by canonicalize,simplify, {agreed} of them agree with the original",
+        "{} programs ({GENERATED} generated, {n_seeds} seed programs, KernelBench levels 1 and 2), {changed} changed by canonicalize,simplify, {agreed} of them agree with the original",
         programs.len()
     );
     assert!(failed.is_empty(), "disagreements:\n{}", failed.join("\n"));
