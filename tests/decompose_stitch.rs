@@ -192,3 +192,69 @@ fn stitched_reference_subproblems_reproduce_every_program() {
     // the frontend lowers nearly every level-2 task; every one it lowers is checked
     assert!(skipped.len() <= level2 / 10, "too many programs skipped");
 }
+
+#[test]
+fn bad_requests_are_errors_not_panics() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("decompose_errors");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("p.drt");
+    std::fs::write(
+        &program,
+        "graph @p(%x: f32[4]) {\n  %0 = exp(%x) : f32[4]\n  %1 = relu(%0) : f32[4]\n  return %1\n}\n",
+    )
+    .unwrap();
+    let sub = dir.join("sub.jsonl");
+    let (p, s) = (program.to_str().unwrap(), sub.to_str().unwrap());
+    let e = drtc(&["decompose", p, "--max-ops", "0", "-o", s]).unwrap_err();
+    assert!(e.contains("--max-ops must be at least 1"), "{e}");
+    drtc(&["decompose", p, "--max-ops", "1", "-o", s]).unwrap();
+    let lines: Vec<Value> = std::fs::read_to_string(&sub)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["reads"], json!(["x"]));
+    assert_eq!(lines[0]["writes"], json!(["%0"]));
+    assert_eq!(lines[1]["reads"], json!(["%0"]));
+    assert_eq!(lines[1]["writes"], json!(["%1"]));
+    assert!(lines[1]["pytorch"]
+        .as_str()
+        .unwrap()
+        .contains("def fused_operator(t0)"));
+    // one kernel only: the stitcher names what is missing
+    let kernels = dir.join("kernels.jsonl");
+    let one = json!({"source_line": null, "subproblem": 0, "module": "def triton_fused_operator(x):\n    return [x.exp()]\n"});
+    std::fs::write(&kernels, format!("{one}\n")).unwrap();
+    let out = dir.join("out.py");
+    let e = drtc(&[
+        "stitch",
+        "--programs",
+        p,
+        "--subproblems",
+        s,
+        "--kernels",
+        kernels.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(
+        e.contains("no kernel for") && e.contains("subproblem 1"),
+        "{e}"
+    );
+    std::fs::write(&kernels, "not json\n").unwrap();
+    let e = drtc(&[
+        "stitch",
+        "--programs",
+        p,
+        "--subproblems",
+        s,
+        "--kernels",
+        kernels.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(e.contains("kernels.jsonl:1: not JSON"), "{e}");
+}
