@@ -4,3 +4,4 @@
 pub mod stitch;
 pub mod torch;
 pub mod triton;
+pub mod variants;

@@ -8,7 +8,9 @@ per line: {"ok": signature} or {"error": message}. A signature is
 
 Everything runs on the meta device (no memory, no compute): models are built under
 `torch.device("meta")`, `get_inputs()` is called there too, and forward runs under
-`torch.no_grad()` in training mode (KernelBench's default). Python numbers among the inputs
+`torch.no_grad()` in training mode (KernelBench's default), watched by a dispatch mode that
+lists the random ops forward runs (`"random"`: dropout with p > 0, rand, bernoulli ...), an
+independent check of drtc's "random at run time" errors. Python numbers among the inputs
 are reported as 0-dim tensors of PyTorch's default dtype for their kind (float32, int64,
 bool), the convention drtc uses for scalar forward arguments.
 """
@@ -18,6 +20,26 @@ import sys
 import traceback
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+RANDOM_OPS = ("rand", "bernoulli", "normal", "multinomial", "poisson", "exponential", "uniform_")
+
+
+class RecordRandom(TorchDispatchMode):
+    """Records the random aten ops called while active."""
+
+    def __init__(self):
+        super().__init__()
+        self.random = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.name()
+        if "dropout" in name:
+            if len(args) > 1 and isinstance(args[1], float) and args[1] > 0 and (len(args) < 3 or args[2] is not False):
+                self.random.add(name)
+        elif any(k in name for k in RANDOM_OPS):
+            self.random.add(name)
+        return func(*args, **(kwargs or {}))
 
 
 def dtype_name(dtype):
@@ -56,21 +78,25 @@ def signature(path, line):
     source = program_text(path, line)
     namespace = {"__name__": "__drtc_reference__"}
     exec(compile(source, path, "exec"), namespace)
+    recorder = RecordRandom()
     with torch.device("meta"), torch.no_grad():
         inputs = namespace["get_inputs"]()
         if "fused_operator" in namespace and "Model" not in namespace:
             params = {}
-            result = namespace["fused_operator"](*inputs)
+            with recorder:
+                result = namespace["fused_operator"](*inputs)
         else:
             init = namespace["get_init_inputs"]() if "get_init_inputs" in namespace else []
             model = namespace["Model"](*init)
             model.train()
             params = {k: describe(v) for k, v in model.state_dict().items()}
-            result = model(*inputs)
+            with recorder:
+                result = model(*inputs)
     return {
         "inputs": [describe(x) for x in inputs],
         "params": params,
         "outputs": outputs_of(result),
+        "random": sorted(recorder.random),
     }
 
 

@@ -3,4 +3,4 @@
 
 pub mod python;
 
-pub use python::{lower, split_programs, FrontendError, Format, Lowered, Signature, SourceProgram};
+pub use python::{lower, split_programs, Format, FrontendError, Lowered, Signature, SourceProgram};

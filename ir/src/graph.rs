@@ -137,8 +137,8 @@ impl Graph {
     /// Number of uses of every value by live nodes and outputs, indexed by value.
     pub fn use_counts(&self) -> Vec<usize> {
         let mut counts = vec![0; self.values.len()];
-        for &n in &self.body {
-            for &v in &self.node(n).inputs {
+        for node in self.body.iter().filter_map(|n| self.nodes.get(n.index())) {
+            for &v in &node.inputs {
                 if let Some(c) = counts.get_mut(v.index()) {
                     *c += 1;
                 }
@@ -156,21 +156,29 @@ impl Graph {
         self.body
             .iter()
             .copied()
-            .filter(|&n| self.node(n).inputs.contains(&v))
+            .filter(|&n| {
+                self.nodes
+                    .get(n.index())
+                    .is_some_and(|node| node.inputs.contains(&v))
+            })
             .collect()
     }
-    /// Total FLOPs of the live nodes.
+    /// Total FLOPs of the live nodes (saturating; nodes with dangling ids count 0).
     pub fn flops(&self) -> u64 {
+        let ty = |v: &ValueId| self.values.get(v.index()).map(|val| &val.ty);
         self.body
             .iter()
-            .map(|&n| {
-                let node = self.node(n);
-                let ins: Vec<&TensorType> = node.inputs.iter().map(|&v| self.ty(v)).collect();
-                let outs: Vec<TensorType> =
-                    node.outputs.iter().map(|&v| self.ty(v).clone()).collect();
-                node.op.flops(&ins, &outs, &node.attrs)
+            .filter_map(|n| self.nodes.get(n.index()))
+            .map(|node| {
+                let ins: Option<Vec<&TensorType>> = node.inputs.iter().map(ty).collect();
+                let outs: Option<Vec<TensorType>> =
+                    node.outputs.iter().map(|v| ty(v).cloned()).collect();
+                match (ins, outs) {
+                    (Some(ins), Some(outs)) => node.op.flops(&ins, &outs, &node.attrs),
+                    _ => 0,
+                }
             })
-            .sum()
+            .fold(0u64, u64::saturating_add)
     }
 
     // ------------------------------------------------------------ raw mutation

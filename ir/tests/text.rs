@@ -447,6 +447,40 @@ proptest! {
         prop_assert!(errors.is_empty(), "{}\n{}", errors.join("\n"), text);
     }
 
+    /// Attribute values of every kind print and parse back to the same value (bit for bit
+    /// for floats), and names of any characters survive quoting.
+    #[test]
+    fn attribute_values_and_names_round_trip(
+        x in any::<f64>().prop_filter("nan is not equal to itself", |x| !x.is_nan()),
+        i in any::<i64>(),
+        s in "\\PC{0,12}|[\\x00-\\x7f]{0,12}",
+        v in prop::collection::vec(any::<i64>(), 0..4),
+        name in "\\PC{0,8}|[\\x00-\\x7f]{0,8}",
+    ) {
+        let mut g = Graph::new(name.clone());
+        let input = g.add_input(name.clone(), drtc_ir::InputKind::Buffer, TensorType::new(DType::F32, vec![2]));
+        let attrs: drtc_ir::Attrs = [
+            ("f", Attr::Float(x)),
+            ("i", Attr::Int(i)),
+            ("s", Attr::Str(s)),
+            ("v", Attr::Ints(v)),
+        ]
+        .into_iter()
+        .map(|(k, a)| (k.to_string(), a))
+        .collect();
+        let n = g.add_node_unchecked(Op::Relu, vec![input], attrs.clone(), vec![TensorType::new(DType::F32, vec![2])]);
+        let out = g.node(n).outputs[0];
+        g.set_outputs(vec![out, input]);
+        let text = print(&g);
+        let back = parse(&text).map_err(|e| TestCaseError::fail(e.render(&text, "printed")))?;
+        prop_assert_eq!(&back.node(back.body()[0]).attrs, &attrs);
+        if let Attr::Float(y) = back.node(back.body()[0]).attrs["f"] {
+            prop_assert_eq!(y.to_bits(), x.to_bits());
+        }
+        prop_assert_eq!(&back, &g);
+        prop_assert_eq!(print(&back), text);
+    }
+
     /// The parser returns (never panics) on arbitrary text.
     #[test]
     fn parse_never_panics_on_strings(s in "\\PC{0,200}") {
@@ -467,9 +501,15 @@ proptest! {
     fn parse_never_panics_on_token_soup(toks in prop::collection::vec(0usize..TOKENS.len(), 0..60)) {
         let s: Vec<&str> = toks.iter().map(|&i| TOKENS[i]).collect();
         let s = s.join(" ");
-        if let Err(e) = parse(&s) {
-            let rendered = e.render(&s, "soup");
-            prop_assert!(rendered.contains('^'));
+        match parse(&s) {
+            Err(e) => {
+                let rendered = e.render(&s, "soup");
+                prop_assert!(rendered.contains('^'));
+            }
+            Ok(g) => {
+                let _ = verify(&g);
+                let _ = g.flops();
+            }
         }
     }
 
@@ -486,9 +526,17 @@ proptest! {
             end -= 1;
         }
         let edited = format!("{}{}{}", &text[..at], ins, &text[end..]);
-        if let Err(e) = parse(&edited) {
-            prop_assert!(e.line >= 1 && e.column >= 1);
-            let _ = e.render(&edited, "edited");
+        match parse(&edited) {
+            Err(e) => {
+                prop_assert!(e.line >= 1 && e.column >= 1);
+                let _ = e.render(&edited, "edited");
+            }
+            // whatever parses can be verified, counted and printed
+            Ok(g) => {
+                let _ = verify(&g);
+                let _ = g.flops();
+                let _ = print(&g);
+            }
         }
         let _ = parse(&text[..at]);
     }

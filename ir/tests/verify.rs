@@ -190,3 +190,69 @@ fn json_keeps_non_finite_floats() {
         serde_json::from_str(&serde_json::to_string(&Attr::Float(f64::NAN)).unwrap()).unwrap();
     assert!(nan.as_float().unwrap().is_nan());
 }
+
+mod never_panics {
+    use super::*;
+    use drtc_ir::{Attrs, NodeId, ValueId};
+    use proptest::prelude::*;
+
+    fn attr(r: u64) -> Attr {
+        match r % 8 {
+            0 => Attr::None,
+            1 => Attr::Bool(r % 16 < 8),
+            2 => Attr::Int((r >> 3) as i64 % 7 - 3),
+            3 => Attr::Float((r >> 3) as f64 / 4.0),
+            4 => Attr::Str(["mean", "none", "tanh", "ij->ji"][(r >> 3) as usize % 4].into()),
+            5 => Attr::Ints(vec![(r >> 3) as i64 % 4; (r >> 5) as usize % 3]),
+            6 => Attr::DType(DType::ALL[(r >> 3) as usize % 7]),
+            _ => Attr::Int(i64::MAX),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// Random nodes on random (possibly dangling) values, with random attributes,
+        /// types and program order: the verifier reports, it does not panic; neither do
+        /// FLOP counting, printing and parsing the printed text.
+        #[test]
+        fn verify_never_panics(
+            inputs in prop::collection::vec(prop::collection::vec(0i64..4, 0..4), 0..3),
+            nodes in prop::collection::vec((any::<u16>(), prop::collection::vec(any::<u16>(), 0..4), prop::collection::vec(any::<u64>(), 0..4), prop::collection::vec(prop::collection::vec(0i64..4, 0..4), 0..3)), 0..8),
+            order in prop::collection::vec(any::<u16>(), 0..10),
+            outputs in prop::collection::vec(any::<u16>(), 0..3),
+        ) {
+            let mut g = Graph::new("fuzz");
+            for (i, shape) in inputs.iter().enumerate() {
+                g.add_input(format!("in{i}"), InputKind::Activation, t(shape));
+            }
+            let mut ids = vec![];
+            for (op, args, attrs, results) in &nodes {
+                let op = Op::ALL[*op as usize % Op::ALL.len()];
+                let limit = g.num_values() as u16 + 3;
+                let args = args.iter().map(|&a| ValueId((a % limit) as u32)).collect();
+                let names = op.def().attrs.iter().map(|a| a.name).chain(["bogus"]);
+                let attrs: Attrs = names.zip(attrs).map(|(n, &r)| (n.to_string(), attr(r))).collect();
+                let results = results.iter().map(|s| t(s)).collect();
+                ids.push(g.add_node_unchecked(op, args, attrs, results));
+            }
+            if !order.is_empty() {
+                let n = g.num_nodes() as u16 + 1;
+                g.set_body(order.iter().map(|&o| NodeId((o % n) as u32)).collect());
+            }
+            let limit = g.num_values() as u16 + 2;
+            g.set_outputs(outputs.iter().map(|&o| ValueId((o % limit) as u32)).collect());
+            let found = verify(&g);
+            let _ = g.flops();
+            let text = print(&g);
+            if let Ok(back) = parse(&text) {
+                let _ = verify(&back);
+            }
+            // a graph without findings prints and parses back to itself
+            if found.iter().all(|e| !e.is_error()) {
+                let back = parse(&text).map_err(|e| TestCaseError::fail(e.render(&text, "printed")))?;
+                prop_assert_eq!(print(&back), text);
+            }
+        }
+    }
+}

@@ -6,13 +6,15 @@ use clap::{Args, ValueEnum};
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::program::load_programs;
+use drtc::driver::search::{search, SearchContext};
 use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
-use indicatif::{ProgressBar, ProgressStyle};
-use std::path::Path;
+use drtc_backends::stitch::{generate_module, CodegenOptions};
 use drtc_backends::triton::Precision;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
+use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -70,6 +72,10 @@ pub struct CompileArgs {
     /// Most ops fused into one kernel.
     #[arg(long, default_value_t = 64)]
     pub max_ops: usize,
+    /// On a GPU: try each kernel's reasonable launch configurations, keep the fastest
+    /// verified one, and cache the choice (by region, shapes and device) under the drtc home.
+    #[arg(long)]
+    pub search: bool,
 }
 
 /// The region summary of a compiled program, for reports.
@@ -123,7 +129,9 @@ fn check(
         }
     } else {
         match pool.verify(&req) {
-            Ok(r) => json!({"verified": r.verified, "reasons": r.reasons(), "summary": r.summary()}),
+            Ok(r) => {
+                json!({"verified": r.verified, "reasons": r.reasons(), "summary": r.summary()})
+            }
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
     }
@@ -138,8 +146,8 @@ fn write(path: &Path, text: &str) -> DriverResult<()> {
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
-    let programs =
-        load_programs(&args.file, &contents, &args.set, args.line).map_err(DriverError::Reported)?;
+    let programs = load_programs(&args.file, &contents, &args.set, args.line)
+        .map_err(DriverError::Reported)?;
     let multi = args.file.extension().is_some_and(|e| e == "jsonl");
     let device = match args.device {
         Some(DeviceArg::Cpu) => DeviceKind::Cpu,
@@ -157,6 +165,12 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
         },
     };
     let home = DrtcHome::from_env();
+    if args.search && (device != DeviceKind::Cuda || args.no_verify) {
+        return Err(DriverError::Reported(
+            "--search times candidates, so it needs a CUDA GPU and verification (drop --no-verify)"
+                .into(),
+        ));
+    }
     let pool = if args.no_verify {
         None
     } else {
@@ -188,8 +202,43 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                 false
             }
             Ok(prog) => {
-                let compiled =
+                let mut compiled =
                     compile_graph(prog.graph, &prog.form, &opts).map_err(DriverError::Reported)?;
+                let mut search_log = vec![];
+                if let (true, Some(pool), Some(reference)) =
+                    (args.search, &pool, &prog.reference_source)
+                {
+                    let ref_path = work.join(format!("search_ref_{}_{i}.py", std::process::id()));
+                    write(&ref_path, reference)?;
+                    let device_name = match drtc::runtime::devices::scan() {
+                        drtc::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
+                        _ => "cuda".into(),
+                    };
+                    let cx = SearchContext {
+                        pool,
+                        reference: &ref_path,
+                        work: work.clone(),
+                        cache: home.dir("search").map_err(runtime_error)?,
+                        device: device_name,
+                    };
+                    let base = CodegenOptions {
+                        precision: opts.precision,
+                        interpret: opts.interpret,
+                        configs: Default::default(),
+                    };
+                    let outcome = search(&compiled.graph, &compiled.plan, &prog.form, &base, &cx);
+                    let chosen = CodegenOptions {
+                        configs: outcome.configs.clone(),
+                        ..base
+                    };
+                    compiled.module =
+                        generate_module(&compiled.graph, &compiled.plan, &prog.form, &chosen);
+                    for l in &outcome.log {
+                        eprintln!("search: {l}");
+                    }
+                    search_log = outcome.log;
+                    let _ = std::fs::remove_file(&ref_path);
+                }
                 let candidate = if multi {
                     work.join(format!("candidate_{}_{i}.py", std::process::id()))
                 } else {
@@ -197,6 +246,9 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                 };
                 write(&candidate, &compiled.module.source)?;
                 entry = region_json(&compiled);
+                if args.search {
+                    entry["search"] = json!(search_log);
+                }
                 entry["name"] = json!(prog.name);
                 entry["line"] = json!(prog.line);
                 let fallbacks = compiled.module.fallback_ops();
@@ -272,7 +324,10 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
         } else {
             last_report
         };
-        write(path, &serde_json::to_string_pretty(&report).unwrap_or_default())?;
+        write(
+            path,
+            &serde_json::to_string_pretty(&report).unwrap_or_default(),
+        )?;
     }
     Ok(if failures == 0 {
         ExitCode::SUCCESS

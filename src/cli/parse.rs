@@ -43,7 +43,9 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
             Err((_, p)) => p.line == Some(line),
         });
         if programs.is_empty() {
-            return Err(DriverError::Reported(format!("`{name}` has no program on line {line}")));
+            return Err(DriverError::Reported(format!(
+                "`{name}` has no program on line {line}"
+            )));
         }
     }
     let mut failures = vec![];
@@ -62,7 +64,8 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
             } else {
                 match args.format {
                     IrFormat::Text => drtc_ir::text::print(&graph),
-                    IrFormat::Json => serde_json::to_string_pretty(&graph).map_err(|e| DriverError::Reported(e.to_string()))?,
+                    IrFormat::Json => serde_json::to_string_pretty(&graph)
+                        .map_err(|e| DriverError::Reported(e.to_string()))?,
                 }
             }),
             Err(e) => failures.push(e.render(&program.name, &program.text)),

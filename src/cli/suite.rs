@@ -19,12 +19,14 @@ use std::time::Duration;
 
 /// Compile, verify and time a whole benchmark directory.
 #[derive(Args, Debug)]
-#[command(long_about = "Compiles every `.py` program of DIR (sorted by their numeric prefix), \
+#[command(
+    long_about = "Compiles every `.py` program of DIR (sorted by their numeric prefix), \
 verifies each generated module against its reference and, on a GPU, times it against eager \
 PyTorch with the runtime's protocol. Prints a table (task, status, kernels, compile ms, eager \
 ms, drtc ms, speedup) and the summary metrics: accuracy, fast_1, geometric-mean speedup \
 (failed tasks count as 1.0), compile-time median and maximum.\n\nExample (CPU, shrunk sizes):\n  \
-drtc suite ../shared/kernelbench/level2 --device cpu --shrink --json out.jsonl")]
+drtc suite ../shared/kernelbench/level2 --device cpu --shrink --json out.jsonl"
+)]
 pub struct SuiteArgs {
     /// A directory of programs (KernelBench `.py` files or seed programs).
     pub dir: PathBuf,
@@ -52,8 +54,15 @@ pub struct SuiteArgs {
 }
 
 fn numeric_prefix(p: &Path) -> (u64, String) {
-    let name = p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let n = name.split('_').next().and_then(|s| s.parse().ok()).unwrap_or(u64::MAX);
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let n = name
+        .split('_')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(u64::MAX);
     (n, name)
 }
 
@@ -64,11 +73,18 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         None => DeviceKind::detect(),
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&args.dir)
-        .map_err(|source| DriverError::Read { path: args.dir.display().to_string(), source })?
+        .map_err(|source| DriverError::Read {
+            path: args.dir.display().to_string(),
+            source,
+        })?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "py"))
         .filter(|p| {
-            let n = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+            let n = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
             args.filter.is_empty() || args.filter.iter().any(|f| n.contains(f.as_str()))
         })
         .collect();
@@ -83,19 +99,42 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     let mut rows: Vec<serde_json::Value> = vec![];
     let mut requests: Vec<(usize, VerifyRequest)> = vec![];
     for (i, f) in files.iter().enumerate() {
-        let task = f.file_stem().unwrap_or_default().to_string_lossy().to_string();
+        let task = f
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
         let text = read_file(f)?;
-        let overrides = if args.shrink { shrink_overrides(&text) } else { vec![] };
+        let overrides = if args.shrink {
+            shrink_overrides(&text)
+        } else {
+            vec![]
+        };
         let mut row = json!({"task": task});
-        row["overrides"] = json!(overrides.iter().map(|o| format!("{}={}", o.name, o.value)).collect::<Vec<_>>());
+        row["overrides"] = json!(overrides
+            .iter()
+            .map(|o| format!("{}={}", o.name, o.value))
+            .collect::<Vec<_>>());
         let t0 = std::time::Instant::now();
         let loaded = match load_programs(f, &text, &overrides, None) {
             Ok(mut v) if v.len() == 1 => v.remove(0),
-            Ok(_) => Err(drtc::driver::program::LoadError { name: task.clone(), line: None, message: "not one program".into() }),
-            Err(m) => Err(drtc::driver::program::LoadError { name: task.clone(), line: None, message: m }),
+            Ok(_) => Err(drtc::driver::program::LoadError {
+                name: task.clone(),
+                line: None,
+                message: "not one program".into(),
+            }),
+            Err(m) => Err(drtc::driver::program::LoadError {
+                name: task.clone(),
+                line: None,
+                message: m,
+            }),
         };
         match loaded {
-            Err(e) if args.shrink && load_programs(f, &text, &[], None).is_ok_and(|v| v.iter().all(|p| p.is_ok())) => {
+            Err(e)
+                if args.shrink
+                    && load_programs(f, &text, &[], None)
+                        .is_ok_and(|v| v.iter().all(|p| p.is_ok())) =>
+            {
                 // the program is fine at its own sizes: shrinking broke a shape coincidence
                 row["status"] = json!("unshrinkable");
                 row["error"] = json!(e.message.lines().next().unwrap_or("").to_string());
@@ -114,8 +153,18 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
                     let cand = work.join(format!("{task}_drtc.py"));
                     let _ = c.elapsed;
                     let refp = work.join(format!("{task}_ref.py"));
-                    std::fs::write(&cand, &c.module.source).map_err(|source| DriverError::Write { path: cand.display().to_string(), source })?;
-                    std::fs::write(&refp, p.reference_source.unwrap_or_default()).map_err(|source| DriverError::Write { path: refp.display().to_string(), source })?;
+                    std::fs::write(&cand, &c.module.source).map_err(|source| {
+                        DriverError::Write {
+                            path: cand.display().to_string(),
+                            source,
+                        }
+                    })?;
+                    std::fs::write(&refp, p.reference_source.unwrap_or_default()).map_err(
+                        |source| DriverError::Write {
+                            path: refp.display().to_string(),
+                            source,
+                        },
+                    )?;
                     row["kernels"] = json!(c.module.kernel_count());
                     row["regions"] = json!(c.module.regions.len());
                     row["fallback_ops"] = json!(c.module.fallback_ops());
@@ -144,7 +193,10 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     if device == DeviceKind::Cpu {
         let reqs: Vec<VerifyRequest> = requests.iter().map(|r| r.1.clone()).collect();
         // in chunks so the bar moves
-        for (chunk_reqs, chunk_idx) in reqs.chunks(args.jobs.max(1) * 2).zip(requests.chunks(args.jobs.max(1) * 2)) {
+        for (chunk_reqs, chunk_idx) in reqs
+            .chunks(args.jobs.max(1) * 2)
+            .zip(requests.chunks(args.jobs.max(1) * 2))
+        {
             let results = pool.verify_all(chunk_reqs);
             for (r, (i, _)) in results.into_iter().zip(chunk_idx) {
                 let row = &mut rows[*i];
@@ -165,9 +217,16 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         for (i, req) in &requests {
             let row = &mut rows[*i];
             bar.set_message(row["task"].as_str().unwrap_or("").to_string());
-            match pool.bench(&BenchRequest { verify: req.clone(), compile_baseline: false }) {
+            match pool.bench(&BenchRequest {
+                verify: req.clone(),
+                compile_baseline: false,
+            }) {
                 Ok(b) => {
-                    row["status"] = json!(if b.verify.verified { "verified" } else { "failed" });
+                    row["status"] = json!(if b.verify.verified {
+                        "verified"
+                    } else {
+                        "failed"
+                    });
                     row["reasons"] = json!(b.verify.reasons());
                     if let Some(t) = &b.timing {
                         row["eager_ms"] = json!(t.reference.median_ms);
@@ -191,19 +250,29 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     println!("{table}\n{summary}");
     if let Some(p) = &args.json {
         let lines: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-        std::fs::write(p, lines.join("\n") + "\n").map_err(|source| DriverError::Write { path: p.display().to_string(), source })?;
+        std::fs::write(p, lines.join("\n") + "\n").map_err(|source| DriverError::Write {
+            path: p.display().to_string(),
+            source,
+        })?;
     }
     if let Some(p) = &args.markdown {
         let cmd: Vec<String> = std::env::args().collect();
         let md = format!("Command: `{}`\n\n{table}\n{summary}\n", cmd.join(" "));
-        std::fs::write(p, md).map_err(|source| DriverError::Write { path: p.display().to_string(), source })?;
+        std::fs::write(p, md).map_err(|source| DriverError::Write {
+            path: p.display().to_string(),
+            source,
+        })?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn render(rows: &[serde_json::Value], device: DeviceKind, _args: &SuiteArgs) -> (String, String) {
     let mut t = String::from("| task | status | kernels | pytorch ops | compile ms | eager ms | drtc ms | speedup |\n|---|---|---|---|---|---|---|---|\n");
-    let f = |v: &serde_json::Value, d: usize| v.as_f64().map(|x| format!("{x:.d$}")).unwrap_or_else(|| "-".into());
+    let f = |v: &serde_json::Value, d: usize| {
+        v.as_f64()
+            .map(|x| format!("{x:.d$}"))
+            .unwrap_or_else(|| "-".into())
+    };
     let mut verified = 0;
     let mut faster = 0;
     let mut log_sum = 0.0;
@@ -211,22 +280,42 @@ fn render(rows: &[serde_json::Value], device: DeviceKind, _args: &SuiteArgs) -> 
     for r in rows {
         let status = r["status"].as_str().unwrap_or("?");
         let detail = match status {
-            "frontend" | "compile" | "unshrinkable" => format!("{status}: {}", r["error"].as_str().unwrap_or("")),
+            "frontend" | "compile" | "unshrinkable" => {
+                format!("{status}: {}", r["error"].as_str().unwrap_or(""))
+            }
             "failed" => format!(
                 "failed: {}",
-                r["reasons"].as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join("; ")).unwrap_or_default()
+                r["reasons"]
+                    .as_array()
+                    .map(|a| a
+                        .iter()
+                        .filter_map(|x| x.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "))
+                    .unwrap_or_default()
             ),
             s => s.to_string(),
         };
         let detail = detail.replace('|', "/");
         let detail: String = detail.chars().take(140).collect();
-        let fb = r["fallback_ops"].as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", ")).unwrap_or_default();
+        let fb = r["fallback_ops"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
         writeln!(
             t,
             "| {} | {} | {} | {} | {} | {} | {} | {} |",
             r["task"].as_str().unwrap_or(""),
             detail,
-            r["kernels"].as_u64().map(|k| k.to_string()).unwrap_or("-".into()),
+            r["kernels"]
+                .as_u64()
+                .map(|k| k.to_string())
+                .unwrap_or("-".into()),
             if fb.is_empty() { "-".into() } else { fb },
             f(&r["compile_ms"], 2),
             f(&r["eager_ms"], 4),

@@ -4,4 +4,5 @@
 pub mod compile;
 pub mod constants;
 pub mod program;
+pub mod search;
 pub mod shrink;

@@ -55,7 +55,9 @@ pub fn load_programs(
         })]);
     }
     if ext != "py" && ext != "jsonl" {
-        return Err(format!("{name}: unsupported input (expected .py, .jsonl or .drt)"));
+        return Err(format!(
+            "{name}: unsupported input (expected .py, .jsonl or .drt)"
+        ));
     }
     let mut out = vec![];
     for p in split_programs(&name, contents) {
@@ -115,7 +117,10 @@ pub fn load_programs(
         }
     }
     if only_line.is_some() && out.is_empty() {
-        return Err(format!("{name} has no program on line {}", only_line.unwrap_or(0)));
+        return Err(format!(
+            "{name} has no program on line {}",
+            only_line.unwrap_or(0)
+        ));
     }
     Ok(out)
 }

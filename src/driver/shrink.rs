@@ -14,13 +14,33 @@ pub fn cap_for(name: &str) -> Option<i64> {
     if is(&["batch_size", "batch", "b"]) {
         Some(2)
     } else if is(&[
-        "height", "width", "depth", "h", "w", "d", "height_in", "width_in", "depth_in", "length",
-        "input_length", "sequence_length", "seq_len", "l",
+        "height",
+        "width",
+        "depth",
+        "h",
+        "w",
+        "d",
+        "height_in",
+        "width_in",
+        "depth_in",
+        "length",
+        "input_length",
+        "sequence_length",
+        "seq_len",
+        "l",
     ]) {
         Some(12)
     } else if is(&[
-        "in_channels", "out_channels", "channels", "features", "in_features", "out_features",
-        "hidden_size", "input_size", "num_classes", "embedding_dimension",
+        "in_channels",
+        "out_channels",
+        "channels",
+        "features",
+        "in_features",
+        "out_features",
+        "hidden_size",
+        "input_size",
+        "num_classes",
+        "embedding_dimension",
     ]) {
         Some(CHANNEL_CAP)
     } else if is(&["m", "n", "k", "i", "j", "dim", "dim1", "dim2", "dim3"]) {
@@ -64,7 +84,9 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
         if line.starts_with([' ', '\t', '#']) {
             continue;
         }
-        let Some((lhs, rhs)) = line.split_once('=') else { continue };
+        let Some((lhs, rhs)) = line.split_once('=') else {
+            continue;
+        };
         if rhs.starts_with('=') || lhs.ends_with(['!', '<', '>']) {
             continue;
         }
@@ -78,7 +100,9 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
             continue;
         };
         for (name, value) in pairs {
-            let (Some(cap), Ok(v)) = (cap_for(name), value.parse::<i64>()) else { continue };
+            let (Some(cap), Ok(v)) = (cap_for(name), value.parse::<i64>()) else {
+                continue;
+            };
             if v > cap {
                 out.retain(|o| o.name != name);
                 out.push(ConstantOverride {
@@ -90,11 +114,16 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
     }
     // chained `height = width = 2048` lines
     for line in source.lines() {
-        if line.starts_with([' ', '\t', '#']) || line.matches('=').count() < 2 || line.contains("==") {
+        if line.starts_with([' ', '\t', '#'])
+            || line.matches('=').count() < 2
+            || line.contains("==")
+        {
             continue;
         }
         let parts: Vec<&str> = line.split('=').map(str::trim).collect();
-        let Ok(v) = parts[parts.len() - 1].parse::<i64>() else { continue };
+        let Ok(v) = parts[parts.len() - 1].parse::<i64>() else {
+            continue;
+        };
         for name in &parts[..parts.len() - 1] {
             if let Some(cap) = cap_for(name) {
                 if v > cap && !out.iter().any(|o| o.name == *name) {
@@ -117,7 +146,10 @@ mod tests {
     fn sizes_are_capped_by_name_and_structure_is_kept() {
         let src = "batch_size = 128\nin_channels = 3\nout_channels = 128\nheight = width = 2048\n\
                    kernel_size = 5\ndim = 1\nD, H, W = 24, 32, 32\nnum_groups = 8\n";
-        let o: Vec<(String, String)> = shrink_overrides(src).into_iter().map(|o| (o.name, o.value)).collect();
+        let o: Vec<(String, String)> = shrink_overrides(src)
+            .into_iter()
+            .map(|o| (o.name, o.value))
+            .collect();
         let expect: Vec<(String, String)> = [
             ("batch_size", "2"),
             ("out_channels", "32"),

@@ -14,6 +14,7 @@ pub use contraction::{contraction_config, contraction_kernel, contraction_varian
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{pointwise_config, pointwise_kernel, pointwise_variants};
 pub use reduction::{
-    reduction_config, reduction_kernel, reduction_variants, BatchStats, RegionCode, Scratch,
+    reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
+    RegionCode, Scratch,
 };
 pub use window::{window_config, window_kernel};

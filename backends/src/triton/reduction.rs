@@ -985,3 +985,11 @@ fn split_kernels(
     }
     kernels
 }
+
+/// Rows and columns of a reduction space, and whether the split strategy applies.
+pub fn reduction_shape(space: &ReduceSpace) -> (u64, u64, bool) {
+    let dims = dims_of(space);
+    let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
+    let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
+    (rows, cols, use_split(rows, cols))
+}

@@ -15,7 +15,11 @@ pub struct Args {
 
 impl Args {
     pub fn new(span: Span) -> Args {
-        Args { pos: vec![], kw: vec![], span }
+        Args {
+            pos: vec![],
+            kw: vec![],
+            span,
+        }
     }
 
     /// The same arguments with `recv` as a new first positional argument (methods).
@@ -38,27 +42,32 @@ impl Args {
                 names.push(p);
             }
         }
-        let mut next = 0;
-        for (k, (v, s)) in self.pos.iter().enumerate() {
+        for (next, (v, s)) in self.pos.iter().enumerate() {
             if Some(next) == var_index {
-                let rest: Vec<Val> = self.pos[k..].iter().map(|(v, _)| v.clone()).collect();
+                let rest: Vec<Val> = self.pos[next..].iter().map(|(v, _)| v.clone()).collect();
                 let span = s.start..self.pos.last().map_or(s.end, |l| l.1.end);
                 vals[next] = Some((Val::tuple(rest), span));
                 break;
             }
             if next >= params.len() {
                 return Err(FrontendError::lowering(
-                    format!("`{func}` takes at most {} positional arguments ({})", params.len(), params.join(", ")),
+                    format!(
+                        "`{func}` takes at most {} positional arguments ({})",
+                        params.len(),
+                        params.join(", ")
+                    ),
                     s.clone(),
                 ));
             }
             vals[next] = Some((v.clone(), s.clone()));
-            next += 1;
         }
         for (name, v, s) in &self.kw {
             let Some(i) = names.iter().position(|n| n == name) else {
                 return Err(FrontendError::unsupported(
-                    format!("`{func}` has no argument `{name}` drtc knows (accepted: {})", names.join(", ")),
+                    format!(
+                        "`{func}` has no argument `{name}` drtc knows (accepted: {})",
+                        names.join(", ")
+                    ),
                     s.clone(),
                 ));
             };
@@ -70,7 +79,12 @@ impl Args {
             }
             vals[i] = Some((v.clone(), s.clone()));
         }
-        Ok(Bound { func: func.to_string(), names, vals, span: self.span.clone() })
+        Ok(Bound {
+            func: func.to_string(),
+            names,
+            vals,
+            span: self.span.clone(),
+        })
     }
 }
 
@@ -85,12 +99,18 @@ pub struct Bound {
 
 impl Bound {
     fn index(&self, name: &str) -> usize {
-        self.names.iter().position(|n| *n == name).unwrap_or(usize::MAX)
+        self.names
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or(usize::MAX)
     }
 
     /// The argument, if given (an explicit `None` counts as given).
     pub fn get(&self, name: &str) -> Option<&Val> {
-        self.vals.get(self.index(name)).and_then(|v| v.as_ref()).map(|(v, _)| v)
+        self.vals
+            .get(self.index(name))
+            .and_then(|v| v.as_ref())
+            .map(|(v, _)| v)
     }
 
     /// The argument, treating an explicit `None` like a missing one.
@@ -117,7 +137,11 @@ impl Bound {
 
     fn wrong(&self, name: &str, what: &str, v: &Val) -> FrontendError {
         FrontendError::lowering(
-            format!("`{}`: argument `{name}` must be {what}, got {}", self.func, v.type_name()),
+            format!(
+                "`{}`: argument `{name}` must be {what}, got {}",
+                self.func,
+                v.type_name()
+            ),
             self.span_of(name),
         )
     }
@@ -203,7 +227,11 @@ impl Bound {
                     Ok(items)
                 } else {
                     Err(FrontendError::lowering(
-                        format!("`{}`: argument `{name}` needs 1 or {n} values, got {}", self.func, items.len()),
+                        format!(
+                            "`{}`: argument `{name}` needs 1 or {n} values, got {}",
+                            self.func,
+                            items.len()
+                        ),
                         self.span_of(name),
                     ))
                 }

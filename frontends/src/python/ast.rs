@@ -19,17 +19,30 @@ pub struct Stmt {
 pub enum StmtKind {
     Expr(Expr),
     /// `a = b = value` (every target gets the value).
-    Assign { targets: Vec<Expr>, value: Expr },
+    Assign {
+        targets: Vec<Expr>,
+        value: Expr,
+    },
     /// `x += value`.
-    AugAssign { target: Expr, op: BinOp, value: Expr },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
     /// `x: T = value` (the annotation is ignored).
-    AnnAssign { target: Expr, value: Option<Expr> },
+    AnnAssign {
+        target: Expr,
+        value: Option<Expr>,
+    },
     Return(Option<Expr>),
     Pass,
     /// `import a.b as c`: (dotted module, alias).
     Import(Vec<(String, Option<String>)>),
     /// `from a.b import c as d`.
-    FromImport { module: String, names: Vec<(String, Option<String>)> },
+    FromImport {
+        module: String,
+        names: Vec<(String, Option<String>)>,
+    },
     Def(Rc<FunctionDef>),
     Class(Rc<ClassDef>),
 }
@@ -119,19 +132,34 @@ pub enum ExprKind {
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     Attr(Box<Expr>, String),
-    Call { func: Box<Expr>, args: Vec<Arg> },
+    Call {
+        func: Box<Expr>,
+        args: Vec<Arg>,
+    },
     /// `value[index]`; a multi-dimensional index is a `Tuple`.
     Subscript(Box<Expr>, Box<Expr>),
     /// `lo:hi:step` inside a subscript.
-    Slice { lo: Option<Box<Expr>>, hi: Option<Box<Expr>>, step: Option<Box<Expr>> },
+    Slice {
+        lo: Option<Box<Expr>>,
+        hi: Option<Box<Expr>>,
+        step: Option<Box<Expr>>,
+    },
     Unary(UnOp, Box<Expr>),
     Binary(BinOp, Box<Expr>, Box<Expr>),
     /// A comparison chain `a < b <= c`.
     Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
     /// `a and b` (true) / `a or b` (false).
-    BoolOp { and: bool, lhs: Box<Expr>, rhs: Box<Expr> },
+    BoolOp {
+        and: bool,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `body if cond else orelse`.
-    IfExp { cond: Box<Expr>, body: Box<Expr>, orelse: Box<Expr> },
+    IfExp {
+        cond: Box<Expr>,
+        body: Box<Expr>,
+        orelse: Box<Expr>,
+    },
     /// `*value` in a call or a display.
     Starred(Box<Expr>),
 }

@@ -29,19 +29,34 @@ pub enum FrontendError {
 
 impl FrontendError {
     pub fn syntax(message: impl Into<String>, span: Span) -> Self {
-        FrontendError::Syntax { message: message.into(), span }
+        FrontendError::Syntax {
+            message: message.into(),
+            span,
+        }
     }
     pub fn unsupported(message: impl Into<String>, span: Span) -> Self {
-        FrontendError::Unsupported { message: message.into(), span }
+        FrontendError::Unsupported {
+            message: message.into(),
+            span,
+        }
     }
     pub fn random(message: impl Into<String>, span: Span) -> Self {
-        FrontendError::Random { message: message.into(), span }
+        FrontendError::Random {
+            message: message.into(),
+            span,
+        }
     }
     pub fn lowering(message: impl Into<String>, span: Span) -> Self {
-        FrontendError::Lowering { message: message.into(), span }
+        FrontendError::Lowering {
+            message: message.into(),
+            span,
+        }
     }
     pub fn format(message: impl Into<String>, span: Span) -> Self {
-        FrontendError::Format { message: message.into(), span }
+        FrontendError::Format {
+            message: message.into(),
+            span,
+        }
     }
 
     pub fn span(&self) -> Span {
@@ -81,7 +96,10 @@ impl FrontendError {
             .with_message(self.to_string())
             .with_label(Label::new((source_name, s..e)).with_message(self.label()))
             .finish();
-        if report.write((source_name, Source::from(source)), &mut out).is_err() {
+        if report
+            .write((source_name, Source::from(source)), &mut out)
+            .is_err()
+        {
             return format!("error: {self}");
         }
         String::from_utf8_lossy(&out).into_owned()

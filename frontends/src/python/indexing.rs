@@ -11,34 +11,50 @@ type R<T> = Result<T, FrontendError>;
 /// `base[index]`.
 pub fn subscript(interp: &mut Interp, base: Val, index: Val, span: &Span) -> R<Val> {
     match base {
-        Val::Tuple(items) | Val::List(items) => {
-            match index {
-                Val::Int(i) => {
-                    let n = items.len() as i64;
-                    let k = if i < 0 { i + n } else { i };
-                    if k < 0 || k >= n {
-                        return Err(FrontendError::lowering(format!("index {i} out of range for a sequence of length {n}"), span.clone()));
-                    }
-                    Ok(items[k as usize].clone())
+        Val::Tuple(items) | Val::List(items) => match index {
+            Val::Int(i) => {
+                let n = items.len() as i64;
+                let k = if i < 0 { i + n } else { i };
+                if k < 0 || k >= n {
+                    return Err(FrontendError::lowering(
+                        format!("index {i} out of range for a sequence of length {n}"),
+                        span.clone(),
+                    ));
                 }
-                Val::Slice(lo, hi, step) => {
-                    let n = items.len() as i64;
-                    let step = step.unwrap_or(1);
-                    if step <= 0 {
-                        return Err(FrontendError::unsupported("non-positive slice steps on sequences are not supported", span.clone()));
-                    }
-                    let clamp = |v: i64| if v < 0 { (v + n).max(0) } else { v.min(n) };
-                    let (a, b) = (clamp(lo.unwrap_or(0)), clamp(hi.unwrap_or(n)));
-                    let out: Vec<Val> = (a..b.max(a)).step_by(step as usize).map(|k| items[k as usize].clone()).collect();
-                    Ok(Val::tuple(out))
-                }
-                other => Err(FrontendError::unsupported(format!("indexing a sequence with {}", other.type_name()), span.clone())),
+                Ok(items[k as usize].clone())
             }
-        }
+            Val::Slice(lo, hi, step) => {
+                let n = items.len() as i64;
+                let step = step.unwrap_or(1);
+                if step <= 0 {
+                    return Err(FrontendError::unsupported(
+                        "non-positive slice steps on sequences are not supported",
+                        span.clone(),
+                    ));
+                }
+                let clamp = |v: i64| if v < 0 { (v + n).max(0) } else { v.min(n) };
+                let (a, b) = (clamp(lo.unwrap_or(0)), clamp(hi.unwrap_or(n)));
+                let out: Vec<Val> = (a..b.max(a))
+                    .step_by(step as usize)
+                    .map(|k| items[k as usize].clone())
+                    .collect();
+                Ok(Val::tuple(out))
+            }
+            other => Err(FrontendError::unsupported(
+                format!("indexing a sequence with {}", other.type_name()),
+                span.clone(),
+            )),
+        },
         Val::Pair(p) => match index {
-            Val::Int(i @ (0 | 1 | -1 | -2)) => interp.pair_part(&p, if i == 0 || i == -2 { 0 } else { 1 }, span),
+            Val::Int(i @ -2..=1) => {
+                interp.pair_part(&p, if i == 0 || i == -2 { 0 } else { 1 }, span)
+            }
             other => Err(FrontendError::lowering(
-                format!("the result of `{}` is a (values, indices) pair; index {} is not 0 or 1", p.what, describe(&other)),
+                format!(
+                    "the result of `{}` is a (values, indices) pair; index {} is not 0 or 1",
+                    p.what,
+                    describe(&other)
+                ),
                 span.clone(),
             )),
         },
@@ -46,7 +62,10 @@ pub fn subscript(interp: &mut Interp, base: Val, index: Val, span: &Span) -> R<V
             let t = interp.tensor(&base, span)?;
             tensor_index(interp, t, index, span)
         }
-        other => Err(FrontendError::unsupported(format!("{} is not subscriptable", other.type_name()), span.clone())),
+        other => Err(FrontendError::unsupported(
+            format!("{} is not subscriptable", other.type_name()),
+            span.clone(),
+        )),
     }
 }
 
@@ -63,9 +82,15 @@ fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Spa
         other => vec![other],
     };
     let rank = interp.ty(t).rank();
-    let consumed = items.iter().filter(|v| matches!(v, Val::Int(_) | Val::Slice(..))).count();
+    let consumed = items
+        .iter()
+        .filter(|v| matches!(v, Val::Int(_) | Val::Slice(..)))
+        .count();
     if items.iter().filter(|v| matches!(v, Val::Ellipsis)).count() > 1 {
-        return Err(FrontendError::lowering("an index can only have a single ellipsis", span.clone()));
+        return Err(FrontendError::lowering(
+            "an index can only have a single ellipsis",
+            span.clone(),
+        ));
     }
     if consumed > rank {
         return Err(FrontendError::lowering(
@@ -83,13 +108,21 @@ fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Spa
                 d += 1;
             }
             Val::Int(i) => {
-                cur = interp.emit(Op::Select, &[cur], vec![("dim", Attr::Int(d)), ("index", Attr::Int(i))], span)?;
+                cur = interp.emit(
+                    Op::Select,
+                    &[cur],
+                    vec![("dim", Attr::Int(d)), ("index", Attr::Int(i))],
+                    span,
+                )?;
             }
             Val::Slice(lo, hi, step) => {
                 let size = interp.ty(cur).shape[d as usize];
                 let step = step.unwrap_or(1);
                 if step <= 0 {
-                    return Err(FrontendError::unsupported("tensor slices need a positive step", span.clone()));
+                    return Err(FrontendError::unsupported(
+                        "tensor slices need a positive step",
+                        span.clone(),
+                    ));
                 }
                 let start = lo.unwrap_or(0).clamp(-size.max(1) * 2, size);
                 let end = hi.unwrap_or(size).clamp(-size.max(1) * 2, size);
@@ -111,7 +144,10 @@ fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Spa
             }
             other => {
                 return Err(FrontendError::unsupported(
-                    format!("indexing a tensor with {} (advanced indexing) is not supported", other.type_name()),
+                    format!(
+                        "indexing a tensor with {} (advanced indexing) is not supported",
+                        other.type_name()
+                    ),
                     span.clone(),
                 ))
             }

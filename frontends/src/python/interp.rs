@@ -28,8 +28,9 @@ pub enum Phase {
 
 /// How deeply user functions may call each other.
 const MAX_CALL_DEPTH: usize = 64;
-/// Largest magnitude accepted for a dimension or an integer attribute.
-pub const MAX_DIM: i64 = 1 << 40;
+/// Largest magnitude accepted for a dimension or an integer attribute: small enough that
+/// the IR's size formulas (products of two such values, plus a few terms) stay in i64.
+pub const MAX_DIM: i64 = 1 << 30;
 /// Largest element count of one tensor.
 const MAX_NUMEL: u64 = 1 << 50;
 
@@ -60,10 +61,16 @@ pub struct Scope {
 
 impl Scope {
     pub fn module() -> Scope {
-        Scope { locals: HashMap::new(), global: true }
+        Scope {
+            locals: HashMap::new(),
+            global: true,
+        }
     }
     pub fn function() -> Scope {
-        Scope { locals: HashMap::new(), global: false }
+        Scope {
+            locals: HashMap::new(),
+            global: false,
+        }
     }
 }
 
@@ -118,29 +125,90 @@ impl Interp {
     // ------------------------------------------------------------ graph helpers
 
     /// Adds a node; builder errors (shapes, attributes) become errors at `span`.
-    pub fn emit(&mut self, op: Op, inputs: &[ValueId], attrs: Vec<(&'static str, Attr)>, span: &Span) -> R<ValueId> {
+    pub fn emit(
+        &mut self,
+        op: Op,
+        inputs: &[ValueId],
+        attrs: Vec<(&'static str, Attr)>,
+        span: &Span,
+    ) -> R<ValueId> {
         Ok(self.emit_multi(op, inputs, attrs, span)?[0])
     }
 
-    pub fn emit_multi(&mut self, op: Op, inputs: &[ValueId], attrs: Vec<(&'static str, Attr)>, span: &Span) -> R<Vec<ValueId>> {
+    pub fn emit_multi(
+        &mut self,
+        op: Op,
+        inputs: &[ValueId],
+        attrs: Vec<(&'static str, Attr)>,
+        span: &Span,
+    ) -> R<Vec<ValueId>> {
         for (name, a) in &attrs {
             let bad = match a {
                 Attr::Int(i) => i.abs() > MAX_DIM,
                 Attr::Ints(v) => v.iter().any(|i| i.abs() > MAX_DIM),
-                Attr::Float(x) => x.is_nan() && *name != "value",
+                Attr::Float(x) => x.is_nan(),
                 _ => false,
             };
             if bad {
+                let why = if matches!(a, Attr::Float(_)) {
+                    "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)"
+                } else {
+                    "the value is out of the range drtc accepts (|x| <= 2^30)"
+                };
                 return Err(FrontendError::unsupported(
-                    format!("`{}`: attribute `{name}` = {a} is out of the range drtc accepts", op.name()),
+                    format!("`{}`: attribute `{name}` = {a}: {why}", op.name()),
                     span.clone(),
                 ));
             }
         }
-        let out = self
-            .builder
-            .op(op, inputs, attrs)
-            .map_err(|e| FrontendError::lowering(e.to_string(), span.clone()))?;
+        if let Some((_, Attr::Ints(shape))) = attrs.iter().find(|(n, _)| *n == "shape") {
+            let n = shape
+                .iter()
+                .filter(|&&d| d != -1)
+                .fold(1u64, |n, &d| n.saturating_mul(d.unsigned_abs()));
+            if n > MAX_NUMEL {
+                return Err(FrontendError::unsupported(
+                    format!(
+                        "`{}`: shape {shape:?} has more than 2^50 elements",
+                        op.name()
+                    ),
+                    span.clone(),
+                ));
+            }
+        }
+        if matches!(
+            op.category(),
+            drtc_ir::Category::Library | drtc_ir::Category::Window
+        ) {
+            for (name, a) in &attrs {
+                let min = match *name {
+                    "stride" | "dilation" | "kernel_size" | "output_size" | "groups" => 1,
+                    "padding" | "output_padding" => 0,
+                    _ => continue,
+                };
+                let values = match a {
+                    Attr::Int(i) => vec![*i],
+                    Attr::Ints(v) => v.clone(),
+                    _ => vec![],
+                };
+                if let Some(v) = values.iter().find(|&&v| v < min) {
+                    return Err(FrontendError::lowering(
+                        format!("`{}`: `{name}` must be at least {min}, got {v}", op.name()),
+                        span.clone(),
+                    ));
+                }
+            }
+        }
+        let out = self.builder.op(op, inputs, attrs).map_err(|e| {
+            let (drtc_ir::BuildError::Attr { op, message }
+            | drtc_ir::BuildError::Infer { op, message }) = e;
+            let text = if message.starts_with(op) {
+                message
+            } else {
+                format!("{op}: {message}")
+            };
+            FrontendError::lowering(text, span.clone())
+        })?;
         for &v in &out {
             self.check_type(self.builder.ty(v).clone(), span)?;
         }
@@ -152,7 +220,10 @@ impl Interp {
         let mut n: u64 = 1;
         for &d in &ty.shape {
             if !(0..=MAX_DIM).contains(&d) {
-                return Err(FrontendError::lowering(format!("invalid dimension {d} in shape {:?}", ty.shape), span.clone()));
+                return Err(FrontendError::lowering(
+                    format!("invalid dimension {d} in shape {:?}", ty.shape),
+                    span.clone(),
+                ));
             }
             n = n.saturating_mul(d as u64);
         }
@@ -183,9 +254,18 @@ impl Interp {
             Val::Int(i) => (*i as f64, DType::I64),
             Val::Float(x) => (*x, DType::F32),
             other => {
-                return Err(FrontendError::lowering(format!("expected a tensor or a number, got {}", other.type_name()), span.clone()))
+                return Err(FrontendError::lowering(
+                    format!("expected a tensor or a number, got {}", other.type_name()),
+                    span.clone(),
+                ))
             }
         };
+        if value.is_nan() {
+            return Err(FrontendError::unsupported(
+                "NaN constants are not supported (IR attributes are compared by value, and NaN never equals itself)",
+                span.clone(),
+            ));
+        }
         let dtype = match like {
             Some(d) if d.kind() >= kind_dtype.kind() => d,
             _ => kind_dtype,
@@ -201,7 +281,10 @@ impl Interp {
                 let r = self.read(v.clone(), span)?;
                 self.tensor(&r, span)
             }
-            other => Err(FrontendError::lowering(format!("expected a tensor, got {}", other.type_name()), span.clone())),
+            other => Err(FrontendError::lowering(
+                format!("expected a tensor, got {}", other.type_name()),
+                span.clone(),
+            )),
         }
     }
 
@@ -237,7 +320,12 @@ impl Interp {
     pub fn pair_part(&mut self, p: &PairVal, index: usize, span: &Span) -> R<Val> {
         let part = if index == 0 { &p.values } else { &p.indices };
         match part {
-            Some((op, attrs)) => Ok(Val::Tensor(self.emit(*op, &[p.input], attrs.clone(), span)?)),
+            Some((op, attrs)) => Ok(Val::Tensor(self.emit(
+                *op,
+                &[p.input],
+                attrs.clone(),
+                span,
+            )?)),
             None => Err(FrontendError::unsupported(
                 format!(
                     "the {} of `{}` are not in drtc's op set",
@@ -311,7 +399,11 @@ impl Interp {
             StmtKind::FromImport { module, names } => {
                 for (name, alias) in names {
                     let full = format!("{module}.{name}");
-                    self.set_var(scope, alias.as_deref().unwrap_or(name), Val::Path(full.as_str().into()));
+                    self.set_var(
+                        scope,
+                        alias.as_deref().unwrap_or(name),
+                        Val::Path(full.as_str().into()),
+                    );
                 }
             }
             StmtKind::Def(f) => self.set_var(scope, &f.name, Val::Function(f.clone())),
@@ -374,7 +466,10 @@ impl Interp {
                 }
                 Ok(items.to_vec())
             }
-            Val::Pair(p) if n == 2 => Ok(vec![self.pair_part(&p, 0, span)?, self.pair_part(&p, 1, span)?]),
+            Val::Pair(p) if n == 2 => Ok(vec![
+                self.pair_part(&p, 0, span)?,
+                self.pair_part(&p, 1, span)?,
+            ]),
             other => Err(FrontendError::unsupported(
                 format!("cannot unpack {} into {n} names", other.type_name()),
                 span.clone(),
@@ -394,38 +489,108 @@ impl Interp {
                 }
                 self.layers[l].prefix = name.to_string();
                 for m in &self.layers[l].members {
-                    self.param_types.insert(format!("{name}.{}", m.name), m.ty.clone());
+                    self.param_types
+                        .insert(format!("{name}.{}", m.name), m.ty.clone());
                 }
-                self.objects[id].children.push((name.to_string(), l));
+                // like nn.Module.__setattr__: a module replaces a parameter or buffer of that
+                // name, and a module of that name in place
+                let obj = &mut self.objects[id];
+                obj.members.retain(|m| m.name != name);
+                match obj.children.iter_mut().find(|c| c.0 == name) {
+                    Some(c) => c.1 = l,
+                    None => obj.children.push((name.to_string(), l)),
+                }
                 Val::Layer(l)
             }
             Val::Tensor(t) if self.phase == Phase::Init && self.new_params.contains(&t) => {
+                let obj = &mut self.objects[id];
+                obj.children.retain(|c| c.0 != name);
+                obj.members
+                    .retain(|m| !(m.name == name && m.kind == InputKind::Buffer));
                 self.register(id, name, t, InputKind::Param, span)?
             }
-            Val::Tensor(t) if self.phase == Phase::Init => Val::InitTensor(self.ty(t).clone()),
+            Val::Tensor(t)
+                if self.phase == Phase::Init
+                    && self.objects[id]
+                        .members
+                        .iter()
+                        .any(|m| m.name == name && m.kind == InputKind::Buffer) =>
+            {
+                self.register(id, name, t, InputKind::Buffer, span)?
+            }
+            Val::Tensor(t) if self.phase == Phase::Init => {
+                self.check_plain(id, name, "a tensor that is not an nn.Parameter", span)?;
+                Val::InitTensor(self.ty(t).clone())
+            }
             Val::Tensor(_) if self.phase == Phase::Forward => {
                 return Err(FrontendError::unsupported(
                     "assigning tensors to `self` attributes inside forward (module state) is not supported",
                     span.clone(),
                 ))
             }
-            other => other,
+            Val::None => {
+                // `self.bias = None` drops a parameter or module from the state_dict
+                let obj = &mut self.objects[id];
+                obj.members.retain(|m| m.name != name);
+                obj.children.retain(|c| c.0 != name);
+                Val::None
+            }
+            other => {
+                self.check_plain(id, name, &other.type_name(), span)?;
+                other
+            }
         };
         self.objects[id].attrs.insert(name.to_string(), v);
         Ok(())
     }
 
-    /// Records a parameter or buffer of object `id` and returns its attribute value.
-    pub fn register(&mut self, id: ObjectId, name: &str, t: ValueId, kind: InputKind, span: &Span) -> R<Val> {
-        if self.phase != Phase::Init {
-            return Err(FrontendError::unsupported("parameters and buffers can only be created in __init__", span.clone()));
+    /// PyTorch refuses to overwrite a parameter or module with a plain value.
+    fn check_plain(&self, id: ObjectId, name: &str, what: &str, span: &Span) -> R<()> {
+        let obj = &self.objects[id];
+        if obj.members.iter().any(|m| m.name == name) || obj.children.iter().any(|c| c.0 == name) {
+            return Err(FrontendError::lowering(
+                format!("cannot assign {what} to `self.{name}`, which holds a parameter, buffer or module"),
+                span.clone(),
+            ));
         }
-        if self.objects[id].members.iter().any(|m| m.name == name) {
-            return Err(FrontendError::unsupported(format!("`{name}` is registered twice"), span.clone()));
+        Ok(())
+    }
+
+    /// Records a parameter or buffer of object `id` (replacing one of the same name and
+    /// kind in place, like PyTorch) and returns its attribute value.
+    pub fn register(
+        &mut self,
+        id: ObjectId,
+        name: &str,
+        t: ValueId,
+        kind: InputKind,
+        span: &Span,
+    ) -> R<Val> {
+        if self.phase != Phase::Init {
+            return Err(FrontendError::unsupported(
+                "parameters and buffers can only be created in __init__",
+                span.clone(),
+            ));
         }
         let ty = self.ty(t).clone();
-        self.param_types.insert(name.to_string(), ty.clone());
-        self.objects[id].members.push(Member { name: name.to_string(), ty, kind });
+        let obj = &mut self.objects[id];
+        if obj.children.iter().any(|c| c.0 == name)
+            || obj.members.iter().any(|m| m.name == name && m.kind != kind)
+        {
+            return Err(FrontendError::lowering(
+                format!("attribute `{name}` already exists as another kind of member"),
+                span.clone(),
+            ));
+        }
+        match obj.members.iter_mut().find(|m| m.name == name) {
+            Some(m) => m.ty = ty.clone(),
+            None => obj.members.push(Member {
+                name: name.to_string(),
+                ty: ty.clone(),
+                kind,
+            }),
+        }
+        self.param_types.insert(name.to_string(), ty);
         Ok(Val::Param(name.into()))
     }
 
@@ -443,7 +608,10 @@ impl Interp {
             ExprKind::Ellipsis => Ok(Val::Ellipsis),
             ExprKind::Tuple(items) => Ok(Val::tuple(self.eval_items(items, scope)?)),
             ExprKind::List(items) => Ok(Val::list(self.eval_items(items, scope)?)),
-            ExprKind::Starred(_) => Err(FrontendError::syntax("a starred expression is only allowed in a call or a display", span.clone())),
+            ExprKind::Starred(_) => Err(FrontendError::syntax(
+                "a starred expression is only allowed in a call or a display",
+                span.clone(),
+            )),
             ExprKind::Attr(base, name) => {
                 let b = self.eval(base, scope)?;
                 self.attr(b, name, span)
@@ -453,7 +621,10 @@ impl Interp {
                 let mut a = Args::new(span.clone());
                 for arg in args {
                     if arg.double_star {
-                        return Err(FrontendError::unsupported("`**kwargs` arguments are not supported", arg.span.clone()));
+                        return Err(FrontendError::unsupported(
+                            "`**kwargs` arguments are not supported",
+                            arg.span.clone(),
+                        ));
                     }
                     match (&arg.name, &arg.value.kind) {
                         (None, ExprKind::Starred(inner)) => {
@@ -480,7 +651,10 @@ impl Interp {
                 let i = self.eval_index(index, scope)?;
                 indexing::subscript(self, b, i, span)
             }
-            ExprKind::Slice { .. } => Err(FrontendError::syntax("a slice is only allowed inside `[...]`", span.clone())),
+            ExprKind::Slice { .. } => Err(FrontendError::syntax(
+                "a slice is only allowed inside `[...]`",
+                span.clone(),
+            )),
             ExprKind::Unary(op, inner) => {
                 let v = self.eval(inner, scope)?;
                 self.unary(*op, v, span)
@@ -501,7 +675,10 @@ impl Interp {
                         Some(prev) => match (prev, r) {
                             (Val::Bool(a), Val::Bool(b)) => Val::Bool(a && b),
                             _ => {
-                                return Err(FrontendError::unsupported("chained comparisons of tensors are not supported", span.clone()))
+                                return Err(FrontendError::unsupported(
+                                    "chained comparisons of tensors are not supported",
+                                    span.clone(),
+                                ))
                             }
                         },
                     });
@@ -579,8 +756,14 @@ impl Interp {
     pub fn iterate(&mut self, v: Val, span: &Span) -> R<Vec<Val>> {
         match v {
             Val::Tuple(items) | Val::List(items) => Ok(items.to_vec()),
-            Val::Pair(p) => Ok(vec![self.pair_part(&p, 0, span)?, self.pair_part(&p, 1, span)?]),
-            other => Err(FrontendError::unsupported(format!("cannot iterate over {}", other.type_name()), span.clone())),
+            Val::Pair(p) => Ok(vec![
+                self.pair_part(&p, 0, span)?,
+                self.pair_part(&p, 1, span)?,
+            ]),
+            other => Err(FrontendError::unsupported(
+                format!("cannot iterate over {}", other.type_name()),
+                span.clone(),
+            )),
         }
     }
 
@@ -596,7 +779,10 @@ impl Interp {
         if let Some(b) = builtins::lookup(name) {
             return Ok(b);
         }
-        Err(FrontendError::lowering(format!("name `{name}` is not defined"), span.clone()))
+        Err(FrontendError::lowering(
+            format!("name `{name}` is not defined"),
+            span.clone(),
+        ))
     }
 
     pub fn truthy(&mut self, v: &Val, span: &Span) -> R<bool> {
@@ -624,11 +810,17 @@ impl Interp {
                 if let Some(v) = self.objects[id].attrs.get(name) {
                     return Ok(v.clone());
                 }
-                if find_method(&self.objects[id].class, name).is_some() || name == "register_buffer" || name == "register_parameter" {
+                if find_method(&self.objects[id].class, name).is_some()
+                    || name == "register_buffer"
+                    || name == "register_parameter"
+                {
                     return Ok(Val::Method(Box::new(Val::Object(id)), name.into()));
                 }
                 Err(FrontendError::lowering(
-                    format!("`{}` object has no attribute `{name}`", self.objects[id].class.name),
+                    format!(
+                        "`{}` object has no attribute `{name}`",
+                        self.objects[id].class.name
+                    ),
                     span.clone(),
                 ))
             }
@@ -636,7 +828,10 @@ impl Interp {
             Val::Pair(p) => match name {
                 "values" => self.pair_part(&p, 0, span),
                 "indices" => self.pair_part(&p, 1, span),
-                _ => Err(FrontendError::lowering(format!("the result of `{}` has no attribute `{name}`", p.what), span.clone())),
+                _ => Err(FrontendError::lowering(
+                    format!("the result of `{}` has no attribute `{name}`", p.what),
+                    span.clone(),
+                )),
             },
             Val::Param(_) | Val::InitTensor(_) => {
                 let t = self.read(base, span)?;
@@ -658,7 +853,10 @@ impl Interp {
             Val::Builtin(b) => builtins::call(self, b, args, span),
             Val::Layer(id) => layers::forward(self, id, args, span),
             Val::Method(recv, name) => self.call_method(*recv, &name, args, span),
-            other => Err(FrontendError::lowering(format!("{} is not callable", other.type_name()), span.clone())),
+            other => Err(FrontendError::lowering(
+                format!("{} is not callable", other.type_name()),
+                span.clone(),
+            )),
         }
     }
 
@@ -666,17 +864,42 @@ impl Interp {
         match recv {
             Val::Object(id) => match name {
                 "register_buffer" | "register_parameter" => {
-                    let b = args.bind(name, &["name", if name == "register_buffer" { "tensor" } else { "param" }, "persistent"])?;
+                    let b = args.bind(
+                        name,
+                        &[
+                            "name",
+                            if name == "register_buffer" {
+                                "tensor"
+                            } else {
+                                "param"
+                            },
+                            "persistent",
+                        ],
+                    )?;
                     let Some(Val::Str(n)) = b.get("name").cloned() else {
-                        return Err(FrontendError::lowering(format!("`{name}` needs a string name"), span.clone()));
+                        return Err(FrontendError::lowering(
+                            format!("`{name}` needs a string name"),
+                            span.clone(),
+                        ));
                     };
-                    let key = if name == "register_buffer" { "tensor" } else { "param" };
+                    let key = if name == "register_buffer" {
+                        "tensor"
+                    } else {
+                        "param"
+                    };
                     if !b.bool("persistent", true)? {
-                        return Err(FrontendError::unsupported("non-persistent buffers are not supported", span.clone()));
+                        return Err(FrontendError::unsupported(
+                            "non-persistent buffers are not supported",
+                            span.clone(),
+                        ));
                     }
                     let t = b.required(key)?.clone();
                     let t = self.tensor(&t, &b.span_of(key))?;
-                    let kind = if name == "register_buffer" { InputKind::Buffer } else { InputKind::Param };
+                    let kind = if name == "register_buffer" {
+                        InputKind::Buffer
+                    } else {
+                        InputKind::Param
+                    };
                     let v = self.register(id, &n, t, kind, span)?;
                     self.objects[id].attrs.insert(n.to_string(), v);
                     Ok(Val::None)
@@ -684,14 +907,20 @@ impl Interp {
                 _ => {
                     let class = self.objects[id].class.clone();
                     let def = find_method(&class, name).ok_or_else(|| {
-                        FrontendError::lowering(format!("`{}` has no method `{name}`", class.name), span.clone())
+                        FrontendError::lowering(
+                            format!("`{}` has no method `{name}`", class.name),
+                            span.clone(),
+                        )
                     })?;
                     self.call_function(&def, args, Some(Val::Object(id)), span)
                 }
             },
             Val::Super => match name {
                 "__init__" => Ok(Val::None),
-                _ => Err(FrontendError::unsupported(format!("`super().{name}` is not supported"), span.clone())),
+                _ => Err(FrontendError::unsupported(
+                    format!("`super().{name}` is not supported"),
+                    span.clone(),
+                )),
             },
             Val::Tensor(t) => spelling::call_method(self, t, name, args, span),
             Val::Param(_) | Val::InitTensor(_) => {
@@ -707,7 +936,13 @@ impl Interp {
     }
 
     /// Calls a function defined in the program; `this` is bound to `self` for methods.
-    pub fn call_function(&mut self, def: &Rc<FunctionDef>, args: Args, this: Option<Val>, span: &Span) -> R<Val> {
+    pub fn call_function(
+        &mut self,
+        def: &Rc<FunctionDef>,
+        args: Args,
+        this: Option<Val>,
+        span: &Span,
+    ) -> R<Val> {
         if self.call_depth >= MAX_CALL_DEPTH {
             return Err(FrontendError::unsupported(
                 format!("calls nested deeper than {MAX_CALL_DEPTH} (recursion is not supported)"),
@@ -725,16 +960,27 @@ impl Interp {
                     ParamKind::VarArgs => Some(Val::tuple(pos.by_ref().map(|(v, _)| v).collect())),
                     ParamKind::KwArgs => {
                         if let Some((n, _, s)) = kw.first() {
-                            return Err(FrontendError::unsupported(format!("keyword argument `{n}` passed to `**kwargs` is not supported"), s.clone()));
+                            return Err(FrontendError::unsupported(
+                                format!(
+                                    "keyword argument `{n}` passed to `**kwargs` is not supported"
+                                ),
+                                s.clone(),
+                            ));
                         }
                         Some(Val::None)
                     }
                     ParamKind::Normal => {
-                        let from_kw = kw.iter().position(|(n, _, _)| *n == p.name).map(|k| kw.remove(k).1);
+                        let from_kw = kw
+                            .iter()
+                            .position(|(n, _, _)| *n == p.name)
+                            .map(|k| kw.remove(k).1);
                         match (pos.next(), from_kw) {
                             (Some(_), Some(_)) => {
                                 return Err(FrontendError::lowering(
-                                    format!("`{}` got multiple values for argument `{}`", def.name, p.name),
+                                    format!(
+                                        "`{}` got multiple values for argument `{}`",
+                                        def.name, p.name
+                                    ),
                                     span.clone(),
                                 ))
                             }
@@ -764,10 +1010,16 @@ impl Interp {
         }
         if let Some((v, s)) = pos.next() {
             let _ = v;
-            return Err(FrontendError::lowering(format!("`{}` got too many positional arguments", def.name), s));
+            return Err(FrontendError::lowering(
+                format!("`{}` got too many positional arguments", def.name),
+                s,
+            ));
         }
         if let Some((n, _, s)) = kw.first() {
-            return Err(FrontendError::lowering(format!("`{}` got an unexpected keyword argument `{n}`", def.name), s.clone()));
+            return Err(FrontendError::lowering(
+                format!("`{}` got an unexpected keyword argument `{n}`", def.name),
+                s.clone(),
+            ));
         }
         self.call_depth += 1;
         let r = self.exec_block(&def.body, &mut scope);
@@ -781,12 +1033,20 @@ impl Interp {
     fn instantiate(&mut self, class: Rc<ClassDef>, args: Args, span: &Span) -> R<Val> {
         if self.phase != Phase::Init {
             return Err(FrontendError::unsupported(
-                format!("creating `{}` objects outside of model construction is not supported", class.name),
+                format!(
+                    "creating `{}` objects outside of model construction is not supported",
+                    class.name
+                ),
                 span.clone(),
             ));
         }
         let id = self.objects.len();
-        self.objects.push(Object { class: class.clone(), attrs: HashMap::new(), members: vec![], children: vec![] });
+        self.objects.push(Object {
+            class: class.clone(),
+            attrs: HashMap::new(),
+            members: vec![],
+            children: vec![],
+        });
         if let Some(init) = find_method(&class, "__init__") {
             self.call_function(&init, args, Some(Val::Object(id)), span)?;
         }
@@ -803,9 +1063,14 @@ impl Interp {
             (UnOp::Neg, Val::Int(i)) => i.checked_neg().map(Val::Int).ok_or_else(|| overflow(span)),
             (UnOp::Neg, Val::Bool(b)) => Ok(Val::Int(-(b as i64))),
             (UnOp::Neg, Val::Float(x)) => Ok(Val::Float(-x)),
-            (UnOp::Neg, Val::Tensor(t)) => Ok(Val::Tensor(self.emit(Op::Neg, &[t], vec![], span)?)),
+            (UnOp::Neg, Val::Tensor(t)) => {
+                Ok(Val::Tensor(self.emit(Op::Neg, &[t], vec![], span)?))
+            }
             (UnOp::Invert, Val::Int(i)) => Ok(Val::Int(!i)),
-            (op, v) => Err(FrontendError::unsupported(format!("unary {op:?} on {} is not supported", v.type_name()), span.clone())),
+            (op, v) => Err(FrontendError::unsupported(
+                format!("unary {op:?} on {} is not supported", v.type_name()),
+                span.clone(),
+            )),
         }
     }
 
@@ -819,21 +1084,37 @@ impl Interp {
             return py_arith(op, &a, &b, span);
         }
         match (op, &a, &b) {
-            (BinOp::Add, Val::Tuple(x), Val::Tuple(y)) => Ok(Val::tuple(x.iter().chain(y.iter()).cloned().collect())),
-            (BinOp::Add, Val::List(x), Val::List(y)) => Ok(Val::list(x.iter().chain(y.iter()).cloned().collect())),
+            (BinOp::Add, Val::Tuple(x), Val::Tuple(y)) => {
+                Ok(Val::tuple(x.iter().chain(y.iter()).cloned().collect()))
+            }
+            (BinOp::Add, Val::List(x), Val::List(y)) => {
+                Ok(Val::list(x.iter().chain(y.iter()).cloned().collect()))
+            }
             (BinOp::Add, Val::Str(x), Val::Str(y)) => Ok(Val::Str(format!("{x}{y}").into())),
-            (BinOp::Mul, Val::Tuple(_) | Val::List(_), Val::Int(n)) | (BinOp::Mul, Val::Int(n), Val::Tuple(_) | Val::List(_)) => {
+            (BinOp::Mul, Val::Tuple(_) | Val::List(_), Val::Int(n))
+            | (BinOp::Mul, Val::Int(n), Val::Tuple(_) | Val::List(_)) => {
                 let seq = if matches!(a, Val::Int(_)) { &b } else { &a };
                 let items = seq.items().unwrap_or(&[]);
                 let n = (*n).max(0) as usize;
                 if n.saturating_mul(items.len()) > 4096 {
-                    return Err(FrontendError::unsupported("sequence repetition longer than 4096 items", span.clone()));
+                    return Err(FrontendError::unsupported(
+                        "sequence repetition longer than 4096 items",
+                        span.clone(),
+                    ));
                 }
                 let out: Vec<Val> = (0..n).flat_map(|_| items.iter().cloned()).collect();
-                Ok(if matches!(seq, Val::List(_)) { Val::list(out) } else { Val::tuple(out) })
+                Ok(if matches!(seq, Val::List(_)) {
+                    Val::list(out)
+                } else {
+                    Val::tuple(out)
+                })
             }
             _ => Err(FrontendError::unsupported(
-                format!("operator {op:?} on {} and {} is not supported", a.type_name(), b.type_name()),
+                format!(
+                    "operator {op:?} on {} and {} is not supported",
+                    a.type_name(),
+                    b.type_name()
+                ),
                 span.clone(),
             )),
         }
@@ -856,7 +1137,12 @@ impl Interp {
                 return Ok(Val::Bool(same == (op == CmpOp::Is)));
             }
             CmpOp::In | CmpOp::NotIn => {
-                let items = b.items().ok_or_else(|| FrontendError::unsupported("`in` needs a tuple or list", span.clone()))?.to_vec();
+                let items = b
+                    .items()
+                    .ok_or_else(|| {
+                        FrontendError::unsupported("`in` needs a tuple or list", span.clone())
+                    })?
+                    .to_vec();
                 let mut found = false;
                 for it in items {
                     if let Val::Bool(true) = self.compare(CmpOp::Eq, a.clone(), it, span)? {
@@ -884,14 +1170,22 @@ impl Interp {
             }));
         }
         match (op, &a, &b) {
-            (CmpOp::Eq | CmpOp::Ne, Val::Str(x), Val::Str(y)) => Ok(Val::Bool((x == y) == (op == CmpOp::Eq))),
+            (CmpOp::Eq | CmpOp::Ne, Val::Str(x), Val::Str(y)) => {
+                Ok(Val::Bool((x == y) == (op == CmpOp::Eq)))
+            }
             (CmpOp::Eq | CmpOp::Ne, Val::None, _) | (CmpOp::Eq | CmpOp::Ne, _, Val::None) => {
                 let same = matches!((&a, &b), (Val::None, Val::None));
                 Ok(Val::Bool(same == (op == CmpOp::Eq)))
             }
-            (CmpOp::Eq | CmpOp::Ne, Val::DType(x), Val::DType(y)) => Ok(Val::Bool((x == y) == (op == CmpOp::Eq))),
+            (CmpOp::Eq | CmpOp::Ne, Val::DType(x), Val::DType(y)) => {
+                Ok(Val::Bool((x == y) == (op == CmpOp::Eq)))
+            }
             _ => Err(FrontendError::unsupported(
-                format!("comparison {op:?} of {} and {} is not supported", a.type_name(), b.type_name()),
+                format!(
+                    "comparison {op:?} of {} and {} is not supported",
+                    a.type_name(),
+                    b.type_name()
+                ),
                 span.clone(),
             )),
         }
@@ -928,11 +1222,18 @@ pub fn py_arith(op: BinOp, a: &Val, b: &Val, span: &Span) -> R<Val> {
             }
             BinOp::FloorDiv | BinOp::Mod => {
                 if y == 0 {
-                    return Err(FrontendError::lowering("integer division or modulo by zero", span.clone()));
+                    return Err(FrontendError::lowering(
+                        "integer division or modulo by zero",
+                        span.clone(),
+                    ));
                 }
                 let (q, r) = (x.checked_div(y).ok_or_else(|| overflow(span))?, x % y);
                 // Python rounds the quotient toward negative infinity
-                let (q, r) = if r != 0 && ((r < 0) != (y < 0)) { (q - 1, r + y) } else { (q, r) };
+                let (q, r) = if r != 0 && ((r < 0) != (y < 0)) {
+                    (q - 1, r + y)
+                } else {
+                    (q, r)
+                };
                 Some(if op == BinOp::FloorDiv { q } else { r })
             }
             BinOp::Pow => {
@@ -947,26 +1248,38 @@ pub fn py_arith(op: BinOp, a: &Val, b: &Val, span: &Span) -> R<Val> {
         };
         return r.map(Val::Int).ok_or_else(|| overflow(span));
     }
-    let (x, y) = (a.as_number().unwrap_or(f64::NAN), b.as_number().unwrap_or(f64::NAN));
+    let (x, y) = (
+        a.as_number().unwrap_or(f64::NAN),
+        b.as_number().unwrap_or(f64::NAN),
+    );
     Ok(Val::Float(match op {
         BinOp::Add => x + y,
         BinOp::Sub => x - y,
         BinOp::Mul => x * y,
         BinOp::Div => {
             if y == 0.0 {
-                return Err(FrontendError::lowering("float division by zero", span.clone()));
+                return Err(FrontendError::lowering(
+                    "float division by zero",
+                    span.clone(),
+                ));
             }
             x / y
         }
         BinOp::FloorDiv => {
             if y == 0.0 {
-                return Err(FrontendError::lowering("float floor division by zero", span.clone()));
+                return Err(FrontendError::lowering(
+                    "float floor division by zero",
+                    span.clone(),
+                ));
             }
             (x / y).floor()
         }
         BinOp::Mod => {
             if y == 0.0 {
-                return Err(FrontendError::lowering("float modulo by zero", span.clone()));
+                return Err(FrontendError::lowering(
+                    "float modulo by zero",
+                    span.clone(),
+                ));
             }
             x - (x / y).floor() * y
         }

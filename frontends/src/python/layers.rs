@@ -27,20 +27,90 @@ pub struct Layer {
 /// PyTorch's constructor parameters of each supported layer.
 fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
-        "Conv1d" | "Conv2d" | "Conv3d" => &["in_channels", "out_channels", "kernel_size", "stride", "padding", "dilation", "groups", "bias", "padding_mode", "device", "dtype"],
+        "Conv1d" | "Conv2d" | "Conv3d" => &[
+            "in_channels",
+            "out_channels",
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "groups",
+            "bias",
+            "padding_mode",
+            "device",
+            "dtype",
+        ],
         "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => &[
-            "in_channels", "out_channels", "kernel_size", "stride", "padding", "output_padding", "groups", "bias", "dilation", "padding_mode", "device", "dtype",
+            "in_channels",
+            "out_channels",
+            "kernel_size",
+            "stride",
+            "padding",
+            "output_padding",
+            "groups",
+            "bias",
+            "dilation",
+            "padding_mode",
+            "device",
+            "dtype",
         ],
         "Linear" => &["in_features", "out_features", "bias", "device", "dtype"],
-        "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => {
-            &["num_features", "eps", "momentum", "affine", "track_running_stats", "device", "dtype"]
-        }
-        "GroupNorm" => &["num_groups", "num_channels", "eps", "affine", "device", "dtype"],
-        "LayerNorm" => &["normalized_shape", "eps", "elementwise_affine", "bias", "device", "dtype"],
-        "RMSNorm" => &["normalized_shape", "eps", "elementwise_affine", "device", "dtype"],
-        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" => &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"],
-        "AvgPool1d" => &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"],
-        "AvgPool2d" | "AvgPool3d" => &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"],
+        "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d"
+        | "InstanceNorm3d" => &[
+            "num_features",
+            "eps",
+            "momentum",
+            "affine",
+            "track_running_stats",
+            "device",
+            "dtype",
+        ],
+        "GroupNorm" => &[
+            "num_groups",
+            "num_channels",
+            "eps",
+            "affine",
+            "device",
+            "dtype",
+        ],
+        "LayerNorm" => &[
+            "normalized_shape",
+            "eps",
+            "elementwise_affine",
+            "bias",
+            "device",
+            "dtype",
+        ],
+        "RMSNorm" => &[
+            "normalized_shape",
+            "eps",
+            "elementwise_affine",
+            "device",
+            "dtype",
+        ],
+        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" => &[
+            "kernel_size",
+            "stride",
+            "padding",
+            "dilation",
+            "return_indices",
+            "ceil_mode",
+        ],
+        "AvgPool1d" => &[
+            "kernel_size",
+            "stride",
+            "padding",
+            "ceil_mode",
+            "count_include_pad",
+        ],
+        "AvgPool2d" | "AvgPool3d" => &[
+            "kernel_size",
+            "stride",
+            "padding",
+            "ceil_mode",
+            "count_include_pad",
+            "divisor_override",
+        ],
         "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" => &["output_size"],
         "ReLU" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish" | "Mish" | "ReLU6" => &["inplace"],
         "Sigmoid" | "Tanh" | "Softsign" | "LogSigmoid" => &[],
@@ -54,11 +124,26 @@ fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
         "Flatten" => &["start_dim", "end_dim"],
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
         "MSELoss" => &["size_average", "reduce", "reduction"],
-        "CrossEntropyLoss" => &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"],
+        "CrossEntropyLoss" => &[
+            "weight",
+            "size_average",
+            "ignore_index",
+            "reduce",
+            "reduction",
+            "label_smoothing",
+        ],
         "SmoothL1Loss" => &["size_average", "reduce", "reduction", "beta"],
         "HuberLoss" => &["reduction", "delta"],
         "KLDivLoss" => &["size_average", "reduce", "reduction", "log_target"],
-        "TripletMarginLoss" => &["margin", "p", "eps", "swap", "size_average", "reduce", "reduction"],
+        "TripletMarginLoss" => &[
+            "margin",
+            "p",
+            "eps",
+            "swap",
+            "size_average",
+            "reduce",
+            "reduction",
+        ],
         _ => return None,
     })
 }
@@ -77,13 +162,19 @@ fn param_dtype(b: &Bound) -> R<DType> {
     match b.opt("dtype") {
         None => Ok(DType::F32),
         Some(Val::DType(d)) => Ok(*d),
-        Some(v) => Err(FrontendError::lowering(format!("`dtype` must be a dtype, got {}", v.type_name()), b.span_of("dtype"))),
+        Some(v) => Err(FrontendError::lowering(
+            format!("`dtype` must be a dtype, got {}", v.type_name()),
+            b.span_of("dtype"),
+        )),
     }
 }
 
 fn positive(b: &Bound, name: &str, v: i64) -> R<i64> {
     if v <= 0 {
-        return Err(FrontendError::lowering(format!("`{}`: `{name}` must be positive, got {v}", b.func), b.span_of(name)));
+        return Err(FrontendError::lowering(
+            format!("`{}`: `{name}` must be positive, got {v}", b.func),
+            b.span_of(name),
+        ));
     }
     Ok(v)
 }
@@ -95,30 +186,59 @@ pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<
             "Sequential" | "ModuleList" | "ModuleDict" => "containers are not supported by the python-subset frontend (level-3 models go through torch.export)",
             _ => "this layer is not in drtc's spelling table",
         };
-        return Err(FrontendError::unsupported(format!("`nn.{kind}`: {why}"), span.clone()));
+        return Err(FrontendError::unsupported(
+            format!("`nn.{kind}`: {why}"),
+            span.clone(),
+        ));
     };
     let b = args.bind(&format!("nn.{kind}"), params)?;
-    let dtype = if params.contains(&"dtype") { param_dtype(&b)? } else { DType::F32 };
-    let p = |name: &str, shape: Vec<i64>| Member { name: name.to_string(), ty: TensorType::new(dtype, shape), kind: InputKind::Param };
-    let buf = |name: &str, ty: TensorType| Member { name: name.to_string(), ty, kind: InputKind::Buffer };
+    let dtype = if params.contains(&"dtype") {
+        param_dtype(&b)?
+    } else {
+        DType::F32
+    };
+    let p = |name: &str, shape: Vec<i64>| Member {
+        name: name.to_string(),
+        ty: TensorType::new(dtype, shape),
+        kind: InputKind::Param,
+    };
+    let buf = |name: &str, ty: TensorType| Member {
+        name: name.to_string(),
+        ty,
+        kind: InputKind::Buffer,
+    };
     let mut members = vec![];
     match kind {
-        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+        | "ConvTranspose3d" => {
             let n = spatial_dims(kind);
             let cin = positive(&b, "in_channels", b.req_int("in_channels")?)?;
             let cout = positive(&b, "out_channels", b.req_int("out_channels")?)?;
             let k = b.req_ints_n("kernel_size", n)?;
             let groups = positive(&b, "groups", b.int("groups", 1)?)?;
             if cin % groups != 0 {
-                return Err(FrontendError::lowering("in_channels must be divisible by groups", b.span_of("groups")));
+                return Err(FrontendError::lowering(
+                    "in_channels must be divisible by groups",
+                    b.span_of("groups"),
+                ));
             }
             if cout % groups != 0 {
-                return Err(FrontendError::lowering("out_channels must be divisible by groups", b.span_of("groups")));
+                return Err(FrontendError::lowering(
+                    "out_channels must be divisible by groups",
+                    b.span_of("groups"),
+                ));
             }
             if b.str("padding_mode", "zeros")? != "zeros" {
-                return Err(FrontendError::unsupported("padding modes other than 'zeros' are not in drtc's op set", b.span_of("padding_mode")));
+                return Err(FrontendError::unsupported(
+                    "padding modes other than 'zeros' are not in drtc's op set",
+                    b.span_of("padding_mode"),
+                ));
             }
-            let mut w = if kind.starts_with("ConvTranspose") { vec![cin, cout / groups] } else { vec![cout, cin / groups] };
+            let mut w = if kind.starts_with("ConvTranspose") {
+                vec![cin, cout / groups]
+            } else {
+                vec![cout, cin / groups]
+            };
             w.extend(k);
             members.push(p("weight", w));
             if b.bool("bias", true)? {
@@ -149,7 +269,10 @@ pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<
             let g = positive(&b, "num_groups", b.req_int("num_groups")?)?;
             let c = b.req_int("num_channels")?;
             if c % g != 0 {
-                return Err(FrontendError::lowering("num_channels must be divisible by num_groups", b.span.clone()));
+                return Err(FrontendError::lowering(
+                    "num_channels must be divisible by num_groups",
+                    b.span.clone(),
+                ));
             }
             if b.bool("affine", true)? {
                 members.push(p("weight", vec![c]));
@@ -176,7 +299,12 @@ pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<
             span.clone(),
         ));
     }
-    interp.layers.push(Layer { kind: kind.to_string(), prefix: String::new(), config: b, members });
+    interp.layers.push(Layer {
+        kind: kind.to_string(),
+        prefix: String::new(),
+        config: b,
+        members,
+    });
     Ok(Val::Layer(interp.layers.len() - 1))
 }
 
@@ -195,7 +323,13 @@ pub fn attr(interp: &mut Interp, id: LayerId, name: &str, span: &Span) -> R<Val>
     if name == "forward" {
         return Ok(Val::Method(Box::new(Val::Layer(id)), name.into()));
     }
-    Err(FrontendError::unsupported(format!("attribute `{name}` of `nn.{}` is not known to drtc", layer.kind), span.clone()))
+    Err(FrontendError::unsupported(
+        format!(
+            "attribute `{name}` of `nn.{}` is not known to drtc",
+            layer.kind
+        ),
+        span.clone(),
+    ))
 }
 
 /// Copies constructor arguments that were given explicitly to the functional call.
@@ -213,9 +347,16 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
     let kind = layer.kind.as_str();
     let cfg = &layer.config;
     if !args.kw.is_empty() {
-        return Err(FrontendError::unsupported(format!("keyword arguments to a `nn.{kind}` call are not supported"), args.kw[0].2.clone()));
+        return Err(FrontendError::unsupported(
+            format!("keyword arguments to a `nn.{kind}` call are not supported"),
+            args.kw[0].2.clone(),
+        ));
     }
-    let mut f = Args { pos: args.pos.clone(), kw: vec![], span: args.span.clone() };
+    let mut f = Args {
+        pos: args.pos.clone(),
+        kw: vec![],
+        span: args.span.clone(),
+    };
     let param = |name: &str| -> Val {
         if layer.members.iter().any(|m| m.name == name) {
             Val::Param(format!("{}.{name}", layer.prefix).into())
@@ -227,15 +368,25 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
     let push_pos = |f: &mut Args, v: Val| f.pos.push((v, span.clone()));
     let kw = |f: &mut Args, k: &str, v: Val| f.kw.push((k.to_string(), v, span.clone()));
     let fname: String = match kind {
-        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+        "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
+        | "ConvTranspose3d" => {
             push_pos(&mut f, param("weight"));
             push_pos(&mut f, param("bias"));
-            let mut names = vec![("stride", "stride"), ("padding", "padding"), ("dilation", "dilation"), ("groups", "groups")];
+            let mut names = vec![
+                ("stride", "stride"),
+                ("padding", "padding"),
+                ("dilation", "dilation"),
+                ("groups", "groups"),
+            ];
             if kind.starts_with("ConvTranspose") {
                 names.push(("output_padding", "output_padding"));
             }
             pass(cfg, &mut f, &names);
-            let base = if kind.starts_with("ConvTranspose") { "conv_transpose" } else { "conv" };
+            let base = if kind.starts_with("ConvTranspose") {
+                "conv_transpose"
+            } else {
+                "conv"
+            };
             format!("F.{base}{n}d")
         }
         "Linear" => {
@@ -252,7 +403,10 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             pass(cfg, &mut f, &[("eps", "eps"), ("momentum", "momentum")]);
             if k.starts_with("BatchNorm") {
                 if matches!(cfg.get("momentum"), Some(Val::None)) {
-                    return Err(FrontendError::unsupported("BatchNorm with momentum=None (cumulative averages) is not supported", cfg.span_of("momentum")));
+                    return Err(FrontendError::unsupported(
+                        "BatchNorm with momentum=None (cumulative averages) is not supported",
+                        cfg.span_of("momentum"),
+                    ));
                 }
                 kw(&mut f, "training", Val::Bool(true));
                 "F.batch_norm".into()
@@ -270,7 +424,10 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             if let Some((Val::Tensor(x), s)) = f.pos.first() {
                 if interp.ty(*x).shape.get(1) != Some(&c) {
                     return Err(FrontendError::lowering(
-                        format!("GroupNorm expects {c} channels (dim 1), got input of shape {:?}", interp.ty(*x).shape),
+                        format!(
+                            "GroupNorm expects {c} channels (dim 1), got input of shape {:?}",
+                            interp.ty(*x).shape
+                        ),
                         s.clone(),
                     ));
                 }
@@ -285,9 +442,17 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
                 push_pos(&mut f, param("bias"));
             }
             pass(cfg, &mut f, &[("eps", "eps")]);
-            if kind == "LayerNorm" { "F.layer_norm" } else { "F.rms_norm" }.into()
+            if kind == "LayerNorm" {
+                "F.layer_norm"
+            } else {
+                "F.rms_norm"
+            }
+            .into()
         }
-        k if k.starts_with("MaxPool") || k.starts_with("AvgPool") || k.starts_with("AdaptiveAvgPool") => {
+        k if k.starts_with("MaxPool")
+            || k.starts_with("AvgPool")
+            || k.starts_with("AdaptiveAvgPool") =>
+        {
             pass(
                 cfg,
                 &mut f,
@@ -312,7 +477,8 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             };
             format!("F.{base}{n}d")
         }
-        "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish" | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
+        "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish"
+        | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
             let name = match kind {
                 "ReLU" => "relu",
                 "Sigmoid" => "torch.sigmoid",
@@ -336,7 +502,15 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             pass(
                 cfg,
                 &mut f,
-                &[("negative_slope", "negative_slope"), ("approximate", "approximate"), ("beta", "beta"), ("threshold", "threshold"), ("alpha", "alpha"), ("min_val", "min_val"), ("max_val", "max_val")],
+                &[
+                    ("negative_slope", "negative_slope"),
+                    ("approximate", "approximate"),
+                    ("beta", "beta"),
+                    ("threshold", "threshold"),
+                    ("alpha", "alpha"),
+                    ("min_val", "min_val"),
+                    ("max_val", "max_val"),
+                ],
             );
             format!(
                 "F.{}",
@@ -351,10 +525,19 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
         }
         "Softmax" | "LogSoftmax" => {
             pass(cfg, &mut f, &[("dim", "dim")]);
-            if kind == "Softmax" { "F.softmax" } else { "F.log_softmax" }.into()
+            if kind == "Softmax" {
+                "F.softmax"
+            } else {
+                "F.log_softmax"
+            }
+            .into()
         }
         "Identity" => {
-            return f.pos.first().map(|(v, _)| v.clone()).ok_or_else(|| FrontendError::lowering("Identity needs an input", span.clone()))
+            return f
+                .pos
+                .first()
+                .map(|(v, _)| v.clone())
+                .ok_or_else(|| FrontendError::lowering("Identity needs an input", span.clone()))
         }
         "Flatten" => {
             kw(&mut f, "start_dim", Val::Int(cfg.int("start_dim", 1)?));
@@ -362,11 +545,19 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             "torch.flatten".into()
         }
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
+            let p = cfg.float("p", 0.5)?;
+            if p > 0.0 && p <= 1.0 && interp.phase == Phase::Forward {
+                return Err(FrontendError::random(
+                        format!("`nn.{kind}(p={p})` in training mode (KernelBench's default) zeroes random elements, so the output is not a function of the inputs; drtc cannot compile or verify it"),
+                        span.clone(),
+                    ));
+            }
             pass(cfg, &mut f, &[("p", "p")]);
             kw(&mut f, "training", Val::Bool(true));
             "F.dropout".into()
         }
-        "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss" | "TripletMarginLoss" => {
+        "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss"
+        | "TripletMarginLoss" => {
             pass(
                 cfg,
                 &mut f,
@@ -398,7 +589,12 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
                 }
             )
         }
-        _ => return Err(FrontendError::unsupported(format!("calling `nn.{kind}` is not supported"), span.clone())),
+        _ => {
+            return Err(FrontendError::unsupported(
+                format!("calling `nn.{kind}` is not supported"),
+                span.clone(),
+            ))
+        }
     };
     spelling::call_function(interp, &fname, f, span)
 }
@@ -409,10 +605,17 @@ fn check_rank(interp: &Interp, f: &Args, kind: &str, n: usize, span: &Span) -> R
         return Ok(());
     };
     let rank = interp.ty(*x).rank();
-    let ok = if kind.starts_with("BatchNorm") && n == 1 { rank == 2 || rank == 3 } else { rank == n + 1 || rank == n + 2 };
+    let ok = if kind.starts_with("BatchNorm") && n == 1 {
+        rank == 2 || rank == 3
+    } else {
+        rank == n + 1 || rank == n + 2
+    };
     let ok = ok && !(kind.starts_with("BatchNorm") && n > 1 && rank != n + 2);
     if !ok {
-        return Err(FrontendError::lowering(format!("`nn.{kind}` got an input of rank {rank}"), s.clone()));
+        return Err(FrontendError::lowering(
+            format!("`nn.{kind}` got an input of rank {rank}"),
+            s.clone(),
+        ));
     }
     let _ = span;
     Ok(())

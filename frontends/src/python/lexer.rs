@@ -49,11 +49,11 @@ enum Raw {
 fn triple_quoted(lex: &mut logos::Lexer<Raw>) -> Option<String> {
     let opener = lex.slice();
     let quote = &opener[opener.len() - 3..];
-    let rest = lex.remainder();
+    let rest = lex.remainder().as_bytes();
+    let quote = quote.as_bytes();
     let mut i = 0;
-    let bytes = rest.as_bytes();
-    while i < bytes.len() {
-        if bytes[i] == b'\\' {
+    while i < rest.len() {
+        if rest[i] == b'\\' {
             i += 2;
             continue;
         }
@@ -91,8 +91,8 @@ pub struct Token {
 
 const OPS: &[&str] = &[
     "**=", "//=", ">>=", "<<=", "->", "+=", "-=", "*=", "/=", "%=", "@=", "&=", "|=", "^=", "==",
-    "!=", "<=", ">=", "**", "//", "<<", ">>", ":=", "...", "-", "+", "*", "/", "%", "@", "&",
-    "|", "^", "~", "<", ">", "=", ".", ",", ":", ";", "!", "(", ")", "[", "]", "{", "}",
+    "!=", "<=", ">=", "**", "//", "<<", ">>", ":=", "...", "-", "+", "*", "/", "%", "@", "&", "|",
+    "^", "~", "<", ">", "=", ".", ",", ":", ";", "!", "(", ")", "[", "]", "{", "}",
 ];
 
 fn intern(op: &str) -> &'static str {
@@ -110,7 +110,11 @@ fn decode_string(lit: &str, span: Span) -> Result<String, FrontendError> {
             span,
         ));
     }
-    let q = if body.starts_with("\"\"\"") || body.starts_with("'''") { 3 } else { 1 };
+    let q = if body.starts_with("\"\"\"") || body.starts_with("'''") {
+        3
+    } else {
+        1
+    };
     if body.len() < 2 * q {
         return Err(FrontendError::syntax("unterminated string literal", span));
     }
@@ -146,12 +150,20 @@ fn decode_string(lit: &str, span: Span) -> Result<String, FrontendError> {
 
 fn parse_int(text: &str, span: Span) -> Result<i64, FrontendError> {
     let clean: String = text.chars().filter(|&c| c != '_').collect();
-    let parsed = if let Some(hex) = clean.strip_prefix("0x").or_else(|| clean.strip_prefix("0X")) {
+    let parsed = if let Some(hex) = clean
+        .strip_prefix("0x")
+        .or_else(|| clean.strip_prefix("0X"))
+    {
         i64::from_str_radix(hex, 16)
     } else {
         clean.parse::<i64>()
     };
-    parsed.map_err(|_| FrontendError::unsupported(format!("integer literal `{text}` does not fit in 64 bits"), span))
+    parsed.map_err(|_| {
+        FrontendError::unsupported(
+            format!("integer literal `{text}` does not fit in 64 bits"),
+            span,
+        )
+    })
 }
 
 fn parse_float(text: &str, span: Span) -> Result<f64, FrontendError> {
@@ -178,14 +190,20 @@ pub fn tokenize(source: &str) -> Result<Vec<Token>, FrontendError> {
                 let msg = if text.starts_with(['"', '\'']) {
                     "unterminated string literal".to_string()
                 } else {
-                    format!("unexpected character `{}`", text.chars().next().unwrap_or('?'))
+                    format!(
+                        "unexpected character `{}`",
+                        text.chars().next().unwrap_or('?')
+                    )
                 };
                 return Err(FrontendError::syntax(msg, span));
             }
         };
         if raw == Raw::Newline {
             if depth == 0 && line_open {
-                out.push(Token { tok: Tok::Newline, span });
+                out.push(Token {
+                    tok: Tok::Newline,
+                    span,
+                });
                 line_open = false;
             }
             continue;
@@ -198,11 +216,17 @@ pub fn tokenize(source: &str) -> Result<Vec<Token>, FrontendError> {
             let top = *indents.last().unwrap_or(&0);
             if width > top {
                 indents.push(width);
-                out.push(Token { tok: Tok::Indent, span: span.start..span.start });
+                out.push(Token {
+                    tok: Tok::Indent,
+                    span: span.start..span.start,
+                });
             } else if width < top {
                 while indents.last().is_some_and(|&t| t > width) {
                     indents.pop();
-                    out.push(Token { tok: Tok::Dedent, span: span.start..span.start });
+                    out.push(Token {
+                        tok: Tok::Dedent,
+                        span: span.start..span.start,
+                    });
                 }
                 if indents.last() != Some(&width) {
                     return Err(FrontendError::syntax(
@@ -241,12 +265,21 @@ pub fn tokenize(source: &str) -> Result<Vec<Token>, FrontendError> {
     }
     let end = source.len();
     if line_open {
-        out.push(Token { tok: Tok::Newline, span: end..end });
+        out.push(Token {
+            tok: Tok::Newline,
+            span: end..end,
+        });
     }
     while indents.len() > 1 {
         indents.pop();
-        out.push(Token { tok: Tok::Dedent, span: end..end });
+        out.push(Token {
+            tok: Tok::Dedent,
+            span: end..end,
+        });
     }
-    out.push(Token { tok: Tok::Eof, span: end..end });
+    out.push(Token {
+        tok: Tok::Eof,
+        span: end..end,
+    });
     Ok(out)
 }

@@ -18,7 +18,11 @@ pub const MAX_DEPTH: usize = 100;
 /// Parses a whole file.
 pub fn parse(source: &str) -> Result<Module, FrontendError> {
     let tokens = tokenize(source)?;
-    let mut p = Parser { tokens, pos: 0, depth: 0 };
+    let mut p = Parser {
+        tokens,
+        pos: 0,
+        depth: 0,
+    };
     let mut body = Vec::new();
     while !p.at(&Tok::Eof) {
         if p.eat_tok(&Tok::Newline) {
@@ -44,14 +48,13 @@ const COMPOUND_KEYWORDS: &[&str] = &[
     "if", "elif", "else", "for", "while", "with", "try", "except", "finally", "async", "match",
 ];
 const SIMPLE_KEYWORDS: &[&str] = &[
-    "del", "global", "nonlocal", "assert", "raise", "break", "continue", "yield", "await",
-    "lambda",
+    "del", "global", "nonlocal", "assert", "raise", "break", "continue", "yield", "await", "lambda",
 ];
 const RESERVED: &[&str] = &[
-    "def", "class", "return", "import", "from", "as", "pass", "None", "True", "False", "and",
-    "or", "not", "in", "is", "if", "else", "elif", "for", "while", "with", "try", "except",
-    "finally", "lambda", "del", "global", "nonlocal", "assert", "raise", "break", "continue",
-    "yield", "await", "async",
+    "def", "class", "return", "import", "from", "as", "pass", "None", "True", "False", "and", "or",
+    "not", "in", "is", "if", "else", "elif", "for", "while", "with", "try", "except", "finally",
+    "lambda", "del", "global", "nonlocal", "assert", "raise", "break", "continue", "yield",
+    "await", "async",
 ];
 
 impl Parser {
@@ -62,13 +65,17 @@ impl Parser {
         &self.tokens[(self.pos + k).min(self.tokens.len() - 1)].tok
     }
     fn span(&self) -> Span {
-        self.tokens[self.pos.min(self.tokens.len() - 1)].span.clone()
+        self.tokens[self.pos.min(self.tokens.len() - 1)]
+            .span
+            .clone()
     }
     fn prev_end(&self) -> usize {
         if self.pos == 0 {
             0
         } else {
-            self.tokens[(self.pos - 1).min(self.tokens.len() - 1)].span.end
+            self.tokens[(self.pos - 1).min(self.tokens.len() - 1)]
+                .span
+                .end
         }
     }
     fn bump(&mut self) -> Token {
@@ -159,6 +166,19 @@ impl Parser {
     fn leave(&mut self) {
         self.depth -= 1;
     }
+    /// Left-associative chains (`a + b + c`, `f()()`, `x[0][0]`) nest the tree one level per
+    /// link; they count against the same depth limit.
+    fn link(&mut self, chain: &mut usize) -> PResult<()> {
+        *chain += 1;
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(FrontendError::unsupported(
+                format!("expression chain nested deeper than {MAX_DEPTH} levels"),
+                self.span(),
+            ));
+        }
+        Ok(())
+    }
 
     // ------------------------------------------------------------ statements
 
@@ -218,7 +238,11 @@ impl Parser {
                     let mut names = vec![];
                     loop {
                         let module = self.dotted()?;
-                        let alias = if self.eat_kw("as") { Some(self.expect_name()?.0) } else { None };
+                        let alias = if self.eat_kw("as") {
+                            Some(self.expect_name()?.0)
+                        } else {
+                            None
+                        };
                         names.push((module, alias));
                         if !self.eat_op(",") {
                             break;
@@ -248,7 +272,11 @@ impl Parser {
                     }
                     loop {
                         let (n, _) = self.expect_name()?;
-                        let alias = if self.eat_kw("as") { Some(self.expect_name()?.0) } else { None };
+                        let alias = if self.eat_kw("as") {
+                            Some(self.expect_name()?.0)
+                        } else {
+                            None
+                        };
                         names.push((n, alias));
                         if !self.eat_op(",") || (paren && self.at_op(")")) {
                             break;
@@ -270,7 +298,10 @@ impl Parser {
         } else {
             self.assignment_or_expr()?
         };
-        Ok(Stmt { kind, span: start..self.prev_end() })
+        Ok(Stmt {
+            kind,
+            span: start..self.prev_end(),
+        })
     }
 
     fn dotted(&mut self) -> PResult<String> {
@@ -287,9 +318,16 @@ impl Parser {
         if self.at_op(":") {
             self.bump();
             self.expr()?; // annotation, ignored
-            let value = if self.eat_op("=") { Some(self.expr_list()?) } else { None };
+            let value = if self.eat_op("=") {
+                Some(self.expr_list()?)
+            } else {
+                None
+            };
             check_target(&first)?;
-            return Ok(StmtKind::AnnAssign { target: first, value });
+            return Ok(StmtKind::AnnAssign {
+                target: first,
+                value,
+            });
         }
         let aug = match self.peek() {
             Tok::Op("+=") => Some(BinOp::Add),
@@ -312,7 +350,11 @@ impl Parser {
             self.bump();
             check_target(&first)?;
             let value = self.expr_list()?;
-            return Ok(StmtKind::AugAssign { target: first, op, value });
+            return Ok(StmtKind::AugAssign {
+                target: first,
+                op,
+                value,
+            });
         }
         if !self.at_op("=") {
             return Ok(StmtKind::Expr(first));
@@ -389,8 +431,17 @@ impl Parser {
             if self.eat_op(":") {
                 self.expr()?;
             }
-            let default = if self.eat_op("=") { Some(self.expr()?) } else { None };
-            params.push(Param { name: pname, kind, default, span: pstart..self.prev_end() });
+            let default = if self.eat_op("=") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            params.push(Param {
+                name: pname,
+                kind,
+                default,
+                span: pstart..self.prev_end(),
+            });
             if !self.eat_op(",") {
                 break;
             }
@@ -402,7 +453,12 @@ impl Parser {
         let header_end = self.prev_end();
         let body = self.block()?;
         Ok(Stmt {
-            kind: StmtKind::Def(Rc::new(FunctionDef { name, params, body, span: start..header_end })),
+            kind: StmtKind::Def(Rc::new(FunctionDef {
+                name,
+                params,
+                body,
+                span: start..header_end,
+            })),
             span: start..self.prev_end(),
         })
     }
@@ -429,7 +485,12 @@ impl Parser {
         let header_end = self.prev_end();
         let body = self.block()?;
         Ok(Stmt {
-            kind: StmtKind::Class(Rc::new(ClassDef { name, bases, body, span: start..header_end })),
+            kind: StmtKind::Class(Rc::new(ClassDef {
+                name,
+                bases,
+                body,
+                span: start..header_end,
+            })),
             span: start..self.prev_end(),
         })
     }
@@ -450,7 +511,10 @@ impl Parser {
             }
             items.push(self.star_or_expr()?);
         }
-        Ok(Expr { kind: ExprKind::Tuple(items), span: start..self.prev_end() })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span: start..self.prev_end(),
+        })
     }
 
     fn ends_list(&self) -> bool {
@@ -466,7 +530,10 @@ impl Parser {
         if self.at_op("*") {
             let start = self.bump().span.start;
             let inner = self.bitor()?;
-            return Ok(Expr { kind: ExprKind::Starred(Box::new(inner)), span: start..self.prev_end() });
+            return Ok(Expr {
+                kind: ExprKind::Starred(Box::new(inner)),
+                span: start..self.prev_end(),
+            });
         }
         self.expr()
     }
@@ -494,7 +561,11 @@ impl Parser {
             }
             let orelse = self.expr()?;
             return Ok(Expr {
-                kind: ExprKind::IfExp { cond: Box::new(cond), body: Box::new(body), orelse: Box::new(orelse) },
+                kind: ExprKind::IfExp {
+                    cond: Box::new(cond),
+                    body: Box::new(body),
+                    orelse: Box::new(orelse),
+                },
                 span: start..self.prev_end(),
             });
         }
@@ -504,26 +575,40 @@ impl Parser {
     fn or_test(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.and_test()?;
+        let mut chain = 0;
         while self.eat_kw("or") {
+            self.link(&mut chain)?;
             let rhs = self.and_test()?;
             lhs = Expr {
-                kind: ExprKind::BoolOp { and: false, lhs: Box::new(lhs), rhs: Box::new(rhs) },
+                kind: ExprKind::BoolOp {
+                    and: false,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
                 span: start..self.prev_end(),
             };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
     fn and_test(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.not_test()?;
+        let mut chain = 0;
         while self.eat_kw("and") {
+            self.link(&mut chain)?;
             let rhs = self.not_test()?;
             lhs = Expr {
-                kind: ExprKind::BoolOp { and: true, lhs: Box::new(lhs), rhs: Box::new(rhs) },
+                kind: ExprKind::BoolOp {
+                    and: true,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                },
                 span: start..self.prev_end(),
             };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
@@ -533,7 +618,10 @@ impl Parser {
             self.enter()?;
             let inner = self.not_test();
             self.leave();
-            return Ok(Expr { kind: ExprKind::Unary(UnOp::Not, Box::new(inner?)), span: start..self.prev_end() });
+            return Ok(Expr {
+                kind: ExprKind::Unary(UnOp::Not, Box::new(inner?)),
+                span: start..self.prev_end(),
+            });
         }
         self.comparison()
     }
@@ -549,7 +637,11 @@ impl Parser {
             Tok::Name(n) if n == "in" => CmpOp::In,
             Tok::Name(n) if n == "is" => {
                 self.bump();
-                return Some(if self.eat_kw("not") { CmpOp::IsNot } else { CmpOp::Is });
+                return Some(if self.eat_kw("not") {
+                    CmpOp::IsNot
+                } else {
+                    CmpOp::Is
+                });
             }
             Tok::Name(n) if n == "not" && matches!(self.peek_at(1), Tok::Name(m) if m == "in") => {
                 self.bump();
@@ -572,7 +664,10 @@ impl Parser {
         if rest.is_empty() {
             return Ok(first);
         }
-        Ok(Expr { kind: ExprKind::Compare(Box::new(first), rest), span: start..self.prev_end() })
+        Ok(Expr {
+            kind: ExprKind::Compare(Box::new(first), rest),
+            span: start..self.prev_end(),
+        })
     }
 
     fn bitor(&mut self) -> PResult<Expr> {
@@ -591,6 +686,7 @@ impl Parser {
     fn arith(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.term()?;
+        let mut chain = 0;
         loop {
             let op = if self.eat_op("+") {
                 BinOp::Add
@@ -599,15 +695,21 @@ impl Parser {
             } else {
                 break;
             };
+            self.link(&mut chain)?;
             let rhs = self.term()?;
-            lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span: start..self.prev_end() };
+            lhs = Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span: start..self.prev_end(),
+            };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
     fn term(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut lhs = self.factor()?;
+        let mut chain = 0;
         loop {
             let op = match self.peek() {
                 Tok::Op("*") => BinOp::Mul,
@@ -618,9 +720,14 @@ impl Parser {
                 _ => break,
             };
             self.bump();
+            self.link(&mut chain)?;
             let rhs = self.factor()?;
-            lhs = Expr { kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span: start..self.prev_end() };
+            lhs = Expr {
+                kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
+                span: start..self.prev_end(),
+            };
         }
+        self.depth -= chain;
         Ok(lhs)
     }
 
@@ -637,7 +744,10 @@ impl Parser {
             self.enter()?;
             let inner = self.factor();
             self.leave();
-            return Ok(Expr { kind: ExprKind::Unary(op, Box::new(inner?)), span: start..self.prev_end() });
+            return Ok(Expr {
+                kind: ExprKind::Unary(op, Box::new(inner?)),
+                span: start..self.prev_end(),
+            });
         }
         self.power()
     }
@@ -660,23 +770,40 @@ impl Parser {
     fn primary(&mut self) -> PResult<Expr> {
         let start = self.span().start;
         let mut e = self.atom()?;
+        let mut chain = 0;
         loop {
+            if self.at_op(".") || self.at_op("(") || self.at_op("[") {
+                self.link(&mut chain)?;
+            }
             if self.eat_op(".") {
                 let (name, _) = self.expect_name()?;
-                e = Expr { kind: ExprKind::Attr(Box::new(e), name), span: start..self.prev_end() };
+                e = Expr {
+                    kind: ExprKind::Attr(Box::new(e), name),
+                    span: start..self.prev_end(),
+                };
             } else if self.at_op("(") {
                 self.bump();
                 let args = self.call_args()?;
-                e = Expr { kind: ExprKind::Call { func: Box::new(e), args }, span: start..self.prev_end() };
+                e = Expr {
+                    kind: ExprKind::Call {
+                        func: Box::new(e),
+                        args,
+                    },
+                    span: start..self.prev_end(),
+                };
             } else if self.at_op("[") {
                 self.bump();
                 let index = self.subscript()?;
                 self.expect_op("]")?;
-                e = Expr { kind: ExprKind::Subscript(Box::new(e), Box::new(index)), span: start..self.prev_end() };
+                e = Expr {
+                    kind: ExprKind::Subscript(Box::new(e), Box::new(index)),
+                    span: start..self.prev_end(),
+                };
             } else {
                 break;
             }
         }
+        self.depth -= chain;
         Ok(e)
     }
 
@@ -687,13 +814,25 @@ impl Parser {
             let astart = self.span().start;
             if self.eat_op("**") {
                 let value = self.expr()?;
-                args.push(Arg { name: None, value, double_star: true, span: astart..self.prev_end() });
+                args.push(Arg {
+                    name: None,
+                    value,
+                    double_star: true,
+                    span: astart..self.prev_end(),
+                });
                 seen_keyword = true;
-            } else if let (Tok::Name(n), Tok::Op("=")) = (self.peek().clone(), self.peek_at(1).clone()) {
+            } else if let (Tok::Name(n), Tok::Op("=")) =
+                (self.peek().clone(), self.peek_at(1).clone())
+            {
                 self.bump();
                 self.bump();
                 let value = self.expr()?;
-                args.push(Arg { name: Some(n), value, double_star: false, span: astart..self.prev_end() });
+                args.push(Arg {
+                    name: Some(n),
+                    value,
+                    double_star: false,
+                    span: astart..self.prev_end(),
+                });
                 seen_keyword = true;
             } else {
                 let value = self.star_or_expr()?;
@@ -709,7 +848,12 @@ impl Parser {
                         self.span(),
                     ));
                 }
-                args.push(Arg { name: None, value, double_star: false, span: astart..self.prev_end() });
+                args.push(Arg {
+                    name: None,
+                    value,
+                    double_star: false,
+                    span: astart..self.prev_end(),
+                });
             }
             if !self.eat_op(",") {
                 break;
@@ -733,17 +877,28 @@ impl Parser {
             }
             items.push(self.slice_item()?);
         }
-        Ok(Expr { kind: ExprKind::Tuple(items), span: start..self.prev_end() })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span: start..self.prev_end(),
+        })
     }
 
     fn slice_item(&mut self) -> PResult<Expr> {
         let start = self.span().start;
-        let lo = if self.at_op(":") { None } else { Some(Box::new(self.star_or_expr()?)) };
+        let lo = if self.at_op(":") {
+            None
+        } else {
+            Some(Box::new(self.star_or_expr()?))
+        };
         if !self.eat_op(":") {
             return lo.map(|b| *b).ok_or_else(|| self.expected("an index"));
         }
         let bound_end = |p: &Self| p.at_op(":") || p.at_op("]") || p.at_op(",");
-        let hi = if bound_end(self) { None } else { Some(Box::new(self.expr()?)) };
+        let hi = if bound_end(self) {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
         let step = if self.eat_op(":") {
             if self.at_op("]") || self.at_op(",") {
                 None
@@ -753,7 +908,10 @@ impl Parser {
         } else {
             None
         };
-        Ok(Expr { kind: ExprKind::Slice { lo, hi, step }, span: start..self.prev_end() })
+        Ok(Expr {
+            kind: ExprKind::Slice { lo, hi, step },
+            span: start..self.prev_end(),
+        })
     }
 
     fn atom(&mut self) -> PResult<Expr> {
@@ -849,12 +1007,18 @@ impl Parser {
             }
             _ => return Err(self.expected("an expression")),
         };
-        Ok(Expr { kind, span: start..self.prev_end() })
+        Ok(Expr {
+            kind,
+            span: start..self.prev_end(),
+        })
     }
 
     fn paren_body(&mut self, start: usize) -> PResult<Expr> {
         if self.eat_op(")") {
-            return Ok(Expr { kind: ExprKind::Tuple(vec![]), span: start..self.prev_end() });
+            return Ok(Expr {
+                kind: ExprKind::Tuple(vec![]),
+                span: start..self.prev_end(),
+            });
         }
         let first = self.star_or_expr()?;
         if self.at_kw("for") {
@@ -865,10 +1029,16 @@ impl Parser {
         }
         if self.eat_op(")") {
             if matches!(first.kind, ExprKind::Starred(_)) {
-                return Err(FrontendError::syntax("cannot use a starred expression here", first.span));
+                return Err(FrontendError::syntax(
+                    "cannot use a starred expression here",
+                    first.span,
+                ));
             }
             // parenthesized expression: keep the inner node, widen its span
-            return Ok(Expr { kind: first.kind, span: start..self.prev_end() });
+            return Ok(Expr {
+                kind: first.kind,
+                span: start..self.prev_end(),
+            });
         }
         let mut items = vec![first];
         while self.eat_op(",") {
@@ -878,7 +1048,10 @@ impl Parser {
             items.push(self.star_or_expr()?);
         }
         self.expect_op(")")?;
-        Ok(Expr { kind: ExprKind::Tuple(items), span: start..self.prev_end() })
+        Ok(Expr {
+            kind: ExprKind::Tuple(items),
+            span: start..self.prev_end(),
+        })
     }
 }
 
@@ -888,6 +1061,9 @@ fn check_target(e: &Expr) -> PResult<()> {
         ExprKind::Name(_) | ExprKind::Attr(..) | ExprKind::Subscript(..) => Ok(()),
         ExprKind::Tuple(items) | ExprKind::List(items) => items.iter().try_for_each(check_target),
         ExprKind::Starred(inner) => check_target(inner),
-        _ => Err(FrontendError::syntax("cannot assign to this expression", e.span.clone())),
+        _ => Err(FrontendError::syntax(
+            "cannot assign to this expression",
+            e.span.clone(),
+        )),
     }
 }

@@ -2,11 +2,11 @@
 //! `get_inputs`, `get_init_inputs`) and seed programs (`get_inputs` + `fused_operator`),
 //! either a single file or a `.jsonl` file with one program per line (field `pytorch`).
 
+use super::args::Args;
 use super::error::{FrontendError, Span};
 use super::interp::{find_method, Interp, Phase};
 use super::parser::parse;
 use super::value::Val;
-use super::args::Args;
 use drtc_ir::{DType, Graph, GraphBuilder, InputKind, TensorType, ValueId};
 
 type R<T> = Result<T, FrontendError>;
@@ -37,9 +37,16 @@ pub struct Lowered {
 /// Splits a file into programs: every non-empty line of a `.jsonl` file, or the file itself.
 /// A line that is not a JSON object with a string field `pytorch` gives an error (with the
 /// line as its source).
-pub fn split_programs(name: &str, contents: &str) -> Vec<Result<SourceProgram, (FrontendError, SourceProgram)>> {
+pub fn split_programs(
+    name: &str,
+    contents: &str,
+) -> Vec<Result<SourceProgram, (FrontendError, SourceProgram)>> {
     if !name.ends_with(".jsonl") {
-        return vec![Ok(SourceProgram { name: name.to_string(), text: contents.to_string(), line: None })];
+        return vec![Ok(SourceProgram {
+            name: name.to_string(),
+            text: contents.to_string(),
+            line: None,
+        })];
     }
     let mut out = vec![];
     for (i, line) in contents.lines().enumerate() {
@@ -47,24 +54,46 @@ pub fn split_programs(name: &str, contents: &str) -> Vec<Result<SourceProgram, (
             continue;
         }
         let label = format!("{name}:{}", i + 1);
-        let raw = SourceProgram { name: label.clone(), text: line.to_string(), line: Some(i + 1) };
+        let raw = SourceProgram {
+            name: label.clone(),
+            text: line.to_string(),
+            line: Some(i + 1),
+        };
         let parsed: Result<serde_json::Value, _> = serde_json::from_str(line);
         let text = match parsed {
             Ok(v) => match v.get("pytorch").and_then(|p| p.as_str()) {
                 Some(t) => t.to_string(),
                 None => {
-                    out.push(Err((FrontendError::format("this JSON line has no string field `pytorch`", 0..line.len()), raw)));
+                    out.push(Err((
+                        FrontendError::format(
+                            "this JSON line has no string field `pytorch`",
+                            0..line.len(),
+                        ),
+                        raw,
+                    )));
                     continue;
                 }
             },
             Err(e) => {
                 let col = e.column().saturating_sub(1).min(line.len());
-                let start = line.char_indices().map(|(b, _)| b).take_while(|&b| b <= col).last().unwrap_or(0);
-                out.push(Err((FrontendError::format(format!("invalid JSON: {e}"), start..start), raw)));
+                let start = line
+                    .char_indices()
+                    .map(|(b, _)| b)
+                    .take_while(|&b| b <= col)
+                    .last()
+                    .unwrap_or(0);
+                out.push(Err((
+                    FrontendError::format(format!("invalid JSON: {e}"), start..start),
+                    raw,
+                )));
                 continue;
             }
         };
-        out.push(Ok(SourceProgram { name: label, text, line: Some(i + 1) }));
+        out.push(Ok(SourceProgram {
+            name: label,
+            text,
+            line: Some(i + 1),
+        }));
     }
     out
 }
@@ -77,9 +106,15 @@ pub fn lower(source: &str) -> R<Lowered> {
     interp.run_module(&module)?;
     let whole: Span = 0..source.len().min(1);
     if let Some(Val::Class(_)) = interp.globals.get("Model") {
-        Ok(Lowered { graph: lower_kernelbench(&mut interp, &whole)?, format: Format::KernelBench })
+        Ok(Lowered {
+            graph: lower_kernelbench(&mut interp, &whole)?,
+            format: Format::KernelBench,
+        })
     } else if let Some(Val::Function(_)) = interp.globals.get("fused_operator") {
-        Ok(Lowered { graph: lower_seed(&mut interp, &whole)?, format: Format::Seed })
+        Ok(Lowered {
+            graph: lower_seed(&mut interp, &whole)?,
+            format: Format::Seed,
+        })
     } else {
         Err(FrontendError::format(
             "not a KernelBench program (no `class Model`) nor a seed program (no `def fused_operator`)",
@@ -94,9 +129,17 @@ fn call_global(interp: &mut Interp, name: &str, whole: &Span) -> R<Option<Val>> 
         None => Ok(None),
         Some(Val::Function(f)) => {
             let span = f.span.clone();
-            Ok(Some(interp.call_function(&f, Args::new(span.clone()), None, &span)?))
+            Ok(Some(interp.call_function(
+                &f,
+                Args::new(span.clone()),
+                None,
+                &span,
+            )?))
         }
-        Some(other) => Err(FrontendError::format(format!("`{name}` must be a function, got {}", other.type_name()), whole.clone())),
+        Some(other) => Err(FrontendError::format(
+            format!("`{name}` must be a function, got {}", other.type_name()),
+            whole.clone(),
+        )),
     }
 }
 
@@ -106,11 +149,17 @@ fn input_types(interp: &mut Interp, whole: &Span) -> R<Vec<TensorType>> {
         Some(Val::Function(f)) => f.span.clone(),
         _ => whole.clone(),
     };
-    let v = call_global(interp, "get_inputs", whole)?
-        .ok_or_else(|| FrontendError::format("the program has no `get_inputs()` function", whole.clone()))?;
+    let v = call_global(interp, "get_inputs", whole)?.ok_or_else(|| {
+        FrontendError::format("the program has no `get_inputs()` function", whole.clone())
+    })?;
     let items = v
         .items()
-        .ok_or_else(|| FrontendError::format(format!("`get_inputs()` must return a list, got {}", v.type_name()), span.clone()))?
+        .ok_or_else(|| {
+            FrontendError::format(
+                format!("`get_inputs()` must return a list, got {}", v.type_name()),
+                span.clone(),
+            )
+        })?
         .to_vec();
     let mut out = vec![];
     for it in items {
@@ -122,7 +171,10 @@ fn input_types(interp: &mut Interp, whole: &Span) -> R<Vec<TensorType>> {
             Val::Bool(_) => TensorType::scalar(DType::Bool),
             other => {
                 return Err(FrontendError::unsupported(
-                    format!("`get_inputs()` returns {}; only tensors and numbers are supported", other.type_name()),
+                    format!(
+                        "`get_inputs()` returns {}; only tensors and numbers are supported",
+                        other.type_name()
+                    ),
                     span,
                 ))
             }
@@ -132,7 +184,12 @@ fn input_types(interp: &mut Interp, whole: &Span) -> R<Vec<TensorType>> {
 }
 
 /// Graph inputs named after the function's parameters (`*args` become `args_0`, ...).
-fn bind_inputs(builder: &mut GraphBuilder, f: &super::ast::FunctionDef, skip_self: bool, types: Vec<TensorType>) -> R<Vec<ValueId>> {
+fn bind_inputs(
+    builder: &mut GraphBuilder,
+    f: &super::ast::FunctionDef,
+    skip_self: bool,
+    types: Vec<TensorType>,
+) -> R<Vec<ValueId>> {
     use super::ast::ParamKind;
     let params: Vec<&super::ast::Param> = f.params.iter().skip(usize::from(skip_self)).collect();
     let mut out = vec![];
@@ -146,7 +203,11 @@ fn bind_inputs(builder: &mut GraphBuilder, f: &super::ast::FunctionDef, skip_sel
             Some(p) if p.kind == ParamKind::VarArgs => format!("{}_{}", p.name, i),
             _ => {
                 return Err(FrontendError::lowering(
-                    format!("`{}` takes {} inputs but `get_inputs()` returns more", f.name, params.len()),
+                    format!(
+                        "`{}` takes {} inputs but `get_inputs()` returns more",
+                        f.name,
+                        params.len()
+                    ),
                     f.span.clone(),
                 ))
             }
@@ -184,20 +245,32 @@ fn lower_kernelbench(interp: &mut Interp, whole: &Span) -> R<Graph> {
         None => vec![],
         Some(v) => v
             .items()
-            .ok_or_else(|| FrontendError::format(format!("`get_init_inputs()` must return a list, got {}", v.type_name()), whole.clone()))?
+            .ok_or_else(|| {
+                FrontendError::format(
+                    format!(
+                        "`get_init_inputs()` must return a list, got {}",
+                        v.type_name()
+                    ),
+                    whole.clone(),
+                )
+            })?
             .to_vec(),
     };
     let Some(Val::Class(class)) = interp.globals.get("Model").cloned() else {
         return Err(FrontendError::format("no `class Model`", whole.clone()));
     };
-    let forward = find_method(&class, "forward")
-        .ok_or_else(|| FrontendError::format("`Model` has no `forward` method", class.span.clone()))?;
+    let forward = find_method(&class, "forward").ok_or_else(|| {
+        FrontendError::format("`Model` has no `forward` method", class.span.clone())
+    })?;
     interp.phase = Phase::Init;
     let mut args = Args::new(class.span.clone());
     args.pos = init.into_iter().map(|v| (v, class.span.clone())).collect();
     let model = interp.call(Val::Class(class.clone()), args, &class.span.clone())?;
     let Val::Object(id) = model else {
-        return Err(FrontendError::format("`Model(...)` did not produce an object", class.span.clone()));
+        return Err(FrontendError::format(
+            "`Model(...)` did not produce an object",
+            class.span.clone(),
+        ));
     };
 
     // the graph: activations, then parameters and buffers in state_dict order
@@ -226,7 +299,10 @@ fn lower_kernelbench(interp: &mut Interp, whole: &Span) -> R<Graph> {
     interp.phase = Phase::Forward;
     let span = forward.span.clone();
     let mut args = Args::new(span.clone());
-    args.pos = inputs.into_iter().map(|v| (Val::Tensor(v), span.clone())).collect();
+    args.pos = inputs
+        .into_iter()
+        .map(|v| (Val::Tensor(v), span.clone()))
+        .collect();
     let result = interp.call_function(&forward, args, Some(Val::Object(id)), &span)?;
     let outs = outputs(interp, result, &span)?;
     let builder = std::mem::replace(&mut interp.builder, GraphBuilder::new("scratch"));
@@ -244,7 +320,10 @@ fn lower_seed(interp: &mut Interp, whole: &Span) -> R<Graph> {
     interp.phase = Phase::Forward;
     let span = f.span.clone();
     let mut args = Args::new(span.clone());
-    args.pos = inputs.into_iter().map(|v| (Val::Tensor(v), span.clone())).collect();
+    args.pos = inputs
+        .into_iter()
+        .map(|v| (Val::Tensor(v), span.clone()))
+        .collect();
     let result = interp.call_function(&f, args, None, &span)?;
     let outs = outputs(interp, result, &span)?;
     let builder = std::mem::replace(&mut interp.builder, GraphBuilder::new("scratch"));

@@ -14,7 +14,10 @@ pub struct TensorSig {
 
 impl From<&TensorType> for TensorSig {
     fn from(t: &TensorType) -> Self {
-        TensorSig { shape: t.shape.clone(), dtype: t.dtype.torch_name() }
+        TensorSig {
+            shape: t.shape.clone(),
+            dtype: t.dtype.torch_name(),
+        }
     }
 }
 
@@ -43,12 +46,26 @@ impl Signature {
         for &v in graph.inputs() {
             let value = graph.value(v);
             match &value.def {
-                drtc_ir::ValueDef::Input { kind: InputKind::Activation, .. } => inputs.push(TensorSig::from(&value.ty)),
-                _ => params.push((value.name.clone().unwrap_or_default(), TensorSig::from(&value.ty))),
+                drtc_ir::ValueDef::Input {
+                    kind: InputKind::Activation,
+                    ..
+                } => inputs.push(TensorSig::from(&value.ty)),
+                _ => params.push((
+                    value.name.clone().unwrap_or_default(),
+                    TensorSig::from(&value.ty),
+                )),
             }
         }
-        let outputs = graph.outputs().iter().map(|&v| TensorSig::from(graph.ty(v))).collect();
-        Signature { inputs, params, outputs }
+        let outputs = graph
+            .outputs()
+            .iter()
+            .map(|&v| TensorSig::from(graph.ty(v)))
+            .collect();
+        Signature {
+            inputs,
+            params,
+            outputs,
+        }
     }
 
     /// One line of JSON.

@@ -146,16 +146,52 @@ pub fn broadcast(inputs: &[&TensorType], _: AttrView) -> InferResult {
     one(TensorType::new(dtype, shape))
 }
 
-/// `lerp(start, end, weight)`: start and end must share a dtype; the weight may be a
-/// scalar-like tensor of another.
+/// `lerp(start, end, weight)`: start, end and a dimensioned weight must share a dtype; a
+/// 0-dim weight may have another.
 pub fn lerp(inputs: &[&TensorType], a: AttrView) -> InferResult {
-    if inputs[0].dtype != inputs[1].dtype {
-        return Err(format!(
-            "lerp needs start and end of one dtype, got {} and {}",
-            inputs[0].dtype, inputs[1].dtype
-        ));
+    let weight = inputs[2];
+    let same = if weight.rank() == 0 {
+        &inputs[..2]
+    } else {
+        inputs
+    };
+    require_same_dtype(same, "lerp")?;
+    broadcast(inputs, a)
+}
+
+/// `pow`: broadcasting; a bool result (both operands bool) has no kernel in PyTorch.
+pub fn power(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    let out = broadcast(inputs, a)?;
+    if out[0].dtype == DType::Bool {
+        return Err("pow is not implemented for two bool tensors".into());
+    }
+    Ok(out)
+}
+
+/// softsign `x / (1 + |x|)`: like [`unary_float`], but bools have no `abs`.
+pub fn softsign(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    if inputs[0].dtype == DType::Bool {
+        return Err("softsign does not accept bool tensors".into());
+    }
+    unary_float(inputs, a)
+}
+
+/// `sub`: broadcasting, and PyTorch refuses bool operands (use `~` or `logical_xor`).
+pub fn subtract(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    if inputs.iter().any(|t| t.dtype == DType::Bool) {
+        return Err("sub does not accept bool tensors".into());
     }
     broadcast(inputs, a)
+}
+
+/// `clamp {min, max}`: at least one bound; the bounds are numbers (floats once
+/// normalized), so integer and bool inputs give the default float dtype, like
+/// `torch.clamp(x, min=0.0)`.
+pub fn clamp(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    if a.opt_float("min")?.is_none() && a.opt_float("max")?.is_none() {
+        return Err("clamp needs at least one of `min` and `max`".into());
+    }
+    unary_float(inputs, a)
 }
 
 /// True division: broadcasting, integer results become f32.
@@ -253,6 +289,9 @@ pub fn reduce_to_float(inputs: &[&TensorType], a: AttrView) -> InferResult {
 /// argmax/argmin `{dim: int | none, keepdim}`: i64 indices; no dim flattens.
 pub fn reduce_arg(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
+    if t.dtype == DType::Bool {
+        return Err("argmax/argmin do not accept bool tensors".into());
+    }
     let keepdim = a.bool("keepdim")?;
     let shape = match a.opt_int("dim")? {
         Some(d) => reduced_shape(t, Some(&[d]), keepdim)?,
@@ -781,6 +820,7 @@ fn conv_transpose_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResu
             + out_pad[i] as i128
             + 1;
         let o = to_dim(o, "transposed convolution output size")?;
+        // (PyTorch's CPU kernels disagree on whether an empty result is an error; it is one here)
         if o < 1 {
             return Err(format!(
                 "transposed convolution output size along spatial dim {i} is {o} (< 1)"
@@ -865,9 +905,19 @@ pub fn avg_pool2d(i: &[&TensorType], a: AttrView) -> InferResult {
     require_float(i[0], "avg_pool")?;
     pool_nd(i, a, 2, false)
 }
+/// avg_pool3d also needs every (unpadded) spatial size to hold the kernel, as PyTorch
+/// checks.
 pub fn avg_pool3d(i: &[&TensorType], a: AttrView) -> InferResult {
     require_float(i[0], "avg_pool")?;
-    pool_nd(i, a, 3, false)
+    let out = pool_nd(i, a, 3, false)?;
+    let kernel = spatial_list(a, "kernel_size", 3)?;
+    let spatial = &i[0].shape[i[0].rank() - 3..];
+    if spatial.iter().zip(&kernel).any(|(s, k)| s < k) {
+        return Err(format!(
+            "avg_pool3d: input {spatial:?} is smaller than the kernel {kernel:?}"
+        ));
+    }
+    Ok(out)
 }
 
 fn adaptive_nd(inputs: &[&TensorType], a: AttrView, n: usize) -> InferResult {
@@ -1058,6 +1108,8 @@ pub fn reshape(inputs: &[&TensorType], a: AttrView) -> InferResult {
 pub fn flatten(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
     if t.rank() == 0 {
+        normalize_dim(a.int("start_dim")?, 0)?;
+        normalize_dim(a.int("end_dim")?, 0)?;
         return one(t.with_shape(vec![1]));
     }
     let s = normalize_dim(a.int("start_dim")?, t.rank())?;

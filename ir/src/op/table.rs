@@ -81,14 +81,14 @@ op_table! {
 
     // ---- pointwise binary, broadcasting
     Add = "add": Pointwise, Exact(2), [], inf::broadcast, pw::<1>;
-    Sub = "sub": Pointwise, Exact(2), [], inf::broadcast, pw::<1>;
+    Sub = "sub": Pointwise, Exact(2), [], inf::subtract, pw::<1>;
     Mul = "mul": Pointwise, Exact(2), [], inf::broadcast, pw::<1>;
     /// True division (`/`, `torch.div`).
     Div = "div": Pointwise, Exact(2), [], inf::broadcast_float, pw::<1>;
     Maximum = "maximum": Pointwise, Exact(2), [], inf::broadcast, pw::<1>;
     Minimum = "minimum": Pointwise, Exact(2), [], inf::broadcast, pw::<1>;
     /// `x ** y`, `torch.pow`.
-    Pow = "pow": Pointwise, Exact(2), [], inf::broadcast, pw::<2>;
+    Pow = "pow": Pointwise, Exact(2), [], inf::power, pw::<2>;
     /// `lerp(start, end, weight) = start + weight * (end - start)`.
     Lerp = "lerp": Pointwise, Exact(3), [], inf::lerp, pw::<3>;
     Eq = "eq": Pointwise, Exact(2), [], inf::compare, pw::<1>;
@@ -113,11 +113,11 @@ op_table! {
     Hardsigmoid = "hardsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<3>;
     Hardswish = "hardswish": Pointwise, Exact(1), [], inf::float_only, pw::<4>;
     Softplus = "softplus": Pointwise, Exact(1), [float("beta", 1.0), float("threshold", 20.0)], inf::float_only, pw::<4>;
-    Softsign = "softsign": Pointwise, Exact(1), [], inf::unary_float, pw::<3>;
+    Softsign = "softsign": Pointwise, Exact(1), [], inf::softsign, pw::<3>;
     Elu = "elu": Pointwise, Exact(1), [float("alpha", 1.0)], inf::float_only, pw::<4>;
-    Hardtanh = "hardtanh": Pointwise, Exact(1), [float("min_val", -1.0), float("max_val", 1.0)], inf::same, pw::<2>;
+    Hardtanh = "hardtanh": Pointwise, Exact(1), [float("min_val", -1.0), float("max_val", 1.0)], inf::numeric, pw::<2>;
     /// `torch.clamp(x, min=None, max=None)`.
-    Clamp = "clamp": Pointwise, Exact(1), [none("min", K::OptFloat), none("max", K::OptFloat)], inf::same, pw::<2>;
+    Clamp = "clamp": Pointwise, Exact(1), [none("min", K::OptFloat), none("max", K::OptFloat)], inf::clamp, pw::<2>;
     Logsigmoid = "logsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<5>;
     /// `x * tanh(softplus(x))`.
     Mish = "mish": Pointwise, Exact(1), [], inf::float_only, pw::<10>;

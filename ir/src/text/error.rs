@@ -97,6 +97,16 @@ mod tests {
         assert_eq!((e.line, e.column), (3, 1));
     }
 
+    proptest::proptest! {
+        /// Rendering never panics, even against a source other than the parsed one.
+        #[test]
+        fn render_never_panics(src in "\\PC{0,40}", other in "\\PC{0,40}", a in 0usize..60, b in 0usize..60) {
+            let e = ParseError::at(&src, a.min(b)..a.max(b), "m");
+            proptest::prop_assert!(e.render(&src, "f").contains('^'));
+            let _ = e.render(&other, "f");
+        }
+    }
+
     #[test]
     fn renders_a_caret_under_the_span() {
         let src = "graph @g() {\n\t%1 = rleu(%0)\n}\n";

@@ -91,10 +91,10 @@ impl Parser<'_> {
         };
         let text = self.text(&self.span());
         if tok == Tok::Error {
-            let quoted =
-                text.starts_with('"') || text.starts_with("%\"") || text.starts_with("@\"");
+            if ["\"", "%\"", "@\""].iter().any(|q| text.starts_with(q)) {
+                return "unterminated string".into();
+            }
             return match text.chars().next() {
-                _ if quoted => "unterminated string".into(),
                 Some(c) => format!("unexpected character `{c}`"),
                 None => "an unrecognized token".into(),
             };
