@@ -174,10 +174,6 @@ pub fn rules() -> Vec<Rule> {
             b.op(Op::Clamp, &[x], clamp_attrs(lo, hi))
         })
         .test("x: f32[4] | (clamp (clamp x @min=-2.0;max=1.0) @min=-1.0;max=3.0) => (clamp x @min=-1.0;max=1.0)"),
-        // clamp(x) with neither bound = x.
-        Rule::rewrite("clamp-unbounded", "(clamp ?x ?a)", "?x")
-            .when(|m| bounds(m, "?a") == Some((None, None)))
-            .test("x: f32[4] | (clamp x) => x"),
         // cast(x, d) = x when x already has dtype d.
         Rule::rewrite("cast-same", "(cast ?x ?a)", "?x")
             .when(|m| m.same_type_as_root("?x"))
