@@ -44,6 +44,28 @@ pub struct DecomposeArgs {
     /// Cap size constants by their names (batch_size, channels, ...) for quick CPU runs.
     #[arg(long)]
     pub shrink: bool,
+    /// Run this pass pipeline before decomposing, e.g. `canonicalize,simplify,dce`
+    /// (`drtc stitch` must be given the same).
+    #[arg(long, value_name = "PIPELINE")]
+    pub passes: Option<String>,
+}
+
+/// Runs `pipeline` (if any) over a loaded program's graph.
+pub fn prepare(graph: &mut drtc_ir::Graph, pipeline: Option<&str>) -> DriverResult<()> {
+    let Some(pipeline) = pipeline else {
+        return Ok(());
+    };
+    let options = drtc_passes::ManagerOptions {
+        verify_each: true,
+        print_ir_after: vec![],
+    };
+    let pm = drtc_passes::PassManager::parse(pipeline, options).map_err(|e| match e {
+        drtc_passes::PassError::Pipeline(p) => DriverError::Reported(p.render()),
+        other => DriverError::Reported(other.to_string()),
+    })?;
+    pm.run(graph)
+        .map_err(|e| DriverError::Reported(e.to_string()))?;
+    Ok(())
 }
 
 /// The overrides for `file`: `--set`, plus the size caps with `--shrink` (`.py` only).
@@ -87,7 +109,9 @@ pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {
                 continue;
             }
         };
-        let g = &p.graph;
+        let mut graph = p.graph.clone();
+        prepare(&mut graph, args.passes.as_deref())?;
+        let g = &graph;
         let d = decompose(g, args.max_ops);
         let k = d.subproblems.len();
         for (i, sp) in d.subproblems.iter().enumerate() {

@@ -7,7 +7,7 @@
 //! `triton_fused_operator`, or a KernelBench program's `ModelNew` (subclassing the
 //! reference's `Model`, so it owns the same parameters).
 
-use super::decompose::overrides;
+use super::decompose::{overrides, prepare};
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
@@ -51,6 +51,9 @@ pub struct StitchArgs {
     /// Cap size constants by their names, as for decompose.
     #[arg(long)]
     pub shrink: bool,
+    /// The pass pipeline given to decompose, if any.
+    #[arg(long, value_name = "PIPELINE")]
+    pub passes: Option<String>,
 }
 
 /// One subproblem line, with its kernel.
@@ -240,7 +243,8 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
     let mut modules: Vec<(String, String)> = vec![];
     let mut missing = vec![];
     for p in programs {
-        let p = p.map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
+        let mut p = p.map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
+        prepare(&mut p.graph, args.passes.as_deref())?;
         let line = p.line.map(|l| l as u64);
         let mut pieces: Vec<Piece> = vec![];
         for s in subs.iter().filter(|s| s["source_line"].as_u64() == line) {
