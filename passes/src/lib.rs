@@ -4,6 +4,8 @@
 
 pub mod cse;
 pub mod dce;
+pub mod decompose;
+pub mod egraph;
 mod error;
 pub mod fuse;
 mod manager;

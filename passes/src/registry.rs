@@ -18,7 +18,14 @@ pub struct PassInfo {
 }
 
 /// Every pass, in alphabetical order.
-pub static PASSES: &[PassInfo] = &[crate::cse::INFO, crate::dce::INFO, crate::fuse::INFO];
+pub static PASSES: &[PassInfo] = &[
+    crate::egraph::canonicalize::INFO,
+    crate::cse::INFO,
+    crate::dce::INFO,
+    crate::decompose::INFO,
+    crate::fuse::INFO,
+    crate::egraph::simplify::INFO,
+];
 
 /// The pass called `name`.
 pub fn lookup(name: &str) -> Option<&'static PassInfo> {

@@ -2,12 +2,14 @@
 
 mod bench_pair;
 mod compile;
+mod decompose;
 mod devices;
 mod fmt;
 mod ir_file;
 mod opt;
 mod parse;
 mod setup;
+mod stitch;
 mod suite;
 mod synth;
 mod synth_bench;
@@ -83,6 +85,10 @@ pub enum Command {
     Synth(synth::SynthArgs),
     SynthReport(synth_report::SynthReportArgs),
     SynthBench(synth_bench::SynthBenchArgs),
+    /// Split programs into subproblems of at most N ops, one seed program each
+    Decompose(decompose::DecomposeArgs),
+    /// Build whole programs from one kernel module per subproblem
+    Stitch(stitch::StitchArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -99,5 +105,7 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Synth(args) => synth::run(args),
         Command::SynthReport(args) => synth_report::run(args),
         Command::SynthBench(args) => synth_bench::run(args),
+        Command::Decompose(args) => decompose::run(args),
+        Command::Stitch(args) => stitch::run(args),
     }
 }

@@ -54,15 +54,27 @@ pub fn run(args: OptArgs) -> DriverResult<ExitCode> {
     let pm = PassManager::parse(&args.passes, options).map_err(reported)?;
     let mut graph = ir_file::load(&args.file)?.graph;
     let log_decisions = args.log_decisions;
+    let mut last_decisions: (&str, Vec<String>) = ("", vec![]);
     let report = pm
         .run_with(&mut graph, &mut |event| match event {
-            PassEvent::Ran(run) if log_decisions => {
-                for d in &run.decisions {
-                    eprintln!("// {}: {d}", run.pass);
+            PassEvent::Ran(run) => {
+                if log_decisions {
+                    for d in &run.decisions {
+                        eprintln!("// {}: {d}", run.pass);
+                    }
                 }
+                last_decisions = (run.pass, run.decisions.clone());
             }
-            PassEvent::Ran(_) => {}
-            PassEvent::IrAfter(dump) => eprint!("{}\n{}", dump.header(), dump.ir),
+            // the IR after a pass comes with what the pass did and why
+            PassEvent::IrAfter(dump) => {
+                eprintln!("{}", dump.header());
+                if !log_decisions && last_decisions.0 == dump.pass {
+                    for d in &last_decisions.1 {
+                        eprintln!("// {}: {d}", dump.pass);
+                    }
+                }
+                eprint!("{}", dump.ir);
+            }
         })
         .map_err(reported)?;
     if args.time_passes {

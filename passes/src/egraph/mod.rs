@@ -1,0 +1,19 @@
+//! E-graph rewriting with egg: the language over drtc's ops ([`lang`]), an analysis that
+//! types every e-class ([`analysis`]), a cost model of bytes moved and FLOPs ([`cost`]),
+//! rules as data grouped by topic ([`rules`]), and the `canonicalize` and `simplify`
+//! passes. Rules keep every type exactly (checked when a right-hand side is built), and a
+//! rewritten program is kept only if the cost model says it is strictly cheaper.
+
+pub mod analysis;
+pub mod canonicalize;
+pub mod convert;
+pub mod cost;
+pub mod engine;
+pub mod lang;
+pub mod rule;
+pub mod rules;
+pub mod simplify;
+
+pub use cost::{graph_cost, op_cost, Cost};
+pub use engine::{rewrite_graph, rewrite_graph_within, Budget, RewriteSummary};
+pub use rule::Rule;

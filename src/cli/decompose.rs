@@ -1,0 +1,154 @@
+//! `drtc decompose`: splits every program of a file into subproblems of at most N ops
+//! along fusion-legal cuts (the `decompose` pass) and writes one standalone seed-format
+//! program per subproblem, with its provenance: the source program and line, the
+//! subproblem's index, and the values of the source program it reads and writes (input
+//! names, or `%k` for the result of the k-th op). `drtc stitch` puts kernels for these
+//! subproblems back together.
+
+use super::{read_file, DriverError, DriverResult};
+use clap::Args;
+use drtc::driver::constants::ConstantOverride;
+use drtc::driver::program::load_programs;
+use drtc::driver::shrink::shrink_overrides;
+use drtc_backends::torch::emit_seed_program;
+use drtc_passes::decompose::{decompose, subproblem_graph, value_name};
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Split programs into subproblems of at most N ops, one seed program each.
+#[derive(Args, Debug)]
+#[command(
+    long_about = "Reads programs (a KernelBench or seed `.py`, a `.jsonl` of seed \
+programs, or a `.drt` IR file), splits each into subproblems of at most --max-ops ops along \
+fusion-legal cuts (never splitting a fusable kernel, never making two subproblems depend on \
+each other, cutting across small tensors first), and writes one JSON line per subproblem: \
+`pytorch` (a standalone seed program: `get_inputs` with the subproblem's input shapes, \
+`fused_operator`), `difficulty` (its op count), and provenance: `source`, `source_line`, \
+`subproblem`, `subproblems`, `reads`, `writes`, `ops`.\n\nExample:\n  drtc decompose \
+model.py --max-ops 4 -o sub.jsonl"
+)]
+pub struct DecomposeArgs {
+    /// The programs: `model.py`, `programs.jsonl` or `graph.drt`.
+    pub file: PathBuf,
+    /// Most ops in one subproblem (scalar constants not counted).
+    #[arg(long, default_value_t = 8)]
+    pub max_ops: usize,
+    /// Where to write the subproblems (JSON lines).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Override a module-level constant of the program (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<ConstantOverride>,
+    /// Cap size constants by their names (batch_size, channels, ...) for quick CPU runs.
+    #[arg(long)]
+    pub shrink: bool,
+    /// Run this pass pipeline before decomposing, e.g. `canonicalize,simplify,dce`
+    /// (`drtc stitch` must be given the same).
+    #[arg(long, value_name = "PIPELINE")]
+    pub passes: Option<String>,
+}
+
+/// Runs `pipeline` (if any) over a loaded program's graph.
+pub fn prepare(graph: &mut drtc_ir::Graph, pipeline: Option<&str>) -> DriverResult<()> {
+    let Some(pipeline) = pipeline else {
+        return Ok(());
+    };
+    let options = drtc_passes::ManagerOptions {
+        verify_each: true,
+        print_ir_after: vec![],
+    };
+    let pm = drtc_passes::PassManager::parse(pipeline, options).map_err(|e| match e {
+        drtc_passes::PassError::Pipeline(p) => DriverError::Reported(p.render()),
+        other => DriverError::Reported(other.to_string()),
+    })?;
+    pm.run(graph)
+        .map_err(|e| DriverError::Reported(e.to_string()))?;
+    Ok(())
+}
+
+/// The overrides for `file`: `--set`, plus the size caps with `--shrink` (`.py` only).
+pub fn overrides(
+    file: &Path,
+    contents: &str,
+    set: &[ConstantOverride],
+    shrink: bool,
+) -> Vec<ConstantOverride> {
+    let mut all = vec![];
+    if shrink && file.extension().is_some_and(|e| e == "py") {
+        all = shrink_overrides(contents);
+    }
+    for o in set {
+        all.retain(|a: &ConstantOverride| a.name != o.name);
+        all.push(o.clone());
+    }
+    all
+}
+
+pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {
+    if args.max_ops == 0 {
+        return Err(DriverError::Reported("--max-ops must be at least 1".into()));
+    }
+    let contents = read_file(&args.file)?;
+    let ov = overrides(&args.file, &contents, &args.set, args.shrink);
+    let programs =
+        load_programs(&args.file, &contents, &ov, None).map_err(DriverError::Reported)?;
+    let write_err = |source| DriverError::Write {
+        path: args.output.display().to_string(),
+        source,
+    };
+    let mut out = std::fs::File::create(&args.output).map_err(write_err)?;
+    let (mut lines, mut failed) = (0, 0);
+    for p in programs {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("{}: skipped: {}", e.name, e.message);
+                failed += 1;
+                continue;
+            }
+        };
+        let mut graph = p.graph.clone();
+        prepare(&mut graph, args.passes.as_deref())?;
+        let g = &graph;
+        let d = decompose(g, args.max_ops);
+        let k = d.subproblems.len();
+        for (i, sp) in d.subproblems.iter().enumerate() {
+            let sub = subproblem_graph(g, sp, &format!("subproblem_{i}"));
+            let names = |vs: &[drtc_ir::ValueId]| -> Vec<String> {
+                vs.iter().map(|&v| value_name(g, v)).collect()
+            };
+            let ops: Vec<&str> = sp.nodes.iter().map(|&n| g.node(n).op.name()).collect();
+            let record = json!({
+                "pytorch": emit_seed_program(&sub),
+                "difficulty": sp.op_count(g),
+                "source": p.name,
+                "source_line": p.line,
+                "subproblem": i,
+                "subproblems": k,
+                "reads": names(&sp.inputs),
+                "writes": names(&sp.outputs),
+                "ops": ops,
+                "max_ops": args.max_ops,
+            });
+            writeln!(out, "{record}").map_err(write_err)?;
+            lines += 1;
+        }
+        eprintln!("{}: {k} subproblems", p.name);
+    }
+    eprintln!(
+        "wrote {lines} subproblems to {}{}",
+        args.output.display(),
+        if failed > 0 {
+            format!(" ({failed} programs could not be loaded)")
+        } else {
+            String::new()
+        }
+    );
+    Ok(if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

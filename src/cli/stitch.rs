@@ -1,0 +1,302 @@
+//! `drtc stitch`: builds each whole program from one kernel module per subproblem (written
+//! by `drtc decompose`; the kernels may come from templates, a language model or a
+//! person). Every kernel module defines `triton_fused_operator(*inputs)` returning the
+//! list of its subproblem's outputs; the stitched module loads each one in its own
+//! namespace and calls them in order, passing values by the names the subproblems read
+//! and write. The result is what `drtc verify` takes: a seed program's
+//! `triton_fused_operator`, or a KernelBench program's `ModelNew` (subclassing the
+//! reference's `Model`, so it owns the same parameters).
+
+use super::decompose::{overrides, prepare};
+use super::{read_file, DriverError, DriverResult};
+use clap::Args;
+use drtc::driver::constants::ConstantOverride;
+use drtc::driver::program::{load_programs, LoadedProgram};
+use drtc_backends::stitch::ModuleForm;
+use drtc_ir::{InputKind, ValueDef};
+use drtc_passes::decompose::value_name;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Build whole programs from one kernel module per subproblem.
+#[derive(Args, Debug)]
+#[command(
+    long_about = "Reads the programs (the file given to `drtc decompose`, with the \
+same --set/--shrink), their subproblems (`drtc decompose`'s output) and one kernel module per \
+subproblem (JSON lines with the module's Python source in `module` or `code`, matched by \
+`source_line` and `subproblem`, or else by position), and writes for each program a module \
+that `drtc verify` accepts. One program: OUT is that module; several: OUT is a directory with \
+one module per program.\n\nExample:\n  drtc stitch --programs model.py --subproblems \
+sub.jsonl --kernels kernels.jsonl -o model_stitched.py"
+)]
+pub struct StitchArgs {
+    /// The programs that were decomposed.
+    #[arg(long)]
+    pub programs: PathBuf,
+    /// The subproblems (`drtc decompose -o`).
+    #[arg(long)]
+    pub subproblems: PathBuf,
+    /// One kernel module per subproblem (JSON lines).
+    #[arg(long)]
+    pub kernels: PathBuf,
+    /// The stitched module (one program) or a directory of them.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Override a module-level constant of the program (repeatable), as for decompose.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<ConstantOverride>,
+    /// Cap size constants by their names, as for decompose.
+    #[arg(long)]
+    pub shrink: bool,
+    /// The pass pipeline given to decompose, if any.
+    #[arg(long, value_name = "PIPELINE")]
+    pub passes: Option<String>,
+}
+
+/// One subproblem line, with its kernel.
+struct Piece {
+    index: usize,
+    reads: Vec<String>,
+    writes: Vec<String>,
+    module: String,
+}
+
+fn json_lines(path: &Path) -> DriverResult<Vec<Value>> {
+    let text = read_file(path)?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| {
+                DriverError::Reported(format!("{}:{}: not JSON: {e}", path.display(), i + 1))
+            })
+        })
+        .collect()
+}
+
+fn strings(v: &Value, key: &str) -> Vec<String> {
+    v[key]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A Python string literal holding `s` (JSON string syntax is valid Python).
+fn py_str(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// `self.a.b[0].c` for a state_dict name.
+fn self_path(name: &str) -> String {
+    let mut s = String::from("self");
+    for part in name.split('.') {
+        if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
+            let _ = write!(s, "[{part}]");
+        } else {
+            let _ = write!(s, ".{part}");
+        }
+    }
+    s
+}
+
+/// The stitched module for one program.
+fn stitched_module(p: &LoadedProgram, pieces: &[Piece]) -> String {
+    let g = &p.graph;
+    let mut out = String::new();
+    if let ModuleForm::KernelBench { model_source } = &p.form {
+        out.push_str(model_source);
+        out.push_str("\n\n");
+    }
+    out.push_str(
+        "# ---- stitched by drtc: one kernel module per subproblem ----\n\
+import linecache as _drtc_linecache\nimport types as _drtc_types\n\n\n\
+def _drtc_load(index, source):\n    \
+name = f\"<drtc-subproblem-{index}>\"\n    \
+_drtc_linecache.cache[name] = (len(source), None, source.splitlines(True), name)\n    \
+module = _drtc_types.ModuleType(f\"drtc_subproblem_{index}\")\n    \
+module.__file__ = name\n    \
+exec(compile(source, name, \"exec\"), module.__dict__)\n    \
+return module\n\n\n",
+    );
+    for piece in pieces {
+        let _ = writeln!(
+            out,
+            "_drtc_sub{} = _drtc_load({}, {})",
+            piece.index,
+            piece.index,
+            py_str(&piece.module)
+        );
+    }
+    let params: Vec<String> = (0..g.inputs().len()).map(|i| format!("in{i}")).collect();
+    let _ = writeln!(
+        out,
+        "\n\ndef _drtc_stitched({}):\n    env = {{}}",
+        params.join(", ")
+    );
+    for (i, &v) in g.inputs().iter().enumerate() {
+        let _ = writeln!(out, "    env[{}] = in{i}", py_str(&value_name(g, v)));
+    }
+    for piece in pieces {
+        let args: Vec<String> = piece
+            .reads
+            .iter()
+            .map(|r| format!("env[{}]", py_str(r)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "    outs = _drtc_sub{}.triton_fused_operator({})",
+            piece.index,
+            args.join(", ")
+        );
+        for (j, w) in piece.writes.iter().enumerate() {
+            let _ = writeln!(out, "    env[{}] = outs[{j}]", py_str(w));
+        }
+    }
+    let rets: Vec<String> = g
+        .outputs()
+        .iter()
+        .map(|&v| format!("env[{}]", py_str(&value_name(g, v))))
+        .collect();
+    let _ = writeln!(out, "    return [{}]", rets.join(", "));
+    match &p.form {
+        ModuleForm::Seed => {
+            out.push_str(
+                "\n\ndef triton_fused_operator(*inputs):\n    return _drtc_stitched(*inputs)\n",
+            );
+        }
+        ModuleForm::KernelBench { .. } => {
+            let mut args = vec![];
+            let mut next_arg = 0;
+            for &v in g.inputs() {
+                let val = g.value(v);
+                match &val.def {
+                    ValueDef::Input {
+                        kind: InputKind::Param | InputKind::Buffer,
+                        ..
+                    } => args.push(self_path(val.name.as_deref().unwrap_or(""))),
+                    _ => {
+                        args.push(format!("args[{next_arg}]"));
+                        next_arg += 1;
+                    }
+                }
+            }
+            let result = if g.outputs().len() == 1 {
+                "outs[0]"
+            } else {
+                "tuple(outs)"
+            };
+            let _ = writeln!(
+                out,
+                "\n\nclass ModelNew(Model):\n    def forward(self, *args):\n        \
+outs = _drtc_stitched({})\n        return {result}",
+                args.join(", ")
+            );
+        }
+    }
+    out
+}
+
+pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
+    let contents = read_file(&args.programs)?;
+    let ov = overrides(&args.programs, &contents, &args.set, args.shrink);
+    let programs =
+        load_programs(&args.programs, &contents, &ov, None).map_err(DriverError::Reported)?;
+    let subs = json_lines(&args.subproblems)?;
+    let kernels = json_lines(&args.kernels)?;
+    // kernels by (source line, subproblem) when they say so, else by position
+    let mut keyed: BTreeMap<(Option<u64>, u64), String> = BTreeMap::new();
+    for (i, k) in kernels.iter().enumerate() {
+        let module = k["module"]
+            .as_str()
+            .or_else(|| k["code"].as_str())
+            .ok_or_else(|| {
+                DriverError::Reported(format!(
+                    "{}:{}: no `module` (or `code`) field",
+                    args.kernels.display(),
+                    i + 1
+                ))
+            })?;
+        let key = match k["subproblem"].as_u64() {
+            Some(s) => (k["source_line"].as_u64(), s),
+            None => {
+                let s = subs.get(i).ok_or_else(|| {
+                    DriverError::Reported(format!(
+                        "{}: more kernels than subproblems",
+                        args.kernels.display()
+                    ))
+                })?;
+                (
+                    s["source_line"].as_u64(),
+                    s["subproblem"].as_u64().unwrap_or(0),
+                )
+            }
+        };
+        keyed.insert(key, module.to_string());
+    }
+    let mut modules: Vec<(String, String)> = vec![];
+    let mut missing = vec![];
+    for p in programs {
+        let mut p = p.map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
+        prepare(&mut p.graph, args.passes.as_deref())?;
+        let line = p.line.map(|l| l as u64);
+        let mut pieces: Vec<Piece> = vec![];
+        for s in subs.iter().filter(|s| s["source_line"].as_u64() == line) {
+            let index = s["subproblem"].as_u64().unwrap_or(0);
+            match keyed.get(&(line, index)) {
+                Some(module) => pieces.push(Piece {
+                    index: index as usize,
+                    reads: strings(s, "reads"),
+                    writes: strings(s, "writes"),
+                    module: module.clone(),
+                }),
+                None => missing.push(format!("{} subproblem {index}", p.name)),
+            }
+        }
+        pieces.sort_by_key(|p| p.index);
+        if pieces.is_empty() {
+            missing.push(format!("{}: no subproblems", p.name));
+            continue;
+        }
+        let stem = match p.line {
+            Some(l) => format!("program_{l}.py"),
+            None => "program.py".to_string(),
+        };
+        modules.push((stem, stitched_module(&p, &pieces)));
+    }
+    if !missing.is_empty() {
+        return Err(DriverError::Reported(format!(
+            "no kernel for: {}",
+            missing.join(", ")
+        )));
+    }
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text).map_err(|source| DriverError::Write {
+            path: path.display().to_string(),
+            source,
+        })
+    };
+    if modules.len() == 1 {
+        write(&args.output, &modules[0].1)?;
+    } else {
+        std::fs::create_dir_all(&args.output).map_err(|source| DriverError::Write {
+            path: args.output.display().to_string(),
+            source,
+        })?;
+        for (name, text) in &modules {
+            write(&args.output.join(name), text)?;
+        }
+    }
+    eprintln!(
+        "stitched {} program(s) into {}",
+        modules.len(),
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
