@@ -63,6 +63,10 @@ pub struct CompileArgs {
     /// Override a module-level constant of the program, e.g. `--set batch_size=2` (repeatable).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<ConstantOverride>,
+    /// Cap size constants by name (batch, spatial, channel, matrix dims) so the program runs
+    /// quickly on the CPU interpreter; explicit --set values win.
+    #[arg(long)]
+    pub shrink: bool,
     /// For `.jsonl` input: compile only this line (1-based).
     #[arg(long)]
     pub line: Option<usize>,
@@ -72,6 +76,9 @@ pub struct CompileArgs {
     /// Most ops fused into one kernel.
     #[arg(long, default_value_t = 64)]
     pub max_ops: usize,
+    /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
+    #[arg(long)]
+    pub simplify: bool,
     /// On a GPU: try each kernel's reasonable launch configurations, keep the fastest
     /// verified one, and cache the choice (by region, shapes and device) under the drtc home.
     #[arg(long)]
@@ -163,6 +170,7 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
         fuse: drtc_passes::fuse::FuseOptions {
             max_ops: args.max_ops,
         },
+        simplify: args.simplify,
     };
     let home = DrtcHome::from_env();
     if args.search && (device != DeviceKind::Cuda || args.no_verify) {

@@ -36,6 +36,9 @@ pub struct SuiteArgs {
     /// Cap size constants by name (batch, spatial, channel, matrix dims) for the interpreter.
     #[arg(long)]
     pub shrink: bool,
+    /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
+    #[arg(long)]
+    pub simplify: bool,
     /// Only programs whose file name contains this text (repeatable).
     #[arg(long)]
     pub filter: Vec<String>,
@@ -93,6 +96,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     let work = home.dir("suite").map_err(runtime_error)?;
     let opts = CompileOptions {
         interpret: device == DeviceKind::Cpu,
+        simplify: args.simplify,
         ..Default::default()
     };
     // compile everything first (fast), then verify/time through the pool

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 /// The cleanup pipeline run before fusion.
 pub const CLEANUP_PIPELINE: &str = "dce,cse,dce";
 
+/// The pipeline with the e-graph rewrites (`--simplify`).
+pub const SIMPLIFY_PIPELINE: &str = "dce,cse,canonicalize,simplify,dce,cse,dce";
+
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
@@ -18,6 +21,8 @@ pub struct CompileOptions {
     /// Generate for Triton's CPU interpreter.
     pub interpret: bool,
     pub fuse: FuseOptions,
+    /// Run the e-graph rewrites (canonicalize, simplify) before fusion.
+    pub simplify: bool,
 }
 
 /// The result of compiling one program.
@@ -36,8 +41,13 @@ pub fn compile_graph(
     opts: &CompileOptions,
 ) -> Result<Compiled, String> {
     let start = Instant::now();
+    let pipeline = if opts.simplify {
+        SIMPLIFY_PIPELINE
+    } else {
+        CLEANUP_PIPELINE
+    };
     let pm = PassManager::parse(
-        CLEANUP_PIPELINE,
+        pipeline,
         ManagerOptions {
             verify_each: true,
             print_ir_after: vec![],
