@@ -153,7 +153,15 @@ fn write(path: &Path, text: &str) -> DriverResult<()> {
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
-    let programs = load_programs(&args.file, &contents, &args.set, args.line)
+    let mut overrides = args.set.clone();
+    if args.shrink {
+        for o in drtc::driver::shrink::shrink_overrides(&contents) {
+            if !overrides.iter().any(|x| x.name == o.name) {
+                overrides.push(o);
+            }
+        }
+    }
+    let programs = load_programs(&args.file, &contents, &overrides, args.line)
         .map_err(DriverError::Reported)?;
     let multi = args.file.extension().is_some_and(|e| e == "jsonl");
     let device = match args.device {
