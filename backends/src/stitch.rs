@@ -220,11 +220,7 @@ impl Host<'_> {
         }
         let g = self.g;
         let node = g.node(s.node);
-        let Some(&w) = node.inputs.get(1) else { return };
-        let Some(wname) = g.value(w).name.clone() else {
-            return;
-        };
-        let Some(prefix) = wname.strip_suffix("weight") else {
+        let Some(prefix) = module_prefix(g, s.node) else {
             return;
         };
         let find = |suffix: &str| {
@@ -262,6 +258,37 @@ impl Host<'_> {
             writeln!(self.body, "    {}.add_(1)", self.name(nb)).unwrap();
         }
     }
+}
+
+/// The state_dict prefix (`bn.`) of the module a batch_norm node belongs to: from the
+/// parameter its weight or bias is (or, after rewrites that fold a scale into them, is
+/// computed from), provided the module's `running_mean` buffer exists.
+fn module_prefix(g: &Graph, node: NodeId) -> Option<String> {
+    let n = g.node(node);
+    let mut stack: Vec<(ValueId, usize)> = n.inputs.iter().skip(1).map(|&v| (v, 0)).collect();
+    while let Some((v, depth)) = stack.pop() {
+        match g.producer(v) {
+            None => {
+                let name = g.value(v).name.as_deref().unwrap_or("");
+                let prefix = name
+                    .strip_suffix("weight")
+                    .or_else(|| name.strip_suffix("bias"));
+                if let Some(prefix) = prefix {
+                    let has_buffer = g.inputs().iter().any(|&i| {
+                        g.value(i).name.as_deref() == Some(&format!("{prefix}running_mean"))
+                    });
+                    if has_buffer {
+                        return Some(prefix.to_string());
+                    }
+                }
+            }
+            Some(p) if depth < 4 => {
+                stack.extend(g.node(p).inputs.iter().map(|&i| (i, depth + 1)));
+            }
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 fn region_kernel(

@@ -50,6 +50,24 @@ pub fn cap_for(name: &str) -> Option<i64> {
     }
 }
 
+/// The value of an integer literal or of a product/sum of integer literals
+/// (`16384 * 2`, `1024 + 1`); `None` for anything else.
+fn int_value(text: &str) -> Option<i64> {
+    let t = text.trim();
+    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || matches!(c, '*' | '+' | ' ' | '_')) || t.contains("**") {
+        return None;
+    }
+    let mut sum: i64 = 0;
+    for term in t.split('+') {
+        let mut prod: i64 = 1;
+        for f in term.split('*') {
+            prod = prod.checked_mul(f.trim().replace('_', "").parse::<i64>().ok()?)?;
+        }
+        sum = sum.checked_add(prod)?;
+    }
+    Some(sum)
+}
+
 /// The largest top-level `*groups` constant (group counts must keep dividing channels).
 fn max_groups(source: &str) -> i64 {
     source
@@ -57,7 +75,7 @@ fn max_groups(source: &str) -> i64 {
         .filter(|l| !l.starts_with([' ', '\t', '#']))
         .filter_map(|l| l.split_once('='))
         .filter(|(n, _)| n.trim().to_ascii_lowercase().ends_with("groups"))
-        .filter_map(|(_, v)| v.split('#').next().unwrap_or("").trim().parse::<i64>().ok())
+        .filter_map(|(_, v)| int_value(v.split('#').next().unwrap_or("")))
         .max()
         .unwrap_or(1)
         .max(1)
@@ -100,7 +118,7 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
             continue;
         };
         for (name, value) in pairs {
-            let (Some(cap), Ok(v)) = (cap_for(name), value.parse::<i64>()) else {
+            let (Some(cap), Some(v)) = (cap_for(name), int_value(value)) else {
                 continue;
             };
             if v > cap {
@@ -121,7 +139,7 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
             continue;
         }
         let parts: Vec<&str> = line.split('=').map(str::trim).collect();
-        let Ok(v) = parts[parts.len() - 1].parse::<i64>() else {
+        let Some(v) = int_value(parts[parts.len() - 1]) else {
             continue;
         };
         for name in &parts[..parts.len() - 1] {
@@ -163,6 +181,9 @@ mod tests {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
         assert_eq!(o, expect);
+        let products = shrink_overrides("M = 16384 * 2\nK = 32 * 2\nN = 2 ** 5\n");
+        assert_eq!(products.len(), 2);
+        assert_eq!((products[0].name.as_str(), products[0].value.as_str()), ("M", "48"));
         let grouped = shrink_overrides("out_features = 4096\nnum_groups = 64\n");
         assert_eq!(grouped[0].value, "256");
     }
