@@ -224,18 +224,33 @@ pub struct RunStats {
     pub rejected: Vec<serde_json::Value>,
 }
 
-/// Synthesizes `count` programs (with replacement rounds), optionally validated; returns
-/// the programs in index order and the run's totals.
+/// What one run makes: how many programs, from which seed, how they are checked.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSpec {
+    pub count: usize,
+    pub seed: u64,
+    pub validate: ValidateMode,
+    /// Input seeds per program when validating.
+    pub trials: usize,
+    /// Replacement rounds for failed or rejected programs.
+    pub retries: usize,
+}
+
+/// Synthesizes `spec.count` programs (with replacement rounds), optionally validated;
+/// returns the programs in index order and the run's totals.
 pub fn run_synthesis(
     cp: &CpSat,
     o: &SynthOptions,
-    count: usize,
-    seed: u64,
-    validate_mode: ValidateMode,
-    trials: usize,
-    retries: usize,
+    spec: RunSpec,
     bar: &ProgressBar,
 ) -> DriverResult<(Vec<SynthProgram>, RunStats, Vec<Outcome>)> {
+    let RunSpec {
+        count,
+        seed,
+        validate: validate_mode,
+        trials,
+        retries,
+    } = spec;
     let mut stats = RunStats::default();
     let mut done: BTreeMap<usize, SynthProgram> = BTreeMap::new();
     let mut todo: Vec<usize> = (0..count).collect();
@@ -331,16 +346,14 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         b
     };
     let t0 = Instant::now();
-    let (programs, stats, _) = run_synthesis(
-        &cp,
-        &o,
-        args.count,
-        args.seed,
-        args.validate,
-        args.trials,
-        args.retries,
-        &bar,
-    )?;
+    let spec = RunSpec {
+        count: args.count,
+        seed: args.seed,
+        validate: args.validate,
+        trials: args.trials,
+        retries: args.retries,
+    };
+    let (programs, stats, _) = run_synthesis(&cp, &o, spec, &bar)?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     let file = std::fs::File::create(&args.output).map_err(|source| DriverError::Write {
