@@ -5,8 +5,8 @@ use super::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc_cpsat::CpSat;
 use drtc_frontends::synth::{
-    default_python, synthesize_indices, validate, Device, Diversity, Outcome, Selection,
-    SynthOptions, SynthProgram, LIST_A, LIST_B,
+    default_python, synthesize_indices, validate, Device, Diversity, FailReason, Outcome,
+    Selection, SynthOptions, SynthProgram, LIST_A, LIST_B,
 };
 use drtc_ir::Op;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -224,21 +224,39 @@ pub struct RunStats {
     pub rejected: Vec<serde_json::Value>,
 }
 
-/// Synthesizes `count` programs (with replacement rounds), optionally validated; returns
-/// the programs in index order and the run's totals.
+/// What one run makes: how many programs, from which seed, how they are checked.
+#[derive(Clone, Copy, Debug)]
+pub struct RunSpec {
+    pub count: usize,
+    pub seed: u64,
+    pub validate: ValidateMode,
+    /// Input seeds per program when validating.
+    pub trials: usize,
+    /// Replacement rounds for failed or rejected programs.
+    pub retries: usize,
+}
+
+/// Synthesizes `spec.count` programs (with replacement rounds), optionally validated;
+/// returns the programs in index order and the run's totals.
 pub fn run_synthesis(
     cp: &CpSat,
     o: &SynthOptions,
-    count: usize,
-    seed: u64,
-    validate_mode: ValidateMode,
-    trials: usize,
-    retries: usize,
+    spec: RunSpec,
     bar: &ProgressBar,
 ) -> DriverResult<(Vec<SynthProgram>, RunStats, Vec<Outcome>)> {
+    let RunSpec {
+        count,
+        seed,
+        validate: validate_mode,
+        trials,
+        retries,
+    } = spec;
     let mut stats = RunStats::default();
     let mut done: BTreeMap<usize, SynthProgram> = BTreeMap::new();
     let mut todo: Vec<usize> = (0..count).collect();
+    // programs whose op sequence ran but kept failing validation (not those that did not
+    // solve: a sequence that cannot be solved is a finding, reported as such)
+    let mut rejected_ever: std::collections::BTreeSet<usize> = Default::default();
     let mut last_failed = vec![];
     let python = default_python();
     for round in 0..=retries {
@@ -247,8 +265,24 @@ pub fn run_synthesis(
         }
         let tick = |_: &Outcome| bar.inc(1);
         // the last half of the retry rounds draw new op sequences for what keeps failing
-        let redraw = round > 0 && round > retries / 2;
-        let results = synthesize_indices(cp, o, seed, count, &todo, round as u64, redraw, &tick);
+        // in the last half of the retry rounds, uniform runs draw new op sequences for
+        // programs that keep failing validation (coverage runs keep their sequences)
+        let redraw_now = round > 0 && round > retries / 2 && o.selection == Selection::Uniform;
+        let (again, keep): (Vec<usize>, Vec<usize>) = todo
+            .iter()
+            .partition(|i| redraw_now && rejected_ever.contains(i));
+        let mut results = synthesize_indices(cp, o, seed, count, &keep, round as u64, false, &tick);
+        results.extend(synthesize_indices(
+            cp,
+            o,
+            seed,
+            count,
+            &again,
+            round as u64,
+            true,
+            &tick,
+        ));
+        let redrawn: std::collections::HashSet<usize> = again.into_iter().collect();
         let mut ok: Vec<SynthProgram> = vec![];
         let mut failed = vec![];
         for out in results {
@@ -259,7 +293,10 @@ pub fn run_synthesis(
                 Ok(p) => ok.push(p.clone()),
                 Err(r) => {
                     *stats.failures.entry(r.to_string()).or_default() += 1;
-                    failed.push(out.index);
+                    // a sequence without FLOPs fails the same way every time: no retry
+                    if *r != FailReason::NoFlops {
+                        failed.push(out.index);
+                    }
                     last_failed.push(out);
                 }
             }
@@ -293,12 +330,13 @@ pub fn run_synthesis(
         }
         for p in ok {
             if !rejected.contains(&p.index) {
-                if redraw {
+                if redrawn.contains(&p.index) {
                     stats.redrawn += 1;
                 }
                 done.insert(p.index, p);
             }
         }
+        rejected_ever.extend(rejected.iter().copied());
         todo = failed.into_iter().chain(rejected).collect();
         todo.sort();
         if !todo.is_empty() && round < retries {
@@ -331,16 +369,14 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         b
     };
     let t0 = Instant::now();
-    let (programs, stats, _) = run_synthesis(
-        &cp,
-        &o,
-        args.count,
-        args.seed,
-        args.validate,
-        args.trials,
-        args.retries,
-        &bar,
-    )?;
+    let spec = RunSpec {
+        count: args.count,
+        seed: args.seed,
+        validate: args.validate,
+        trials: args.trials,
+        retries: args.retries,
+    };
+    let (programs, stats, _) = run_synthesis(&cp, &o, spec, &bar)?;
     bar.finish_and_clear();
     let secs = t0.elapsed().as_secs_f64();
     let file = std::fs::File::create(&args.output).map_err(|source| DriverError::Write {

@@ -1,7 +1,7 @@
 //! `drtc synth-bench`: programs per second and time per solve at several op counts, on
 //! this machine's cores (no validation: it measures the synthesizer alone).
 
-use super::synth::{parse_op_set, parse_range, run_synthesis, ValidateMode};
+use super::synth::{parse_op_set, parse_range, run_synthesis, RunSpec, ValidateMode};
 use super::{DriverError, DriverResult};
 use clap::Args;
 use drtc_cpsat::CpSat;
@@ -56,16 +56,14 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
         o.ops = n;
         o.op_set = parse_op_set(&args.op_set).map_err(DriverError::Reported)?;
         let t0 = Instant::now();
-        let (programs, stats, _) = run_synthesis(
-            &cp,
-            &o,
-            args.count,
-            args.seed,
-            ValidateMode::None,
-            1,
-            0,
-            &ProgressBar::hidden(),
-        )?;
+        let spec = RunSpec {
+            count: args.count,
+            seed: args.seed,
+            validate: ValidateMode::None,
+            trials: 1,
+            retries: 0,
+        };
+        let (programs, stats, _) = run_synthesis(&cp, &o, spec, &ProgressBar::hidden())?;
         let secs = t0.elapsed().as_secs_f64();
         println!(
             "{:>4} {:>10} {:>12.1} {:>10} {:>14.2} {:>10.1}",

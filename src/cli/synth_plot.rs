@@ -177,7 +177,7 @@ pub fn heatmap(
     counts: &[Vec<usize>],
 ) -> std::io::Result<()> {
     let n = labels.len().max(1);
-    let cell = 10;
+    let cell = 12;
     let label_len = labels.iter().map(|l| l.len()).max().unwrap_or(1) * ADVANCE + 10;
     let (left, top) = (label_len, 30 + label_len);
     let w = (left + n * cell + 20).max(title.len() * ADVANCE + 20);
