@@ -21,16 +21,31 @@ fn kernelbench() -> PathBuf {
 
 fn run_level(level: &str) -> Vec<serde_json::Value> {
     let dir = kernelbench().join(level);
-    assert!(dir.is_dir(), "{} is missing: the benchmark must sit beside the repository", dir.display());
+    assert!(
+        dir.is_dir(),
+        "{} is missing: the benchmark must sit beside the repository",
+        dir.display()
+    );
     let out = std::env::temp_dir().join(format!("drtc-kb-{level}-{}.jsonl", std::process::id()));
     let status = Command::new(env!("CARGO_BIN_EXE_drtc"))
-        .args(["suite", dir.to_str().unwrap(), "--device", "cpu", "--shrink", "--jobs", "2", "--json"])
+        .args([
+            "suite",
+            dir.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--shrink",
+            "--jobs",
+            "2",
+            "--json",
+        ])
         .arg(&out)
         .status()
         .expect("drtc runs");
     assert!(status.success(), "drtc suite failed on {level}");
     let text = std::fs::read_to_string(&out).unwrap();
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn check(level: &str) {
@@ -56,7 +71,10 @@ fn check(level: &str) {
                 assert!(!e.trim().is_empty(), "{task}: a rejection must say why");
             }
             "failed" if ILL_CONDITIONED.contains(&task) => {
-                println!("  {task}: not verified (ill-conditioned, documented): {}", r["reasons"]);
+                println!(
+                    "  {task}: not verified (ill-conditioned, documented): {}",
+                    r["reasons"]
+                );
             }
             s => {
                 println!("  {task}: {s}: {} {}", r["reasons"], r["error"]);
@@ -64,8 +82,14 @@ fn check(level: &str) {
             }
         }
     }
-    assert!(unexpected.is_empty(), "{level}: unexpected failures: {unexpected:?}");
-    assert!(count("verified") * 10 >= rows.len() * 8, "{level}: fewer than 80% of the tasks verified");
+    assert!(
+        unexpected.is_empty(),
+        "{level}: unexpected failures: {unexpected:?}"
+    );
+    assert!(
+        count("verified") * 10 >= rows.len() * 8,
+        "{level}: fewer than 80% of the tasks verified"
+    );
 }
 
 #[test]

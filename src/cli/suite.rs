@@ -216,7 +216,13 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
                 }
                 bar.inc(1);
                 if bar.is_hidden() {
-                    eprintln!("[{}/{}] {}: {}", bar.position(), requests.len(), row["task"].as_str().unwrap_or(""), row["status"].as_str().unwrap_or(""));
+                    eprintln!(
+                        "[{}/{}] {}: {}",
+                        bar.position(),
+                        requests.len(),
+                        row["task"].as_str().unwrap_or(""),
+                        row["status"].as_str().unwrap_or("")
+                    );
                 }
             }
         }
@@ -251,7 +257,13 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
             }
             bar.inc(1);
             if bar.is_hidden() {
-                eprintln!("[{}/{}] {}: {}", bar.position(), requests.len(), row["task"].as_str().unwrap_or(""), row["status"].as_str().unwrap_or(""));
+                eprintln!(
+                    "[{}/{}] {}: {}",
+                    bar.position(),
+                    requests.len(),
+                    row["task"].as_str().unwrap_or(""),
+                    row["status"].as_str().unwrap_or("")
+                );
             }
         }
     }

@@ -54,7 +54,12 @@ pub fn cap_for(name: &str) -> Option<i64> {
 /// (`16384 * 2`, `1024 + 1`); `None` for anything else.
 fn int_value(text: &str) -> Option<i64> {
     let t = text.trim();
-    if t.is_empty() || !t.chars().all(|c| c.is_ascii_digit() || matches!(c, '*' | '+' | ' ' | '_')) || t.contains("**") {
+    if t.is_empty()
+        || !t
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '*' | '+' | ' ' | '_'))
+        || t.contains("**")
+    {
         return None;
     }
     let mut sum: i64 = 0;
@@ -183,7 +188,10 @@ mod tests {
         assert_eq!(o, expect);
         let products = shrink_overrides("M = 16384 * 2\nK = 32 * 2\nN = 2 ** 5\n");
         assert_eq!(products.len(), 2);
-        assert_eq!((products[0].name.as_str(), products[0].value.as_str()), ("M", "48"));
+        assert_eq!(
+            (products[0].name.as_str(), products[0].value.as_str()),
+            ("M", "48")
+        );
         let grouped = shrink_overrides("out_features = 4096\nnum_groups = 64\n");
         assert_eq!(grouped[0].value, "256");
     }
