@@ -359,10 +359,26 @@ pub fn generate_module(
         names.insert(v, n.clone());
         params.push(n);
     }
-    let device = params
-        .first()
-        .map(|p| format!("{p}.device"))
+    // the device of the first input that is a real tensor (0-dim inputs may be Python numbers)
+    let device = g
+        .inputs()
+        .iter()
+        .position(|&v| g.ty(v).rank() > 0)
+        .map(|i| format!("{}.device", params[i]))
         .unwrap_or_else(|| "'cuda'".into());
+    // Python numbers among the inputs (`get_inputs()` returning `3.14`) become tensors
+    let mut prologue = String::new();
+    for (i, &v) in g.inputs().iter().enumerate() {
+        if g.ty(v).rank() == 0 {
+            writeln!(
+                prologue,
+                "    if not isinstance({p}, torch.Tensor):\n        {p} = torch.tensor({p}, dtype={}, device={device})",
+                torch_dtype(g.ty(v).dtype),
+                p = params[i]
+            )
+            .unwrap();
+        }
+    }
     let mut host = Host {
         g,
         names,
@@ -442,6 +458,7 @@ pub fn generate_module(
     src.push_str(&host.kernels);
     src.push('\n');
     writeln!(src, "def drtc_forward({}):", params.join(", ")).unwrap();
+    src.push_str(&prologue);
     src.push_str(&host.body);
     writeln!(src, "    return ({},)", outs.join(", ")).unwrap();
     src.push_str("\n\n");

@@ -218,8 +218,11 @@ pub fn contraction_kernel(
     )
     .unwrap();
     writeln!(body, "    offs_k = tl.arange(0, BLOCK_K)").unwrap();
-    let term =
-        |idx: &str, s: Option<&str>| s.map(|s| format!(" + {idx} * {s}")).unwrap_or_default();
+    // a dim of size 1 has no stride argument; `* 0` keeps the tile's shape
+    let term = |idx: &str, s: Option<&str>| match s {
+        Some(s) => format!(" + {idx} * {s}"),
+        None => format!(" + {idx} * 0"),
+    };
     writeln!(body, "    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
     writeln!(body, "    for k0 in range(0, {k}, BLOCK_K):").unwrap();
     writeln!(body, "        ka = k0 + offs_k[None, :]").unwrap();
@@ -267,7 +270,7 @@ pub fn contraction_kernel(
         let st = storage_ty(g.ty(v).dtype);
         writeln!(
             body,
-            "    tl.store(out{kk} + {off}, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st}), mask=mask)",
+            "    tl.store(out{kk} + {off} + offs_m * 0 + offs_n * 0, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st}), mask=mask)",
             prog.var(rt),
             compute_ty(prog.stmts[rt].dtype)
         )
