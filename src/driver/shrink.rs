@@ -6,6 +6,34 @@
 use super::constants::ConstantOverride;
 
 const CHANNEL_CAP: i64 = 32;
+const SPATIAL_CAP: i64 = 12;
+
+/// Every integer in a constant's value (`3`, `(3, 5)`, `16 * 2`).
+fn ints_in(text: &str) -> Vec<i64> {
+    let t = text.trim().trim_start_matches('(').trim_end_matches(')');
+    t.split(',').filter_map(int_value).collect()
+}
+
+/// The widest window a kernel/dilation constant allows: spatial dims stay larger than it.
+fn window_span(source: &str) -> i64 {
+    let (mut k, mut d) = (1i64, 1i64);
+    for line in source.lines().filter(|l| !l.starts_with([' ', '\t', '#'])) {
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim().to_ascii_lowercase();
+        let top = ints_in(value.split('#').next().unwrap_or(""))
+            .into_iter()
+            .max()
+            .unwrap_or(1);
+        if name.contains("kernel") {
+            k = k.max(top);
+        } else if name.contains("dilation") {
+            d = d.max(top);
+        }
+    }
+    (k - 1) * d + 1
+}
 
 /// The cap for a constant called `name`, if the name is a size.
 pub fn cap_for(name: &str) -> Option<i64> {
@@ -28,8 +56,11 @@ pub fn cap_for(name: &str) -> Option<i64> {
         "sequence_length",
         "seq_len",
         "l",
+        "dim1",
+        "dim2",
+        "dim3",
     ]) {
-        Some(12)
+        Some(SPATIAL_CAP)
     } else if is(&[
         "in_channels",
         "out_channels",
@@ -43,7 +74,7 @@ pub fn cap_for(name: &str) -> Option<i64> {
         "embedding_dimension",
     ]) {
         Some(CHANNEL_CAP)
-    } else if is(&["m", "n", "k", "i", "j", "dim", "dim1", "dim2", "dim3"]) {
+    } else if is(&["m", "n", "k", "i", "j", "dim"]) {
         Some(48)
     } else {
         None
@@ -91,10 +122,13 @@ fn max_groups(source: &str) -> i64 {
 /// largest `*groups` constant, so group counts still divide them.
 pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
     let groups = max_groups(source);
+    let spatial = SPATIAL_CAP.max(window_span(source) + 4);
     let cap_for = |name: &str| {
         cap_for(name).map(|c| {
             let channel_like = c == CHANNEL_CAP;
-            if channel_like {
+            if c == SPATIAL_CAP {
+                spatial
+            } else if channel_like {
                 // a multiple of the group count, with at least 4 channels per group
                 ((c + groups - 1) / groups).max(if groups > 1 { 4 } else { 1 }) * groups
             } else {

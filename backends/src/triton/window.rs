@@ -117,7 +117,8 @@ pub fn window_kernel(
     decompose(&mut body, "    ", "offs", &out_shape, &names);
     for (d, &s) in out_shape.iter().enumerate() {
         if s == 1 {
-            writeln!(body, "    o{d} = 0").unwrap();
+            // a tensor, not a Python int, so every index and mask below is a tensor
+            writeln!(body, "    o{d} = offs * 0").unwrap();
         }
     }
     let mut base = vec![];
