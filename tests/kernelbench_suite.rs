@@ -101,3 +101,31 @@ fn level1_compiles_and_verifies_under_the_interpreter() {
 fn level2_compiles_and_verifies_under_the_interpreter() {
     check("level2");
 }
+
+#[test]
+fn seed_programs_compile_and_verify_under_the_interpreter() {
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/seeds/list_a.jsonl");
+    let out = std::env::temp_dir().join(format!("drtc-seeds-{}.jsonl", std::process::id()));
+    let status = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(["compile", seeds.to_str().unwrap(), "--device", "cpu", "-o"])
+        .arg(&out)
+        .status()
+        .expect("drtc runs");
+    let rows: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ok = rows.iter().filter(|r| r["ok"] == true).count();
+    println!(
+        "seed programs: {ok} of {} compiled and verified",
+        rows.len()
+    );
+    for r in rows.iter().filter(|r| r["ok"] != true) {
+        println!(
+            "  line {}: {} {}",
+            r["line"], r["error"], r["verification"]["reasons"]
+        );
+    }
+    assert!(status.success() && ok == rows.len() && ok >= 12);
+}
