@@ -138,6 +138,9 @@ struct Builder<'g> {
     space: ReduceSpace,
     cols: u64,
     stats: Vec<(NodeId, usize, usize)>,
+    /// Moment pairs (sum of x, sum of squared deviations, x): a looped kernel computes
+    /// both in one pass with Chan's parallel update instead of two passes.
+    welford: Vec<(usize, usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -171,6 +174,7 @@ impl Builder<'_> {
         let dd = self.full(dt, format!("{} * {}", self.v(d), self.v(d)), vec![d]);
         let q = self.prog.reduce(RedKind::Sum, dd);
         let var = self.row(dt, format!("{} / {c}", self.v(q)), vec![q]);
+        self.welford.push((s, q, x));
         (mean, d, var)
     }
     fn affine(&mut self, node: NodeId, mut y: usize, channel: bool) -> usize {
@@ -413,6 +417,7 @@ pub fn reduction_kernel(
         space: space.clone(),
         cols,
         stats: vec![],
+        welford: vec![],
     };
     for &n in nodes {
         let node = g.node(n);
@@ -532,6 +537,34 @@ pub fn reduction_kernel(
     } else {
         let mut emitted = vec![false; prog.stmts.len()];
         for (i, s) in prog.stmts.iter().enumerate() {
+            if emitted[i] {
+                continue;
+            }
+            if let Some(&(_, q, x)) = b.welford.iter().find(|w| w.0 == i) {
+                // one pass for both moments: per block, its sum and its squared deviations
+                // around its own mean, merged into the running mean and M2 (Chan et al.)
+                let ct = compute_ty(prog.stmts[x].dtype);
+                writeln!(body, "    wmean{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                writeln!(body, "    wm2{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                writeln!(body, "    for c0 in range(0, {cols}, BLOCK_C):").unwrap();
+                col_header(&mut body, "        ", "c0 + ");
+                let need = prog.closure(&[x], &|j| emitted[j]);
+                emit_stmts(&mut body, prog, &need, "        ");
+                let xv = prog.var(x);
+                writeln!(body, "        nb = tl.minimum({cols} - c0, BLOCK_C).to({ct})").unwrap();
+                writeln!(body, "        bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / nb").unwrap();
+                writeln!(body, "        bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)").unwrap();
+                writeln!(body, "        bm2 = tl.sum(bdev * bdev, axis=1)").unwrap();
+                writeln!(body, "        tot = c0 + nb").unwrap();
+                writeln!(body, "        delta = bmean - wmean{i}").unwrap();
+                writeln!(body, "        wmean{i} = wmean{i} + delta * (nb / tot)").unwrap();
+                writeln!(body, "        wm2{i} = wm2{i} + bm2 + delta * delta * (c0 * (nb / tot))").unwrap();
+                writeln!(body, "    {} = (wmean{i} * {})[:, None]", s.var, float_lit(cols as f64)).unwrap();
+                writeln!(body, "    {} = wm2{i}[:, None]", prog.var(q)).unwrap();
+                emitted[i] = true;
+                emitted[q] = true;
+                continue;
+            }
             match (&s.code, s.space) {
                 (Code::Expr(code), Sp::Row) => {
                     writeln!(body, "    {} = {code}", s.var).unwrap();
