@@ -551,15 +551,37 @@ pub fn reduction_kernel(
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let xv = prog.var(x);
-                writeln!(body, "        nb = tl.minimum({cols} - c0, BLOCK_C).to({ct})").unwrap();
-                writeln!(body, "        bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / nb").unwrap();
-                writeln!(body, "        bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)").unwrap();
+                writeln!(
+                    body,
+                    "        nb = tl.minimum({cols} - c0, BLOCK_C).to({ct})"
+                )
+                .unwrap();
+                writeln!(
+                    body,
+                    "        bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / nb"
+                )
+                .unwrap();
+                writeln!(
+                    body,
+                    "        bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)"
+                )
+                .unwrap();
                 writeln!(body, "        bm2 = tl.sum(bdev * bdev, axis=1)").unwrap();
                 writeln!(body, "        tot = c0 + nb").unwrap();
                 writeln!(body, "        delta = bmean - wmean{i}").unwrap();
                 writeln!(body, "        wmean{i} = wmean{i} + delta * (nb / tot)").unwrap();
-                writeln!(body, "        wm2{i} = wm2{i} + bm2 + delta * delta * (c0 * (nb / tot))").unwrap();
-                writeln!(body, "    {} = (wmean{i} * {})[:, None]", s.var, float_lit(cols as f64)).unwrap();
+                writeln!(
+                    body,
+                    "        wm2{i} = wm2{i} + bm2 + delta * delta * (c0 * (nb / tot))"
+                )
+                .unwrap();
+                writeln!(
+                    body,
+                    "    {} = (wmean{i} * {})[:, None]",
+                    s.var,
+                    float_lit(cols as f64)
+                )
+                .unwrap();
                 writeln!(body, "    {} = wm2{i}[:, None]", prog.var(q)).unwrap();
                 emitted[i] = true;
                 emitted[q] = true;
