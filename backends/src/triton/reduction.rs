@@ -546,14 +546,14 @@ pub fn reduction_kernel(
                 let ct = compute_ty(prog.stmts[x].dtype);
                 writeln!(body, "    wmean{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
                 writeln!(body, "    wm2{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
-                writeln!(body, "    for c0 in range(0, {cols}, BLOCK_C):").unwrap();
-                col_header(&mut body, "        ", "c0 + ");
+                writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+                col_header(&mut body, "        ", "cstart + ");
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let xv = prog.var(x);
                 writeln!(
                     body,
-                    "        nb = tl.minimum({cols} - c0, BLOCK_C).to({ct})"
+                    "        nb = tl.minimum({cols} - cstart, BLOCK_C).to({ct})"
                 )
                 .unwrap();
                 writeln!(
@@ -567,12 +567,12 @@ pub fn reduction_kernel(
                 )
                 .unwrap();
                 writeln!(body, "        bm2 = tl.sum(bdev * bdev, axis=1)").unwrap();
-                writeln!(body, "        tot = c0 + nb").unwrap();
+                writeln!(body, "        tot = cstart + nb").unwrap();
                 writeln!(body, "        delta = bmean - wmean{i}").unwrap();
                 writeln!(body, "        wmean{i} = wmean{i} + delta * (nb / tot)").unwrap();
                 writeln!(
                     body,
-                    "        wm2{i} = wm2{i} + bm2 + delta * delta * (c0 * (nb / tot))"
+                    "        wm2{i} = wm2{i} + bm2 + delta * delta * (cstart * (nb / tot))"
                 )
                 .unwrap();
                 writeln!(
@@ -615,8 +615,8 @@ pub fn reduction_kernel(
                     if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
                         writeln!(body, "    idx{i} = tl.zeros([BLOCK_R], tl.int64)").unwrap();
                     }
-                    writeln!(body, "    for c0 in range(0, {cols}, BLOCK_C):").unwrap();
-                    col_header(&mut body, "        ", "c0 + ");
+                    writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+                    col_header(&mut body, "        ", "cstart + ");
                     let need = prog.closure(&[*input], &|j| emitted[j]);
                     emit_stmts(&mut body, prog, &need, "        ");
                     let x = prog.var(*input);
@@ -637,7 +637,7 @@ pub fn reduction_kernel(
                                 (reduce_line(RedKind::Min, x, s.dtype), "<")
                             };
                             writeln!(body, "        bv = {red}").unwrap();
-                            writeln!(body, "        bi = {part}.to(tl.int64) + c0").unwrap();
+                            writeln!(body, "        bi = {part}.to(tl.int64) + cstart").unwrap();
                             writeln!(body, "        upd = bv {cmp} {acc}").unwrap();
                             writeln!(body, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
                             writeln!(body, "        idx{i} = tl.where(upd, bi, idx{i})").unwrap();
@@ -655,8 +655,8 @@ pub fn reduction_kernel(
             }
         }
         if !full_roots.is_empty() {
-            writeln!(body, "    for c0 in range(0, {cols}, BLOCK_C):").unwrap();
-            col_header(&mut body, "        ", "c0 + ");
+            writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+            col_header(&mut body, "        ", "cstart + ");
             let need = prog.closure(&full_roots, &|j| emitted[j]);
             emit_stmts(&mut body, prog, &need, "        ");
             store_full(&mut body, "        ", &|j| emitted[j]);
@@ -897,10 +897,10 @@ fn split_kernels(
         }
         let start = format!("s * {chunk}");
         let header = |out: &mut String| {
-            writeln!(out, "    for c0 in range(0, {chunk}, BLOCK_C):").unwrap();
+            writeln!(out, "    for cstart in range(0, {chunk}, BLOCK_C):").unwrap();
             writeln!(
                 out,
-                "        cols = {start} + c0 + tl.arange(0, BLOCK_C)[None, :]"
+                "        cols = {start} + cstart + tl.arange(0, BLOCK_C)[None, :]"
             )
             .unwrap();
             writeln!(out, "        mask = rmask & (cols < {cols})").unwrap();
@@ -948,7 +948,7 @@ fn split_kernels(
                         (reduce_line(RedKind::Min, x, prog.stmts[i].dtype), "<")
                     };
                     writeln!(body, "        bv = {red}").unwrap();
-                    writeln!(body, "        bi = {part}.to(tl.int64) + {start} + c0").unwrap();
+                    writeln!(body, "        bi = {part}.to(tl.int64) + {start} + cstart").unwrap();
                     writeln!(body, "        upd = bv {cmp} {acc}").unwrap();
                     writeln!(body, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
                     writeln!(body, "        idx = tl.where(upd, bi, idx)").unwrap();
