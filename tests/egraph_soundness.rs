@@ -20,21 +20,12 @@ use std::process::Command;
 /// Generated programs per run.
 const GENERATED: u64 = 60;
 
+/// The interpreter drtc itself would use (`DRTC_PYTHON`, else the `drtc setup` venv).
 fn python() -> PathBuf {
-    if let Ok(p) = std::env::var("DRTC_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var("DRTC_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let cache = std::env::var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| {
-                    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
-                });
-            cache.join("drtc")
-        });
-    home.join("venv/bin/python")
+    let home = drtc::runtime::DrtcHome::from_env();
+    drtc::runtime::PythonEnv::locate(&home)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python
 }
 
 /// A small deterministic generator (xorshift64*), so every run checks the same programs.

@@ -193,6 +193,48 @@ impl Attr {
     }
 }
 
+/// An attribute value with total equality, order and hashing: floats compare by their
+/// bits, so `0.0` and `-0.0` differ and a NaN equals only the same NaN. Used where
+/// attributes are keys (common-subexpression elimination, e-graph leaves).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AttrKey {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    Str(String),
+    Ints(Vec<i64>),
+    DType(DType),
+}
+
+impl From<&Attr> for AttrKey {
+    fn from(a: &Attr) -> AttrKey {
+        match a {
+            Attr::None => AttrKey::None,
+            Attr::Bool(b) => AttrKey::Bool(*b),
+            Attr::Int(i) => AttrKey::Int(*i),
+            Attr::Float(x) => AttrKey::Float(x.to_bits()),
+            Attr::Str(s) => AttrKey::Str(s.clone()),
+            Attr::Ints(v) => AttrKey::Ints(v.clone()),
+            Attr::DType(d) => AttrKey::DType(*d),
+        }
+    }
+}
+
+impl From<&AttrKey> for Attr {
+    fn from(a: &AttrKey) -> Attr {
+        match a {
+            AttrKey::None => Attr::None,
+            AttrKey::Bool(b) => Attr::Bool(*b),
+            AttrKey::Int(i) => Attr::Int(*i),
+            AttrKey::Float(x) => Attr::Float(f64::from_bits(*x)),
+            AttrKey::Str(s) => Attr::Str(s.clone()),
+            AttrKey::Ints(v) => Attr::Ints(v.clone()),
+            AttrKey::DType(d) => Attr::DType(*d),
+        }
+    }
+}
+
 /// Formats a float so that it reads back as the same f64 and never looks like an int.
 pub fn format_float(x: f64) -> String {
     if x.is_nan() {

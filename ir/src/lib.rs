@@ -10,7 +10,7 @@ pub mod text;
 mod types;
 mod verify;
 
-pub use attr::{Attr, AttrDef, AttrKind, Attrs};
+pub use attr::{Attr, AttrDef, AttrKey, AttrKind, Attrs};
 pub use builder::{BuildError, GraphBuilder};
 pub use dtype::DType;
 pub use graph::{Graph, InputKind, Node, NodeId, Value, ValueDef, ValueId};

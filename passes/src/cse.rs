@@ -7,7 +7,7 @@
 use crate::options::{OptionDef, OptionKind, OptionValue, PassOptions};
 use crate::registry::PassInfo;
 use crate::{Changed, Pass, PassContext, PassError};
-use drtc_ir::{Attr, Attrs, DType, Graph, Op, TensorType, ValueId};
+use drtc_ir::{AttrKey, Attrs, Graph, Op, TensorType, ValueId};
 use std::collections::HashMap;
 
 /// Registry entry.
@@ -52,33 +52,6 @@ fn is_commutative(op: Op) -> bool {
         op,
         Op::Add | Op::Mul | Op::Maximum | Op::Minimum | Op::Eq | Op::Ne
     )
-}
-
-/// An attribute value that can be hashed and compared exactly: floats by their bits, so
-/// `0.0` and `-0.0` differ and a NaN equals only the same NaN.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum AttrKey {
-    None,
-    Bool(bool),
-    Int(i64),
-    Float(u64),
-    Str(String),
-    Ints(Vec<i64>),
-    DType(DType),
-}
-
-impl From<&Attr> for AttrKey {
-    fn from(a: &Attr) -> AttrKey {
-        match a {
-            Attr::None => AttrKey::None,
-            Attr::Bool(b) => AttrKey::Bool(*b),
-            Attr::Int(i) => AttrKey::Int(*i),
-            Attr::Float(x) => AttrKey::Float(x.to_bits()),
-            Attr::Str(s) => AttrKey::Str(s.clone()),
-            Attr::Ints(v) => AttrKey::Ints(v.clone()),
-            Attr::DType(d) => AttrKey::DType(*d),
-        }
-    }
 }
 
 /// What makes two nodes compute the same thing.

@@ -9,6 +9,7 @@
 //! pass writes the domain-shaped outputs. BLOCK_R fills a tile of 4096 elements (at most
 //! 64 rows); 8 warps for tiles of 4096 elements or more, else 4.
 
+use super::epilogue::contiguous_offset;
 use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use super::program::{align, Code, IndexSource, Program, RedKind, Sp};
 use super::ty::{compute_ty, float_lit, next_pow2, storage_ty};
@@ -398,6 +399,53 @@ fn reduce_line(kind: RedKind, x: &str, dt: DType) -> String {
     }
 }
 
+/// Initializes a running accumulator of `width` rows for `kind` (and the index that an
+/// arg-reduction carries along).
+fn acc_init(out: &mut String, kind: RedKind, acc: &str, idx: &str, width: &str, ct: &str) {
+    let init = match kind {
+        RedKind::Sum => format!("tl.zeros([{width}], {ct})"),
+        RedKind::Prod => format!("tl.full([{width}], 1.0, {ct})"),
+        RedKind::Max | RedKind::ArgMax => format!("tl.full([{width}], float('-inf'), {ct})"),
+        RedKind::Min | RedKind::ArgMin => format!("tl.full([{width}], float('inf'), {ct})"),
+    };
+    writeln!(out, "    {acc} = {init}").unwrap();
+    if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+        writeln!(out, "    {idx} = tl.zeros([{width}], tl.int64)").unwrap();
+    }
+}
+
+/// Folds one block of columns of `x` into the accumulator (inside the column loop);
+/// `first_col` is the column of the block's first element, for arg-reductions.
+fn acc_update(
+    out: &mut String,
+    kind: RedKind,
+    x: &str,
+    dt: DType,
+    acc: &str,
+    idx: &str,
+    first_col: &str,
+) {
+    let part = reduce_line(kind, x, dt);
+    match kind {
+        RedKind::Sum => writeln!(out, "        {acc} += {part}").unwrap(),
+        RedKind::Prod => writeln!(out, "        {acc} = {acc} * {part}").unwrap(),
+        RedKind::Max => writeln!(out, "        {acc} = tl.maximum({acc}, {part})").unwrap(),
+        RedKind::Min => writeln!(out, "        {acc} = tl.minimum({acc}, {part})").unwrap(),
+        RedKind::ArgMax | RedKind::ArgMin => {
+            let (red, cmp) = if kind == RedKind::ArgMax {
+                (reduce_line(RedKind::Max, x, dt), ">")
+            } else {
+                (reduce_line(RedKind::Min, x, dt), "<")
+            };
+            writeln!(out, "        bv = {red}").unwrap();
+            writeln!(out, "        bi = {part}.to(tl.int64) + {first_col}").unwrap();
+            writeln!(out, "        upd = bv {cmp} {acc}").unwrap();
+            writeln!(out, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
+            writeln!(out, "        {idx} = tl.where(upd, bi, {idx})").unwrap();
+        }
+    }
+}
+
 /// Generates the kernel of a reduction region; `None` when something has no template.
 pub fn reduction_kernel(
     g: &Graph,
@@ -483,19 +531,7 @@ pub fn reduction_kernel(
     writeln!(body, "    rmask = rows < {rows}").unwrap();
     comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
     // contiguous offset of a domain-shaped output
-    let mut cstride = 1i64;
-    let mut terms = vec![];
-    for d in (0..space.domain.len()).rev() {
-        if space.domain[d] != 1 {
-            terms.push(format!("{} * {cstride}", dims.full[d]));
-        }
-        cstride *= space.domain[d];
-    }
-    let full_off = if terms.is_empty() {
-        "0".to_string()
-    } else {
-        terms.join(" + ")
-    };
+    let full_off = contiguous_offset(&space.domain, &|d| dims.full[d].clone());
     let col_header = |out: &mut String, indent: &str, start: &str| {
         writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
         writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
@@ -593,58 +629,24 @@ pub fn reduction_kernel(
                     emitted[i] = true;
                 }
                 (Code::Reduce { kind, input }, _) => {
-                    let acc = format!("acc{i}");
-                    let (init, ct) = ("", compute_ty(prog.stmts[*input].dtype));
-                    let _ = init;
-                    match kind {
-                        RedKind::Sum => {
-                            writeln!(body, "    {acc} = tl.zeros([BLOCK_R], {ct})").unwrap()
-                        }
-                        RedKind::Prod => {
-                            writeln!(body, "    {acc} = tl.full([BLOCK_R], 1.0, {ct})").unwrap()
-                        }
-                        RedKind::Max | RedKind::ArgMax => {
-                            writeln!(body, "    {acc} = tl.full([BLOCK_R], float('-inf'), {ct})")
-                                .unwrap()
-                        }
-                        RedKind::Min | RedKind::ArgMin => {
-                            writeln!(body, "    {acc} = tl.full([BLOCK_R], float('inf'), {ct})")
-                                .unwrap()
-                        }
-                    }
-                    if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
-                        writeln!(body, "    idx{i} = tl.zeros([BLOCK_R], tl.int64)").unwrap();
-                    }
+                    let (acc, idx) = (format!("acc{i}"), format!("idx{i}"));
+                    let ct = compute_ty(prog.stmts[*input].dtype);
+                    acc_init(&mut body, *kind, &acc, &idx, "BLOCK_R", ct);
                     writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
                     col_header(&mut body, "        ", "cstart + ");
                     let need = prog.closure(&[*input], &|j| emitted[j]);
                     emit_stmts(&mut body, prog, &need, "        ");
-                    let x = prog.var(*input);
-                    let part = reduce_line(*kind, x, s.dtype);
-                    match kind {
-                        RedKind::Sum => writeln!(body, "        {acc} += {part}").unwrap(),
-                        RedKind::Prod => writeln!(body, "        {acc} = {acc} * {part}").unwrap(),
-                        RedKind::Max => {
-                            writeln!(body, "        {acc} = tl.maximum({acc}, {part})").unwrap()
-                        }
-                        RedKind::Min => {
-                            writeln!(body, "        {acc} = tl.minimum({acc}, {part})").unwrap()
-                        }
-                        RedKind::ArgMax | RedKind::ArgMin => {
-                            let (red, cmp) = if *kind == RedKind::ArgMax {
-                                (reduce_line(RedKind::Max, x, s.dtype), ">")
-                            } else {
-                                (reduce_line(RedKind::Min, x, s.dtype), "<")
-                            };
-                            writeln!(body, "        bv = {red}").unwrap();
-                            writeln!(body, "        bi = {part}.to(tl.int64) + cstart").unwrap();
-                            writeln!(body, "        upd = bv {cmp} {acc}").unwrap();
-                            writeln!(body, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
-                            writeln!(body, "        idx{i} = tl.where(upd, bi, idx{i})").unwrap();
-                        }
-                    }
+                    acc_update(
+                        &mut body,
+                        *kind,
+                        prog.var(*input),
+                        s.dtype,
+                        &acc,
+                        &idx,
+                        "cstart",
+                    );
                     let fin = if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
-                        format!("idx{i}")
+                        idx
                     } else {
                         acc
                     };
@@ -810,19 +812,7 @@ fn split_kernels(
             .chain(prog.inputs.iter().map(|a| a.value)),
     ) || rows * chunks * SPLIT_BLOCK_C >= (1 << 31) - 1;
     let pid = if wide { ".to(tl.int64)" } else { "" };
-    let mut cstride = 1i64;
-    let mut terms = vec![];
-    for d in (0..b.space.domain.len()).rev() {
-        if b.space.domain[d] != 1 {
-            terms.push(format!("{} * {cstride}", dims.full[d]));
-        }
-        cstride *= b.space.domain[d];
-    }
-    let full_off = if terms.is_empty() {
-        "0".to_string()
-    } else {
-        terms.join(" + ")
-    };
+    let full_off = contiguous_offset(&b.space.domain, &|d| dims.full[d].clone());
     // stage k computes the partials of reduction k; stage reduces.len() stores
     let mut kernels = vec![];
     for stage in 0..=reduces.len() {
@@ -912,48 +902,22 @@ fn split_kernels(
                 unreachable!()
             };
             let ct = compute_ty(prog.stmts[*input].dtype);
-            let acc = "acc";
-            match kind {
-                RedKind::Sum => writeln!(body, "    {acc} = tl.zeros([1], {ct})").unwrap(),
-                RedKind::Prod => writeln!(body, "    {acc} = tl.full([1], 1.0, {ct})").unwrap(),
-                RedKind::Max | RedKind::ArgMax => {
-                    writeln!(body, "    {acc} = tl.full([1], float('-inf'), {ct})").unwrap()
-                }
-                RedKind::Min | RedKind::ArgMin => {
-                    writeln!(body, "    {acc} = tl.full([1], float('inf'), {ct})").unwrap()
-                }
-            }
+            let (acc, idx) = ("acc", "idx");
+            acc_init(&mut body, *kind, acc, idx, "1", ct);
             let is_arg = matches!(kind, RedKind::ArgMax | RedKind::ArgMin);
-            if is_arg {
-                writeln!(body, "    idx = tl.zeros([1], tl.int64)").unwrap();
-            }
             header(&mut body);
             let need = prog.closure(&[*input], &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
-            let x = prog.var(*input);
-            let part = reduce_line(*kind, x, prog.stmts[i].dtype);
-            match kind {
-                RedKind::Sum => writeln!(body, "        {acc} += {part}").unwrap(),
-                RedKind::Prod => writeln!(body, "        {acc} = {acc} * {part}").unwrap(),
-                RedKind::Max => {
-                    writeln!(body, "        {acc} = tl.maximum({acc}, {part})").unwrap()
-                }
-                RedKind::Min => {
-                    writeln!(body, "        {acc} = tl.minimum({acc}, {part})").unwrap()
-                }
-                RedKind::ArgMax | RedKind::ArgMin => {
-                    let (red, cmp) = if *kind == RedKind::ArgMax {
-                        (reduce_line(RedKind::Max, x, prog.stmts[i].dtype), ">")
-                    } else {
-                        (reduce_line(RedKind::Min, x, prog.stmts[i].dtype), "<")
-                    };
-                    writeln!(body, "        bv = {red}").unwrap();
-                    writeln!(body, "        bi = {part}.to(tl.int64) + {start} + cstart").unwrap();
-                    writeln!(body, "        upd = bv {cmp} {acc}").unwrap();
-                    writeln!(body, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
-                    writeln!(body, "        idx = tl.where(upd, bi, idx)").unwrap();
-                }
-            }
+            let first_col = format!("{start} + cstart");
+            acc_update(
+                &mut body,
+                *kind,
+                prog.var(*input),
+                prog.stmts[i].dtype,
+                acc,
+                idx,
+                &first_col,
+            );
             writeln!(
                 body,
                 "    tl.store({name}_ws{i} + rows * {chunks} + s, {acc}[:, None], mask=rmask)"

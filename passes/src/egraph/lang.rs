@@ -11,45 +11,8 @@ use drtc_ir::{Attr, Attrs, DType, Op};
 use egg::{Id, Language};
 use std::fmt;
 
-/// An attribute value with total equality, order and hashing (floats by their bits).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AttrVal {
-    None,
-    Bool(bool),
-    Int(i64),
-    Float(u64),
-    Str(String),
-    Ints(Vec<i64>),
-    DType(DType),
-}
-
-impl From<&Attr> for AttrVal {
-    fn from(a: &Attr) -> AttrVal {
-        match a {
-            Attr::None => AttrVal::None,
-            Attr::Bool(b) => AttrVal::Bool(*b),
-            Attr::Int(i) => AttrVal::Int(*i),
-            Attr::Float(x) => AttrVal::Float(x.to_bits()),
-            Attr::Str(s) => AttrVal::Str(s.clone()),
-            Attr::Ints(v) => AttrVal::Ints(v.clone()),
-            Attr::DType(d) => AttrVal::DType(*d),
-        }
-    }
-}
-
-impl From<&AttrVal> for Attr {
-    fn from(a: &AttrVal) -> Attr {
-        match a {
-            AttrVal::None => Attr::None,
-            AttrVal::Bool(b) => Attr::Bool(*b),
-            AttrVal::Int(i) => Attr::Int(*i),
-            AttrVal::Float(x) => Attr::Float(f64::from_bits(*x)),
-            AttrVal::Str(s) => Attr::Str(s.clone()),
-            AttrVal::Ints(v) => Attr::Ints(v.clone()),
-            AttrVal::DType(d) => Attr::DType(*d),
-        }
-    }
-}
+/// Attribute values in the e-graph: the IR's exact key type.
+pub type AttrVal = drtc_ir::AttrKey;
 
 /// A set of attributes, hashable (a leaf of the e-graph).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
