@@ -144,7 +144,7 @@ impl Pass for Cse {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drtc_ir::{verify, GraphBuilder};
+    use drtc_ir::{verify, Attr, DType, GraphBuilder};
 
     fn t() -> TensorType {
         TensorType::new(DType::F32, vec![4, 8])
