@@ -11,9 +11,43 @@ use std::process::ExitCode;
 pub struct BenchPairArgs {
     #[command(flatten)]
     pub pair: PairArgs,
-    /// Also time `torch.compile` (default mode) of the reference in the same run.
+    /// Also time `torch.compile` (default mode) of the reference in the same run (the same
+    /// as `--baseline compile`).
     #[arg(long)]
     pub compile_baseline: bool,
+    /// `compile`: also time `torch.compile` (default mode) of the reference, interleaved
+    /// with eager and the candidate on the same inputs.
+    #[arg(long, value_enum)]
+    pub baseline: Option<BaselineArg>,
+    /// `torch.set_float32_matmul_precision` for the reference and torch.compile while they
+    /// are timed (default: PyTorch's own default). Verification always uses the default.
+    #[arg(long, value_enum)]
+    pub torch_precision: Option<TorchPrecisionArg>,
+}
+
+/// A second baseline beside eager PyTorch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BaselineArg {
+    /// torch.compile of the reference, default mode.
+    Compile,
+}
+
+/// PyTorch's float32 matmul precision (`torch.set_float32_matmul_precision`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TorchPrecisionArg {
+    /// Full fp32 matmuls.
+    Highest,
+    /// TF32 tensor cores for fp32 matmuls.
+    High,
+}
+
+impl TorchPrecisionArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            TorchPrecisionArg::Highest => "highest",
+            TorchPrecisionArg::High => "high",
+        }
+    }
 }
 
 pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
@@ -28,7 +62,8 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
     let report = pool
         .bench(&BenchRequest {
             verify,
-            compile_baseline: args.compile_baseline,
+            compile_baseline: args.compile_baseline || args.baseline == Some(BaselineArg::Compile),
+            torch_precision: args.torch_precision.map(|p| p.name().to_string()),
         })
         .map_err(runtime_error)?;
     let ok = report.verify.verified && report.timing.as_ref().is_some_and(|t| t.timed_outputs_ok);

@@ -26,6 +26,16 @@ pub enum PrecisionArg {
     Ieee,
 }
 
+impl PrecisionArg {
+    /// The compile option it names.
+    pub fn precision(self) -> Precision {
+        match self {
+            PrecisionArg::Tf32 => Precision::Tf32,
+            PrecisionArg::Ieee => Precision::Ieee,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DeviceArg {
     /// Triton's CPU interpreter: correctness only.
@@ -119,14 +129,12 @@ fn check(
 ) -> serde_json::Value {
     let req = VerifyRequest::new(reference, candidate);
     if device == DeviceKind::Cuda {
-        match pool.bench(&BenchRequest {
-            verify: req,
-            compile_baseline: false,
-        }) {
+        match pool.bench(&BenchRequest::new(req)) {
             Ok(b) => json!({
                 "verified": b.verify.verified,
                 "reasons": b.verify.reasons(),
                 "summary": b.verify.summary(),
+                "memory": b.verify.memory,
                 "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
                 "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
                 "speedup": b.timing.as_ref().map(|t| t.speedup()),
@@ -136,12 +144,21 @@ fn check(
         }
     } else {
         match pool.verify(&req) {
-            Ok(r) => {
-                json!({"verified": r.verified, "reasons": r.reasons(), "summary": r.summary()})
-            }
+            Ok(r) => json!({
+                "verified": r.verified,
+                "reasons": r.reasons(),
+                "summary": r.summary(),
+                "memory": r.memory,
+            }),
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
     }
+}
+
+/// The peak-memory line of a verification, when it was measured (CUDA).
+fn memory_line(v: &serde_json::Value) -> Option<String> {
+    let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
+    m.line()
 }
 
 fn write(path: &Path, text: &str) -> DriverResult<()> {
@@ -303,6 +320,9 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                                     eprintln!("  {}", r.as_str().unwrap_or_default());
                                 }
                             }
+                        }
+                        if let Some(line) = memory_line(&v) {
+                            eprintln!("{line}");
                         }
                     }
                     entry["verification"] = v;

@@ -11,6 +11,10 @@ mod parse;
 mod setup;
 mod stitch;
 mod suite;
+mod suite_report;
+mod suite_results;
+mod suite_table;
+mod suite_task;
 mod synth;
 mod synth_bench;
 mod synth_plot;
@@ -70,6 +74,8 @@ pub enum Command {
     Compile(compile::CompileArgs),
     /// Compile, verify and time every program of a benchmark directory
     Suite(suite::SuiteArgs),
+    /// Rebuild a suite's table and summary from its JSON rows
+    SuiteReport(suite_report::SuiteReportArgs),
     Fmt(fmt::FmtArgs),
     Opt(opt::OptArgs),
     /// Verify a candidate against its PyTorch reference (exit 0 only when verified)
@@ -95,6 +101,7 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
     match cli.command {
         Command::Compile(args) => compile::run(args),
         Command::Suite(args) => suite::run(args),
+        Command::SuiteReport(args) => suite_report::run(args),
         Command::Fmt(args) => fmt::run(args),
         Command::Opt(args) => opt::run(args),
         Command::Verify(args) => verify::run(args),

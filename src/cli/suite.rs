@@ -1,31 +1,47 @@
 //! `drtc suite DIR`: compile, verify and (on a GPU) time every program of a benchmark
-//! directory (KernelBench level folders), and print a table with the summary metrics.
+//! directory (KernelBench level folders), writing one JSON row per task as it finishes,
+//! and print a table with the summary metrics.
 
+use super::bench_pair::{BaselineArg, TorchPrecisionArg};
+use super::compile::PrecisionArg;
+use super::suite_results::ResultsFile;
+use super::suite_table::{detail, render, VERIFIED};
+use super::suite_task::{run_task, TaskContext};
 use super::verify::runtime_error;
-use super::{read_file, DriverError, DriverResult};
+use super::{DriverError, DriverResult};
 use clap::Args;
-use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
-use drtc::driver::shrink::shrink_overrides;
-use drtc::runtime::{
-    BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
-};
+use drtc::driver::compile::CompileOptions;
+use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde_json::json;
-use std::fmt::Write as _;
+use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Exit status when `--stop-after` left tasks to run (resume with `--resume`).
+const EXIT_UNFINISHED: u8 = 3;
 
 /// Compile, verify and time a whole benchmark directory.
 #[derive(Args, Debug)]
 #[command(
     long_about = "Compiles every `.py` program of DIR (sorted by their numeric prefix), \
 verifies each generated module against its reference and, on a GPU, times it against eager \
-PyTorch with the runtime's protocol. Prints a table (task, status, kernels, compile ms, eager \
-ms, drtc ms, speedup) and the summary metrics: accuracy, fast_1, geometric-mean speedup \
-(failed tasks count as 1.0), compile-time median and maximum.\n\nExample (CPU, shrunk sizes):\n  \
-drtc suite ../shared/kernelbench/level2 --device cpu --shrink --json out.jsonl"
+PyTorch (and, with --baseline compile, torch.compile of the reference) with the runtime's \
+protocol: CUDA events, L2 flushed, interleaved on the same inputs, medians. Each task's JSON \
+row is written to --json and flushed as soon as the task finishes; --resume skips the tasks \
+already there, and `drtc suite-report` rebuilds the table from that file.\n\nWith --jobs N, N \
+tasks compile and verify at once (CPU workers, or N workers per GPU); on a GPU their timing \
+phases still run one at a time, when no other worker runs anything on that GPU.\n\nPrints a \
+table (task, status, kernels, compile ms, eager ms, torch.compile ms, drtc ms, speedups) and \
+the summary: accuracy, fast_1 and geometric-mean speedup against each baseline (failed tasks \
+count as 1.0), compile-time median and maximum, peak verification memory over the \
+reference's.\n\nExit status: 0 when every task ran (whatever its result), 3 when \
+--stop-after left tasks to run.\n\nExamples:\n  drtc suite ../shared/kernelbench/level2 \
+--device cpu --shrink --json out.jsonl\n  drtc suite level2 --device cuda --baseline compile \
+--torch-precision highest --jobs 4 --json r.jsonl --markdown r.md --resume"
 )]
 pub struct SuiteArgs {
     /// A directory of programs (KernelBench `.py` files or seed programs).
@@ -39,34 +55,97 @@ pub struct SuiteArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
+    /// drtc's precision of fp32 matrix products.
+    #[arg(long, value_enum, default_value = "tf32")]
+    pub precision: PrecisionArg,
+    /// `compile`: also time torch.compile (default mode) of the reference, interleaved with
+    /// eager and drtc on the same inputs (GPU only).
+    #[arg(long, value_enum)]
+    pub baseline: Option<BaselineArg>,
+    /// `torch.set_float32_matmul_precision` for the eager reference and torch.compile while
+    /// they are timed (default: PyTorch's own). Verification always uses PyTorch's default.
+    #[arg(long, value_enum)]
+    pub torch_precision: Option<TorchPrecisionArg>,
     /// Only programs whose file name contains this text (repeatable).
     #[arg(long)]
     pub filter: Vec<String>,
-    /// Write one JSON object per program here.
+    /// Write one JSON row per program here, each as soon as its task finishes.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Write the table as Markdown here (with the command that made it).
+    /// Skip the tasks already in the --json file (made with the same settings).
+    #[arg(long)]
+    pub resume: bool,
+    /// Write the table as Markdown here (with the command that made it), rewritten as
+    /// tasks finish.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
-    /// Parallel workers on CPU.
+    /// Tasks in flight at once: CPU workers, or workers per GPU (timing stays exclusive).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
-    /// Seconds allowed per verification.
+    /// Seconds allowed per worker request (a verification, or a timing phase).
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
+    /// Seconds allowed per task: load, compile, verify and time (waiting for the GPU's
+    /// timing turn is not counted). A task past it is recorded as `timeout`.
+    #[arg(long, default_value_t = 900)]
+    pub task_timeout: u64,
+    /// Start no new task after this many seconds (finished rows are kept: rerun with
+    /// --resume); exit status 3 when tasks are left.
+    #[arg(long)]
+    pub stop_after: Option<u64>,
 }
 
-fn numeric_prefix(p: &Path) -> (u64, String) {
-    let name = p
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+fn numeric_prefix(name: &str) -> (u64, String) {
     let n = name
         .split('_')
         .next()
         .and_then(|s| s.parse().ok())
         .unwrap_or(u64::MAX);
-    (n, name)
+    (n, name.to_string())
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
+/// The one progress line of a finished task.
+fn progress_line(done: usize, total: usize, row: &Value) -> String {
+    let task = row["task"].as_str().unwrap_or("");
+    let mut what = detail(row);
+    if row["status"] == VERIFIED {
+        if let Some(d) = row["drtc_ms"].as_f64() {
+            what.push_str(&format!(" (drtc {d:.4} ms"));
+            if let Some(s) = row["speedup_vs_eager"].as_f64() {
+                what.push_str(&format!(", {s:.2}x eager"));
+            }
+            if let Some(s) = row["speedup_vs_compile"].as_f64() {
+                what.push_str(&format!(", {s:.2}x torch.compile"));
+            }
+            what.push(')');
+        }
+        if let Some(e) = row["torch_compile_error"].as_str() {
+            what.push_str(&format!(" [torch.compile not timed: {e}]"));
+        }
+    }
+    let line = format!("[{done}/{total}] {task}: {what}");
+    if line.chars().count() > 240 {
+        line.chars().take(237).collect::<String>() + "..."
+    } else {
+        line
+    }
+}
+
+fn write_markdown(path: &Path, rows: &[Value]) -> DriverResult<()> {
+    let (table, summary) = render(rows);
+    let cmd: Vec<String> = std::env::args().collect();
+    let md = format!("Command: `{}`\n\n{table}\n{summary}\n", cmd.join(" "));
+    std::fs::write(path, md).map_err(|source| DriverError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
@@ -91,309 +170,136 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
             args.filter.is_empty() || args.filter.iter().any(|f| n.contains(f.as_str()))
         })
         .collect();
-    files.sort_by_key(|p| numeric_prefix(p));
-    let home = DrtcHome::from_env();
-    let work = home.dir("suite").map_err(runtime_error)?;
+    files.sort_by_key(|p| numeric_prefix(&stem(p)));
     let opts = CompileOptions {
+        precision: args.precision.precision(),
         interpret: device == DeviceKind::Cpu,
         simplify: args.simplify,
         ..Default::default()
     };
-    // compile everything first (fast), then verify/time through the pool
-    let mut rows: Vec<serde_json::Value> = vec![];
-    let mut requests: Vec<(usize, VerifyRequest)> = vec![];
-    for (i, f) in files.iter().enumerate() {
-        let task = f
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
-        let text = read_file(f)?;
-        let overrides = if args.shrink {
-            shrink_overrides(&text)
-        } else {
-            vec![]
-        };
-        let mut row = json!({"task": task});
-        row["overrides"] = json!(overrides
-            .iter()
-            .map(|o| format!("{}={}", o.name, o.value))
-            .collect::<Vec<_>>());
-        let t0 = std::time::Instant::now();
-        let loaded = match load_programs(f, &text, &overrides, None) {
-            Ok(mut v) if v.len() == 1 => v.remove(0),
-            Ok(_) => Err(drtc::driver::program::LoadError {
-                name: task.clone(),
-                line: None,
-                message: "not one program".into(),
-            }),
-            Err(m) => Err(drtc::driver::program::LoadError {
-                name: task.clone(),
-                line: None,
-                message: m,
-            }),
-        };
-        match loaded {
-            Err(e)
-                if args.shrink
-                    && load_programs(f, &text, &[], None)
-                        .is_ok_and(|v| v.iter().all(|p| p.is_ok())) =>
-            {
-                // the program is fine at its own sizes: shrinking broke a shape coincidence
-                row["status"] = json!("unshrinkable");
-                row["error"] = json!(e.message.lines().next().unwrap_or("").to_string());
-            }
-            Err(e) => {
-                row["status"] = json!("frontend");
-                row["error"] = json!(e.message.lines().next().unwrap_or("").to_string());
-                row["error_full"] = json!(e.message);
-            }
-            Ok(p) => match compile_graph(p.graph, &p.form, &opts) {
-                Err(e) => {
-                    row["status"] = json!("compile");
-                    row["error"] = json!(e);
-                }
-                Ok(c) => {
-                    let cand = work.join(format!("{task}_drtc.py"));
-                    let _ = c.elapsed;
-                    let refp = work.join(format!("{task}_ref.py"));
-                    std::fs::write(&cand, &c.module.source).map_err(|source| {
-                        DriverError::Write {
-                            path: cand.display().to_string(),
-                            source,
-                        }
-                    })?;
-                    std::fs::write(&refp, p.reference_source.unwrap_or_default()).map_err(
-                        |source| DriverError::Write {
-                            path: refp.display().to_string(),
-                            source,
-                        },
-                    )?;
-                    row["kernels"] = json!(c.module.kernel_count());
-                    row["regions"] = json!(c.module.regions.len());
-                    row["fallback_ops"] = json!(c.module.fallback_ops());
-                    // parse to written module: loading (frontend) plus the compile pipeline
-                    row["compile_ms"] = json!(t0.elapsed().as_secs_f64() * 1e3);
-                    row["status"] = json!("pending");
-                    requests.push((i, VerifyRequest::new(refp, cand)));
-                }
-            },
-        }
-        rows.push(row);
+    let compile_baseline = args.baseline == Some(BaselineArg::Compile);
+    let settings = json!({
+        "device": device.name(),
+        "precision": format!("{:?}", opts.precision).to_lowercase(),
+        "torch_precision": args.torch_precision.map_or("default", |p| p.name()),
+        "baseline": if compile_baseline { "compile" } else { "eager" },
+        "shrink": args.shrink,
+        "simplify": args.simplify,
+        "jobs": args.jobs.max(1),
+    });
+    let (mut results, mut rows) = ResultsFile::open(args.json.as_deref(), args.resume, &settings)?;
+    let done: HashSet<String> = rows
+        .iter()
+        .filter_map(|r| r["task"].as_str().map(str::to_string))
+        .collect();
+    let todo: Vec<PathBuf> = files
+        .into_iter()
+        .filter(|f| !done.contains(&stem(f)))
+        .collect();
+    if !done.is_empty() {
+        eprintln!(
+            "resuming: {} task(s) already in the results, {} to run",
+            done.len(),
+            todo.len()
+        );
     }
+    if device == DeviceKind::Cpu && (compile_baseline || args.torch_precision.is_some()) {
+        eprintln!(
+            "note: --device cpu: timing and baselines need a GPU; the suite verifies only \
+             (--baseline and --torch-precision apply on cuda)"
+        );
+    }
+    let home = DrtcHome::from_env();
+    let work = home.dir("suite").map_err(runtime_error)?;
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let mut options = PoolOptions::new(device);
-    if device == DeviceKind::Cpu {
-        options.workers = Some(args.jobs.max(1));
+    match device {
+        DeviceKind::Cpu => options.workers = Some(args.jobs.max(1)),
+        DeviceKind::Cuda => options.workers_per_gpu = args.jobs.max(1),
     }
     options.request_timeout = Duration::from_secs(args.timeout);
     options.bench_timeout = Duration::from_secs(args.timeout);
     let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
-    let bar = ProgressBar::new(requests.len() as u64);
+    let cx = TaskContext {
+        pool: &pool,
+        device,
+        opts,
+        shrink: args.shrink,
+        work,
+        request_timeout: Duration::from_secs(args.timeout),
+        task_timeout: Duration::from_secs(args.task_timeout),
+        compile_baseline,
+        torch_precision: args.torch_precision.map(|p| p.name().to_string()),
+        settings,
+    };
+    let bar = ProgressBar::new(todo.len() as u64);
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} verified {msg} [{elapsed}]")
+        ProgressStyle::with_template("{bar:40} {pos}/{len} tasks {msg} [{elapsed}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    if device == DeviceKind::Cpu {
-        let reqs: Vec<VerifyRequest> = requests.iter().map(|r| r.1.clone()).collect();
-        // in chunks so the bar moves
-        for (chunk_reqs, chunk_idx) in reqs
-            .chunks(args.jobs.max(1) * 2)
-            .zip(requests.chunks(args.jobs.max(1) * 2))
-        {
-            let results = pool.verify_all(chunk_reqs);
-            for (r, (i, _)) in results.into_iter().zip(chunk_idx) {
-                let row = &mut rows[*i];
-                match r {
-                    Ok(rep) => {
-                        row["status"] = json!(if rep.verified { "verified" } else { "failed" });
-                        row["reasons"] = json!(rep.reasons());
-                    }
-                    Err(e) => {
-                        row["status"] = json!("failed");
-                        row["reasons"] = json!([e.to_string()]);
-                    }
+    let started = Instant::now();
+    let stop_after = args.stop_after.map(Duration::from_secs);
+    let next = AtomicUsize::new(0);
+    let mut write_error: Option<DriverError> = None;
+    let mut finished = 0usize;
+    std::thread::scope(|scope| {
+        let (tx, rx) = mpsc::channel::<Value>();
+        for _ in 0..pool.size().min(todo.len()) {
+            let (tx, next, todo, cx) = (tx.clone(), &next, &todo, &cx);
+            scope.spawn(move || loop {
+                if stop_after.is_some_and(|s| started.elapsed() >= s) {
+                    break;
                 }
-                bar.inc(1);
-                if bar.is_hidden() {
-                    eprintln!(
-                        "[{}/{}] {}: {}",
-                        bar.position(),
-                        requests.len(),
-                        row["task"].as_str().unwrap_or(""),
-                        row["status"].as_str().unwrap_or("")
-                    );
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(file) = todo.get(i) else { break };
+                if tx.send(run_task(file, cx)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for row in rx {
+            finished += 1;
+            if write_error.is_none() {
+                if let Err(e) = results.append(&row) {
+                    write_error = Some(e);
                 }
             }
-        }
-    } else {
-        for (i, req) in &requests {
-            let row = &mut rows[*i];
-            bar.set_message(row["task"].as_str().unwrap_or("").to_string());
-            match pool.bench(&BenchRequest {
-                verify: req.clone(),
-                compile_baseline: false,
-            }) {
-                Ok(b) => {
-                    row["status"] = json!(if b.verify.verified {
-                        "verified"
-                    } else {
-                        "failed"
-                    });
-                    row["reasons"] = json!(b.verify.reasons());
-                    if let Some(t) = &b.timing {
-                        row["eager_ms"] = json!(t.reference.median_ms);
-                        row["drtc_ms"] = json!(t.candidate.median_ms);
-                        row["speedup"] = json!(t.speedup());
-                    }
-                    if let Some(e) = &b.timing_error {
-                        row["timing_error"] = json!(e);
-                    }
-                }
-                Err(e) => {
-                    row["status"] = json!("failed");
-                    row["reasons"] = json!([e.to_string()]);
-                }
+            let line = progress_line(finished, todo.len(), &row);
+            rows.push(row);
+            if bar.is_hidden() {
+                eprintln!("{line}");
+            } else {
+                bar.println(line);
             }
             bar.inc(1);
-            if bar.is_hidden() {
-                eprintln!(
-                    "[{}/{}] {}: {}",
-                    bar.position(),
-                    requests.len(),
-                    row["task"].as_str().unwrap_or(""),
-                    row["status"].as_str().unwrap_or("")
-                );
-            }
-        }
-    }
-    bar.finish_and_clear();
-    let (table, summary) = render(&rows, device, &args);
-    println!("{table}\n{summary}");
-    if let Some(p) = &args.json {
-        let lines: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
-        std::fs::write(p, lines.join("\n") + "\n").map_err(|source| DriverError::Write {
-            path: p.display().to_string(),
-            source,
-        })?;
-    }
-    if let Some(p) = &args.markdown {
-        let cmd: Vec<String> = std::env::args().collect();
-        let md = format!("Command: `{}`\n\n{table}\n{summary}\n", cmd.join(" "));
-        std::fs::write(p, md).map_err(|source| DriverError::Write {
-            path: p.display().to_string(),
-            source,
-        })?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn render(rows: &[serde_json::Value], device: DeviceKind, _args: &SuiteArgs) -> (String, String) {
-    let mut t = String::from("| task | status | kernels | pytorch ops | compile ms | eager ms | drtc ms | speedup |\n|---|---|---|---|---|---|---|---|\n");
-    let f = |v: &serde_json::Value, d: usize| {
-        v.as_f64()
-            .map(|x| format!("{x:.d$}"))
-            .unwrap_or_else(|| "-".into())
-    };
-    let mut verified = 0;
-    let mut faster = 0;
-    let mut log_sum = 0.0;
-    let mut compile_ms: Vec<f64> = vec![];
-    for r in rows {
-        let status = r["status"].as_str().unwrap_or("?");
-        let detail = match status {
-            "frontend" | "compile" | "unshrinkable" => {
-                format!("{status}: {}", r["error"].as_str().unwrap_or(""))
-            }
-            "failed" => format!(
-                "failed: {}",
-                r["reasons"]
-                    .as_array()
-                    .map(|a| a
-                        .iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; "))
-                    .unwrap_or_default()
-            ),
-            s => s.to_string(),
-        };
-        let detail = detail.replace('|', "/");
-        let detail: String = detail.chars().take(140).collect();
-        let fb = r["fallback_ops"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default();
-        writeln!(
-            t,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
-            r["task"].as_str().unwrap_or(""),
-            detail,
-            r["kernels"]
-                .as_u64()
-                .map(|k| k.to_string())
-                .unwrap_or("-".into()),
-            if fb.is_empty() { "-".into() } else { fb },
-            f(&r["compile_ms"], 2),
-            f(&r["eager_ms"], 4),
-            f(&r["drtc_ms"], 4),
-            f(&r["speedup"], 2)
-        )
-        .unwrap();
-        if status == "verified" {
-            verified += 1;
-            if let Some(s) = r["speedup"].as_f64() {
-                log_sum += s.ln();
-                if s > 1.0 {
-                    faster += 1;
+            if let (Some(md), None) = (&args.markdown, &write_error) {
+                let mut sorted = rows.clone();
+                sorted.sort_by_key(|r| numeric_prefix(r["task"].as_str().unwrap_or("")));
+                if let Err(e) = write_markdown(md, &sorted) {
+                    write_error = Some(e);
                 }
             }
         }
-        if let Some(c) = r["compile_ms"].as_f64() {
-            compile_ms.push(c);
-        }
+    });
+    bar.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
     }
-    compile_ms.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
-    let n = rows.len().max(1);
-    let mut s = format!(
-        "{} programs on {}: {verified} verified (accuracy {:.1}%)",
-        rows.len(),
-        device.name(),
-        100.0 * verified as f64 / n as f64
-    );
-    let by = |st: &str| rows.iter().filter(|r| r["status"] == st).count();
-    write!(
-        s,
-        ", {} failed verification, {} rejected by the frontend, {} failed to compile, {} valid only at their own sizes (not shrinkable)",
-        by("failed"),
-        by("frontend"),
-        by("compile"),
-        by("unshrinkable")
-    )
-    .unwrap();
-    if device == DeviceKind::Cuda {
-        write!(
-            s,
-            "\nfast_1 (verified and faster than eager): {faster}/{} = {:.1}%; geometric-mean speedup over all programs (failures count 1.0): {:.3}x",
-            rows.len(),
-            100.0 * faster as f64 / n as f64,
-            (log_sum / n as f64).exp()
-        )
-        .unwrap();
+    rows.sort_by_key(|r| numeric_prefix(r["task"].as_str().unwrap_or("")));
+    let (table, summary) = render(&rows);
+    println!("{table}\n{summary}");
+    if let Some(md) = &args.markdown {
+        write_markdown(md, &rows)?;
     }
-    if !compile_ms.is_empty() {
-        write!(
-            s,
-            "\ncompile time (parse to written module): median {:.2} ms, max {:.2} ms",
-            compile_ms[compile_ms.len() / 2],
-            compile_ms[compile_ms.len() - 1]
-        )
-        .unwrap();
+    let left = todo.len() - finished;
+    if left > 0 {
+        eprintln!(
+            "stopped after {:.0} s (--stop-after): {left} task(s) not run; run the same command \
+             with --resume to continue",
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(ExitCode::from(EXIT_UNFINISHED));
     }
-    (t, s)
+    Ok(ExitCode::SUCCESS)
 }

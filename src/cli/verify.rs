@@ -108,6 +108,9 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
         for r in reasons {
             println!("  {r}");
         }
+        if let Some(line) = report.memory.as_ref().and_then(|m| m.line()) {
+            println!("{line}");
+        }
     }
     Ok(if report.verified {
         ExitCode::SUCCESS

@@ -79,10 +79,7 @@ pub fn search(
             if std::fs::write(&path, &module.source).is_err() {
                 continue;
             }
-            let req = BenchRequest {
-                verify: VerifyRequest::new(cx.reference, &path),
-                compile_baseline: false,
-            };
+            let req = BenchRequest::new(VerifyRequest::new(cx.reference, &path));
             out.timed += 1;
             match cx.pool.bench(&req) {
                 Ok(b) if b.verify.verified => {

@@ -2,9 +2,9 @@
 //! worker processes, to verify them (semantics.md's correctness rules) and time them (its
 //! timing protocol), on CUDA GPUs or on CPU under Triton's interpreter.
 //!
-//! Python lives in one embedded program ([`worker::WORKER_SOURCE`]); Rust owns processes,
-//! timeouts, restarts, environment discovery and reports. A candidate that hangs, crashes or
-//! faults the GPU fails alone: its worker is killed and replaced.
+//! Python lives in one embedded program ([`worker::WORKER_FILES`]); Rust owns processes,
+//! timeouts, restarts, environment discovery and reports. A candidate that hangs, crashes,
+//! runs out of memory or faults the GPU fails alone: its worker is killed and replaced.
 //!
 //! Threat model: the checks target the known reward hacks of generated kernels (unwritten
 //! outputs, aliasing, cached or replayed answers, mutated inputs, side-stream work,
@@ -15,6 +15,7 @@
 pub mod devices;
 pub mod env;
 pub mod error;
+pub mod gate;
 pub mod pool;
 pub mod program;
 pub mod setup;
@@ -27,4 +28,4 @@ pub use env::{DrtcHome, PythonEnv, PythonSource};
 pub use error::RuntimeError;
 pub use pool::{DeviceKind, PoolOptions, WorkerPool};
 pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
-pub use verify::{Check, CheckFailure, VerifyReport, VerifyRequest};
+pub use verify::{Check, CheckFailure, MemoryReport, VerifyReport, VerifyRequest};

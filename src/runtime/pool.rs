@@ -1,17 +1,24 @@
-//! A pool of Python workers: one per GPU (pinned with `CUDA_VISIBLE_DEVICES`), or several
-//! on CPU. Each request gets an idle worker and a deadline; a worker that hangs, dies or
-//! faults the GPU is killed and replaced on next use, and only its candidate fails.
+//! A pool of Python workers: one or more per GPU (pinned with `CUDA_VISIBLE_DEVICES`), or
+//! several on CPU. Each request gets an idle worker and a deadline; a worker that hangs,
+//! dies, runs out of memory or faults the GPU is killed and replaced on next use, and only
+//! its candidate fails.
+//!
+//! Workers sharing a GPU verify side by side, but timing is exclusive: a bench request
+//! verifies and prepares (torch.compile included) in a shared pass of the GPU's
+//! [`DeviceGate`], then times in an exclusive pass, when no other worker runs anything on
+//! that GPU.
 
 use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
+use super::gate::DeviceGate;
 use super::time::{BenchReport, BenchRequest, TimingReport};
 use super::verify::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
 use serde_json::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Messages in a dead worker's stderr that mean the GPU faulted.
 const GPU_FAULT_MARKERS: [&str; 5] = [
@@ -52,9 +59,12 @@ impl DeviceKind {
 #[derive(Debug, Clone)]
 pub struct PoolOptions {
     pub device: DeviceKind,
-    /// Workers on CPU (default: half the cores, at least one). On CUDA: one per GPU,
-    /// or at most this many GPUs when set.
+    /// Workers on CPU (default: half the cores, at least one). On CUDA: at most this
+    /// many GPUs when set (default: all).
     pub workers: Option<usize>,
+    /// On CUDA: workers per GPU (default 1). Several verify and compile in parallel; their
+    /// timing phases still run one at a time per GPU.
+    pub workers_per_gpu: usize,
     /// Deadline for one verification (including the candidate's imports and compiles).
     pub request_timeout: Duration,
     /// Deadline for a bench request (verification plus timing).
@@ -68,6 +78,7 @@ impl PoolOptions {
         PoolOptions {
             device,
             workers: None,
+            workers_per_gpu: 1,
             request_timeout: Duration::from_secs(300),
             bench_timeout: Duration::from_secs(600),
             startup_timeout: Duration::from_secs(180),
@@ -83,12 +94,15 @@ struct Slot {
 /// What a worker said, or why it said nothing.
 enum Outcome {
     Reply(Value),
-    Failed(VerifyReport),
+    Failed(Box<VerifyReport>),
 }
 
 /// The worker pool.
 pub struct WorkerPool {
     slots: Vec<Mutex<Slot>>,
+    /// One gate per device, and each slot's gate.
+    gates: Vec<DeviceGate>,
+    gate_of: Vec<usize>,
     idle: Mutex<Vec<usize>>,
     available: Condvar,
     options: PoolOptions,
@@ -117,9 +131,10 @@ impl WorkerPool {
                     DeviceScan::None { reason } => return Err(RuntimeError::NoGpu { reason }),
                 };
                 let n = options.workers.unwrap_or(gpus.len()).clamp(1, gpus.len());
+                let per = options.workers_per_gpu.max(1);
                 gpus.iter()
                     .take(n)
-                    .map(|g| WorkerDevice::Gpu(g.ordinal))
+                    .flat_map(|g| std::iter::repeat_n(WorkerDevice::Gpu(g.ordinal), per))
                     .collect()
             }
         };
@@ -143,8 +158,21 @@ impl WorkerPool {
             })
             .collect::<Vec<_>>();
         let idle = (0..slots.len()).rev().collect();
+        let mut kinds: Vec<WorkerDevice> = vec![];
+        let gate_of = devices
+            .iter()
+            .map(|d| match kinds.iter().position(|k| k == d) {
+                Some(i) => i,
+                None => {
+                    kinds.push(*d);
+                    kinds.len() - 1
+                }
+            })
+            .collect();
         Ok(WorkerPool {
             slots,
+            gates: kinds.iter().map(|_| DeviceGate::default()).collect(),
+            gate_of,
             idle: Mutex::new(idle),
             available: Condvar::new(),
             options,
@@ -205,9 +233,25 @@ impl WorkerPool {
 
     /// Verifies one candidate.
     pub fn verify(&self, req: &VerifyRequest) -> RuntimeResult<VerifyReport> {
+        self.verify_within(req, self.options.request_timeout)
+    }
+
+    /// Verifies one candidate with its own deadline.
+    pub fn verify_within(
+        &self,
+        req: &VerifyRequest,
+        timeout: Duration,
+    ) -> RuntimeResult<VerifyReport> {
         let payload = verify_payload("verify", req)?;
-        match self.call(payload, self.options.request_timeout)? {
-            Outcome::Failed(r) => Ok(r),
+        let i = self.acquire();
+        let outcome = {
+            let _pass = self.gates[self.gate_of[i]].shared();
+            self.call_on(i, payload, timeout)
+        };
+        self.release(i);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        match outcome? {
+            Outcome::Failed(r) => Ok(*r),
             Outcome::Reply(v) => parse_report(v),
         }
     }
@@ -239,6 +283,17 @@ impl WorkerPool {
 
     /// Verifies, then (when verified, on CUDA) times one candidate.
     pub fn bench(&self, req: &BenchRequest) -> RuntimeResult<BenchReport> {
+        self.bench_within(req, None)
+    }
+
+    /// Verifies and prepares one candidate in a shared pass of its GPU, then times it in
+    /// an exclusive pass. `budget` bounds the time spent verifying and timing (waiting for
+    /// the exclusive pass does not count); each phase also has the pool's bench deadline.
+    pub fn bench_within(
+        &self,
+        req: &BenchRequest,
+        budget: Option<Duration>,
+    ) -> RuntimeResult<BenchReport> {
         if self.options.device != DeviceKind::Cuda {
             return Err(RuntimeError::NoGpu {
                 reason: "timing needs a CUDA GPU; the Triton interpreter on CPU has no \
@@ -246,39 +301,84 @@ impl WorkerPool {
                     .into(),
             });
         }
-        let mut payload = verify_payload("bench", &req.verify)?;
+        let mut payload = verify_payload("prepare", &req.verify)?;
         payload["compile_baseline"] = Value::Bool(req.compile_baseline);
-        match self.call(payload, self.options.bench_timeout)? {
-            Outcome::Failed(r) => Ok(BenchReport {
-                verify: r,
-                timing: None,
-                timing_error: Some("the worker failed during verification or timing".into()),
-            }),
-            Outcome::Reply(mut v) => {
-                let timing = v.get_mut("timing").map(Value::take);
-                let timing_error = v
-                    .get("timing_error")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                let verify = parse_report(v)?;
-                let timing: Option<TimingReport> = match timing {
-                    Some(t) => Some(
-                        serde_json::from_value(t)
-                            .map_err(|e| RuntimeError::Protocol(format!("timing report: {e}")))?,
-                    ),
-                    None => None,
-                };
-                let timing_error = timing_error.or_else(|| {
-                    (timing.is_none() && !verify.verified)
-                        .then(|| "not timed: the candidate failed verification".to_string())
-                });
-                Ok(BenchReport {
-                    verify,
-                    timing,
-                    timing_error,
-                })
-            }
+        if let Some(p) = &req.torch_precision {
+            payload["torch_precision"] = Value::from(p.as_str());
         }
+        let limit = |left: Option<Duration>| {
+            left.map_or(self.options.bench_timeout, |b| {
+                b.min(self.options.bench_timeout)
+            })
+        };
+        let i = self.acquire();
+        let gate = &self.gates[self.gate_of[i]];
+        let started = Instant::now();
+        let prepared = {
+            let _pass = gate.shared();
+            self.call_on(i, payload, limit(budget))
+        };
+        let spent = started.elapsed();
+        let result = prepared.and_then(|outcome| {
+            let mut v = match outcome {
+                Outcome::Failed(r) => {
+                    return Ok(BenchReport {
+                        verify: *r,
+                        timing: None,
+                        timing_error: Some(
+                            "the worker failed during verification or preparation".into(),
+                        ),
+                    })
+                }
+                Outcome::Reply(v) => v,
+            };
+            let mut timing_error = v
+                .get("timing_error")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let ready = v.get("prepared") == Some(&Value::Bool(true));
+            v.as_object_mut().map(|o| o.remove("prepared"));
+            let verify = parse_report(v)?;
+            let mut timing = None;
+            let left = budget.map(|b| b.saturating_sub(spent));
+            if ready && left.is_some_and(|l| l.is_zero()) {
+                let _ = self.call_on(i, serde_json::json!({"op": "release"}), limit(None));
+                timing_error = Some("not timed: no time left within the task's limit".into());
+            } else if ready {
+                let _pass = gate.exclusive();
+                match self.call_on(i, serde_json::json!({"op": "time"}), limit(left))? {
+                    Outcome::Failed(r) => {
+                        timing_error = Some(format!(
+                            "the worker failed while timing: {}",
+                            r.reasons().join("; ")
+                        ))
+                    }
+                    Outcome::Reply(mut t) => {
+                        if let Some(e) = t.get("timing_error").and_then(Value::as_str) {
+                            timing_error = Some(e.to_string());
+                        }
+                        if let Some(t) = t.get_mut("timing").map(Value::take) {
+                            timing =
+                                Some(serde_json::from_value::<TimingReport>(t).map_err(|e| {
+                                    RuntimeError::Protocol(format!("timing report: {e}"))
+                                })?);
+                        }
+                    }
+                }
+            }
+            let timing_error = timing_error.or_else(|| {
+                (timing.is_none() && !verify.verified)
+                    .then(|| "not timed: the candidate failed verification".to_string())
+            });
+            Ok(BenchReport {
+                verify,
+                timing,
+                timing_error,
+            })
+        });
+        self.release(i);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        result
     }
 
     fn ensure_started(slot: &mut Slot) -> RuntimeResult<&mut Worker> {
@@ -305,14 +405,6 @@ impl WorkerPool {
         self.available.notify_one();
     }
 
-    fn call(&self, payload: Value, timeout: Duration) -> RuntimeResult<Outcome> {
-        let i = self.acquire();
-        let result = self.call_on(i, payload, timeout);
-        self.release(i);
-        self.requests.fetch_add(1, Ordering::Relaxed);
-        result
-    }
-
     fn call_on(&self, i: usize, payload: Value, timeout: Duration) -> RuntimeResult<Outcome> {
         let mut slot = self.slots[i].lock().unwrap_or_else(|p| p.into_inner());
         let was_running = slot.worker.is_some();
@@ -329,17 +421,17 @@ impl WorkerPool {
                 }
                 if let Some(err) = v.get("error").and_then(Value::as_str) {
                     let stderr = worker.stderr_tail();
-                    return Ok(Outcome::Failed(VerifyReport::worker_failure(
+                    return Ok(Outcome::Failed(Box::new(VerifyReport::worker_failure(
                         Check::Other,
                         format!("worker error: {err}"),
                         stderr,
-                    )));
+                    ))));
                 }
                 Outcome::Reply(v)
             }
             Exchange::TimedOut => {
                 self.restarts.fetch_add(1, Ordering::Relaxed);
-                Outcome::Failed(VerifyReport::worker_failure(
+                Outcome::Failed(Box::new(VerifyReport::worker_failure(
                     Check::Timeout,
                     format!(
                         "no answer within {:.0} s: the candidate hangs (worker killed and \
@@ -347,7 +439,7 @@ impl WorkerPool {
                         timeout.as_secs_f64()
                     ),
                     worker.stderr_tail(),
-                ))
+                )))
             }
             Exchange::Died { status, stderr } => {
                 self.restarts.fetch_add(1, Ordering::Relaxed);
@@ -369,11 +461,11 @@ impl WorkerPool {
                 } else {
                     Check::WorkerDied
                 };
-                Outcome::Failed(VerifyReport::worker_failure(
+                Outcome::Failed(Box::new(VerifyReport::worker_failure(
                     check,
                     format!("the worker {status} while running the candidate{detail}"),
                     stderr,
-                ))
+                )))
             }
         };
         if !slot.worker.as_ref().is_some_and(Worker::is_alive) {

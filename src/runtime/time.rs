@@ -12,6 +12,23 @@ pub struct BenchRequest {
     pub verify: VerifyRequest,
     /// Also time `torch.compile` (default mode) of the reference, in the same run.
     pub compile_baseline: bool,
+    /// `torch.set_float32_matmul_precision` for the reference and torch.compile while
+    /// they are timed ("highest", "high"); `None` leaves PyTorch's default. The candidate
+    /// always runs with the process default; verification always compares against the
+    /// reference at PyTorch's default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch_precision: Option<String>,
+}
+
+impl BenchRequest {
+    /// Eager reference only, PyTorch's default precision.
+    pub fn new(verify: VerifyRequest) -> Self {
+        BenchRequest {
+            verify,
+            compile_baseline: false,
+            torch_precision: None,
+        }
+    }
 }
 
 /// Statistics of one contender's timed calls, in milliseconds.
@@ -43,6 +60,18 @@ pub struct TimingReport {
     pub timed_outputs_failures: Vec<String>,
     pub rounds: u64,
     pub l2_flush_bytes: u64,
+    /// The float32 matmul precision the reference and torch.compile ran with.
+    #[serde(default)]
+    pub torch_precision: Option<String>,
+    /// The process default, which the candidate ran with.
+    #[serde(default)]
+    pub candidate_precision: Option<String>,
+    /// Why torch.compile was not timed, when it was asked for and failed.
+    #[serde(default)]
+    pub compiled_error: Option<String>,
+    /// torch.compile's first call (compilation), done before the timing phase.
+    #[serde(default)]
+    pub compile_warmup_ms: Option<f64>,
 }
 
 impl TimingReport {
@@ -65,6 +94,15 @@ impl TimingReport {
         ];
         if let Some(c) = &self.compiled {
             out.push(line("compiled", c));
+        }
+        if let Some(e) = &self.compiled_error {
+            out.push(format!("compiled   not timed: {e}"));
+        }
+        if let Some(p) = &self.torch_precision {
+            out.push(format!(
+                "float32 matmul precision: reference and torch.compile {p}, candidate {}",
+                self.candidate_precision.as_deref().unwrap_or("?")
+            ));
         }
         out.push(format!("speedup vs eager: {:.3}x", self.speedup()));
         if let Some(s) = self.speedup_vs_compiled() {

@@ -71,6 +71,9 @@ pub enum Check {
     Crash,
     /// The GPU faulted (illegal address, device assert); the worker was replaced.
     GpuFault,
+    /// Host or GPU memory ran out (in the candidate, the reference or the checks); the
+    /// worker was replaced.
+    OutOfMemory,
     /// No answer before the deadline; the worker was killed.
     Timeout,
     /// The worker process died (abort, segfault); it was replaced.
@@ -106,6 +109,7 @@ impl Check {
             Check::Tampering => "tampering",
             Check::Crash => "crash",
             Check::GpuFault => "gpu_fault",
+            Check::OutOfMemory => "out_of_memory",
             Check::Timeout => "timeout",
             Check::WorkerDied => "worker_died",
             Check::Import => "import",
@@ -170,6 +174,40 @@ pub struct TrialReport {
     pub state: Vec<StateEntry>,
 }
 
+/// Peak GPU memory of one verification (CUDA only; `None` fields elsewhere).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MemoryReport {
+    #[serde(default)]
+    pub device: Option<String>,
+    /// The reference alone: its parameters, its inputs and what it allocates while it
+    /// runs (`torch.cuda.max_memory_allocated`), the largest over the trials.
+    #[serde(default)]
+    pub reference_peak_bytes: Option<u64>,
+    /// The whole verification: both models, one trial's inputs, copies and outputs.
+    #[serde(default)]
+    pub verify_peak_bytes: Option<u64>,
+    /// verification / reference.
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+impl MemoryReport {
+    /// "peak GPU memory: reference 12.9 GB, verification 32.2 GB (2.50x)", when measured.
+    pub fn line(&self) -> Option<String> {
+        let (r, v) = (self.reference_peak_bytes?, self.verify_peak_bytes?);
+        let gb = |b: u64| b as f64 / 1e9;
+        Some(format!(
+            "peak GPU memory: reference {:.3} GB, verification {:.3} GB ({})",
+            gb(r),
+            gb(v),
+            self.ratio
+                .map_or("ratio n/a".to_string(), |x| format!("{x:.2}x"))
+        ))
+    }
+}
+
 /// Everything one verification found.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerifyReport {
@@ -188,6 +226,9 @@ pub struct VerifyReport {
     pub poison: Option<String>,
     #[serde(default)]
     pub strict: bool,
+    /// Peak memory of the reference and of the verification.
+    #[serde(default)]
+    pub memory: Option<MemoryReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceback: Option<String>,
     /// The end of the worker's stderr when it died or hung.
@@ -212,6 +253,7 @@ impl VerifyReport {
             trials: Vec::new(),
             poison: None,
             strict: false,
+            memory: None,
             traceback: None,
             worker_stderr: (!stderr.is_empty()).then_some(stderr),
         }
@@ -272,11 +314,12 @@ impl VerifyReport {
         (worst, a2, a4)
     }
 
-    /// A one-line summary of a verified candidate.
+    /// A one-line summary of a verified candidate (a second line, on CUDA, with the
+    /// peak memory).
     pub fn summary(&self) -> String {
         let (worst, a2, a4) = self.worst();
         let yes = |b: bool| if b { "yes" } else { "no" };
-        format!(
+        let mut s = format!(
             "verified: {} trials on {} ({}), max rel-norm error {}; allclose 1e-2: {}, 1e-4: {}",
             self.trials.len(),
             self.device.as_deref().unwrap_or("?"),
@@ -284,13 +327,37 @@ impl VerifyReport {
             worst.map_or("n/a".to_string(), |w| format!("{w:.2e}")),
             yes(a2),
             yes(a4),
-        )
+        );
+        if let Some(m) = self.memory.as_ref().and_then(MemoryReport::line) {
+            s.push('\n');
+            s.push_str(&m);
+        }
+        s
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memory_lines_say_both_peaks_and_their_ratio() {
+        let m: MemoryReport = serde_json::from_value(serde_json::json!({
+            "device": "cuda", "reference_peak_bytes": 12_800_000_000u64,
+            "verify_peak_bytes": 32_000_000_000u64, "ratio": 2.5, "note": "x"
+        }))
+        .unwrap();
+        assert_eq!(
+            m.line().unwrap(),
+            "peak GPU memory: reference 12.800 GB, verification 32.000 GB (2.50x)"
+        );
+        let cpu: MemoryReport = serde_json::from_value(serde_json::json!({
+            "device": "cpu", "reference_peak_bytes": null, "verify_peak_bytes": null,
+            "ratio": null, "note": "peak memory is measured on CUDA only"
+        }))
+        .unwrap();
+        assert_eq!(cpu.line(), None);
+    }
 
     #[test]
     fn reasons_are_one_line_per_check() {
@@ -318,5 +385,7 @@ mod tests {
         assert_eq!(c, Check::Other);
         let c: Check = serde_json::from_str("\"inputs_modified\"").unwrap();
         assert_eq!(c, Check::InputsModified);
+        let c: Check = serde_json::from_str("\"out_of_memory\"").unwrap();
+        assert_eq!(c, Check::OutOfMemory);
     }
 }

@@ -14,27 +14,94 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The worker program, embedded in the binary.
-pub const WORKER_SOURCE: &str = include_str!("worker/worker.py");
+/// The worker program, embedded in the binary: its entry point and the `drtc_worker`
+/// package beside it, as (path relative to the install directory, contents).
+pub const WORKER_FILES: &[(&str, &str)] = &[
+    ("worker.py", include_str!("worker/worker.py")),
+    (
+        "drtc_worker/__init__.py",
+        include_str!("worker/drtc_worker/__init__.py"),
+    ),
+    (
+        "drtc_worker/protocol.py",
+        include_str!("worker/drtc_worker/protocol.py"),
+    ),
+    (
+        "drtc_worker/common.py",
+        include_str!("worker/drtc_worker/common.py"),
+    ),
+    (
+        "drtc_worker/memory.py",
+        include_str!("worker/drtc_worker/memory.py"),
+    ),
+    (
+        "drtc_worker/guards.py",
+        include_str!("worker/drtc_worker/guards.py"),
+    ),
+    (
+        "drtc_worker/comparison.py",
+        include_str!("worker/drtc_worker/comparison.py"),
+    ),
+    (
+        "drtc_worker/pair.py",
+        include_str!("worker/drtc_worker/pair.py"),
+    ),
+    (
+        "drtc_worker/trials.py",
+        include_str!("worker/drtc_worker/trials.py"),
+    ),
+    (
+        "drtc_worker/timing.py",
+        include_str!("worker/drtc_worker/timing.py"),
+    ),
+];
 
 /// Lines of the worker's stderr kept for failure reports.
 const STDERR_TAIL_LINES: usize = 40;
 
-/// Writes the worker program into drtc's cache (once per content) and returns its path.
+/// Writes the worker program into drtc's cache (one directory per content) and returns
+/// the path of its entry point.
 pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
-    let dir = home.dir("worker")?;
-    let path = dir.join(format!(
-        "worker-{:016x}.py",
-        fnv1a(WORKER_SOURCE.as_bytes())
-    ));
-    let up_to_date = std::fs::read_to_string(&path).is_ok_and(|s| s == WORKER_SOURCE);
-    if !up_to_date {
-        // Write then rename, so concurrent drtc processes never run a half-written file.
-        let tmp = dir.join(format!(".worker-{}.tmp", std::process::id()));
-        std::fs::write(&tmp, WORKER_SOURCE).map_err(|e| RuntimeError::io(&tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| RuntimeError::io(&path, e))?;
+    let root = home.dir("worker")?;
+    let hash = WORKER_FILES.iter().fold(0u64, |h, (name, text)| {
+        h.rotate_left(7) ^ fnv1a(name.as_bytes()) ^ fnv1a(text.as_bytes())
+    });
+    let dir = root.join(format!("worker-{hash:016x}"));
+    let up_to_date = |dir: &Path| {
+        WORKER_FILES
+            .iter()
+            .all(|(name, text)| std::fs::read_to_string(dir.join(name)).is_ok_and(|s| s == *text))
+    };
+    if !up_to_date(&dir) {
+        // Write a private copy, then rename it into place, so concurrent drtc processes
+        // never run a half-written worker.
+        let tmp = root.join(format!(".worker-{hash:016x}-{}.tmp", std::process::id()));
+        let _ = std::fs::remove_dir_all(&tmp);
+        for (name, text) in WORKER_FILES {
+            let path = tmp.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| RuntimeError::io(parent, e))?;
+            }
+            std::fs::write(&path, text).map_err(|e| RuntimeError::io(&path, e))?;
+        }
+        if up_to_date(&dir) {
+            // Another process put the same files there meanwhile.
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Ok(dir.join("worker.py"));
+        }
+        if dir.exists() {
+            // A damaged copy: replace it.
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        if let Err(e) = std::fs::rename(&tmp, &dir) {
+            let _ = std::fs::remove_dir_all(&tmp);
+            // Another process may have put the same files there first.
+            if !up_to_date(&dir) {
+                return Err(RuntimeError::io(&dir, e));
+            }
+        }
     }
-    Ok(path)
+    Ok(dir.join("worker.py"))
 }
 
 /// FNV-1a, 64 bits: a stable content hash for cache file names.

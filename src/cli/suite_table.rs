@@ -1,0 +1,310 @@
+//! The suite's table and summary, built from its JSON rows alone, so that `drtc suite`
+//! (as tasks finish) and `drtc suite-report` (from a results file) print the same thing.
+
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// A row's status when it verified.
+pub const VERIFIED: &str = "verified";
+
+fn num(v: &Value, d: usize) -> String {
+    v.as_f64()
+        .map(|x| format!("{x:.d$}"))
+        .unwrap_or_else(|| "-".into())
+}
+
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Speedup over eager (`speedup` in files written before the compile baseline existed).
+fn vs_eager(r: &Value) -> Option<f64> {
+    r["speedup_vs_eager"].as_f64().or(r["speedup"].as_f64())
+}
+
+/// The reason a row did not verify, on one line.
+pub fn detail(r: &Value) -> String {
+    let status = r["status"].as_str().unwrap_or("?");
+    let d = match status {
+        "frontend" | "compile" | "unshrinkable" => {
+            format!("{status}: {}", r["error"].as_str().unwrap_or(""))
+        }
+        "failed" | "timeout" => format!("{status}: {}", strs(&r["reasons"]).join("; ")),
+        s => s.to_string(),
+    };
+    d.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The settings every row carries, as one line ("device cuda, drtc precision tf32 ...").
+pub fn settings_line(rows: &[Value]) -> String {
+    let first = |k: &str| {
+        rows.iter()
+            .find_map(|r| r[k].as_str().map(str::to_string))
+            .unwrap_or_else(|| "?".into())
+    };
+    let device = device_of(rows);
+    let jobs = rows.iter().filter_map(|r| r["jobs"].as_u64()).max();
+    let mut s = format!(
+        "device {device}; drtc precision {}; torch precision {}",
+        first("precision"),
+        first("torch_precision")
+    );
+    if let Some(used) = rows.iter().find_map(|r| r["torch_precision_used"].as_str()) {
+        write!(s, " (float32 matmul precision `{used}` as run)").unwrap();
+    }
+    if device == "cuda" {
+        s.push_str(if has_compile(rows) {
+            "; baselines: eager and torch.compile (default mode), interleaved on the same inputs"
+        } else {
+            "; baseline: eager"
+        });
+    } else {
+        s.push_str("; verification only (timing and baselines need a GPU)");
+    }
+    if let Some(j) = jobs {
+        write!(s, "; {j} job(s)").unwrap();
+        if device == "cuda" {
+            s.push_str(", timing exclusive (one task timed at a time per GPU)");
+        }
+    }
+    s
+}
+
+fn device_of(rows: &[Value]) -> String {
+    rows.iter()
+        .find_map(|r| r["device"].as_str().map(str::to_string))
+        .unwrap_or_else(|| {
+            // files written before rows carried their device
+            if rows.iter().any(|r| r["eager_ms"].is_number()) {
+                "cuda".into()
+            } else {
+                "cpu".into()
+            }
+        })
+}
+
+fn has_compile(rows: &[Value]) -> bool {
+    rows.iter()
+        .any(|r| r["baseline"] == "compile" || r["torch_compile_ms"].is_number())
+}
+
+/// Geometric mean over all rows of a speedup (rows without one count 1.0), and how many
+/// verified rows beat it.
+fn against(rows: &[Value], speedup: impl Fn(&Value) -> Option<f64>) -> (usize, f64) {
+    let mut faster = 0;
+    let mut log_sum = 0.0;
+    for r in rows.iter().filter(|r| r["status"] == VERIFIED) {
+        if let Some(s) = speedup(r) {
+            log_sum += s.ln();
+            if s > 1.0 {
+                faster += 1;
+            }
+        }
+    }
+    (faster, (log_sum / rows.len().max(1) as f64).exp())
+}
+
+/// The Markdown table and the summary lines.
+pub fn render(rows: &[Value]) -> (String, String) {
+    let cuda = device_of(rows) == "cuda";
+    let compile = cuda && has_compile(rows);
+    let mut t = String::from("| task | status | kernels | pytorch ops | compile ms |");
+    if cuda {
+        t.push_str(" eager ms |");
+        if compile {
+            t.push_str(" torch.compile ms |");
+        }
+        t.push_str(" drtc ms | vs eager |");
+        if compile {
+            t.push_str(" vs compile |");
+        }
+    }
+    let cols = t.matches('|').count() - 1;
+    t.push('\n');
+    t.push_str(&"|---".repeat(cols));
+    t.push_str("|\n");
+    let mut compile_ms: Vec<f64> = vec![];
+    let mut memory: Vec<(f64, &str)> = vec![];
+    for r in rows {
+        let detail: String = detail(r).replace('|', "/").chars().take(140).collect();
+        let fb = strs(&r["fallback_ops"]).join(", ");
+        write!(
+            t,
+            "| {} | {} | {} | {} | {} |",
+            r["task"].as_str().unwrap_or(""),
+            detail,
+            r["kernels"]
+                .as_u64()
+                .map_or("-".to_string(), |k| k.to_string()),
+            if fb.is_empty() { "-".into() } else { fb },
+            num(&r["compile_ms"], 2),
+        )
+        .unwrap();
+        if cuda {
+            write!(t, " {} |", num(&r["eager_ms"], 4)).unwrap();
+            if compile {
+                write!(t, " {} |", num(&r["torch_compile_ms"], 4)).unwrap();
+            }
+            let eager = vs_eager(r).map_or(Value::Null, Value::from);
+            write!(t, " {} | {} |", num(&r["drtc_ms"], 4), num(&eager, 2)).unwrap();
+            if compile {
+                write!(t, " {} |", num(&r["speedup_vs_compile"], 2)).unwrap();
+            }
+        }
+        t.push('\n');
+        if let Some(c) = r["compile_ms"].as_f64() {
+            compile_ms.push(c);
+        }
+        if let Some(m) = r["memory_ratio"].as_f64() {
+            memory.push((m, r["task"].as_str().unwrap_or("")));
+        }
+    }
+    let n = rows.len().max(1);
+    let by = |st: &str| rows.iter().filter(|r| r["status"] == st).count();
+    let verified = by(VERIFIED);
+    let mut s = format!("{}\n", settings_line(rows));
+    write!(
+        s,
+        "{} programs on {}: {verified} verified (accuracy {:.1}%), {} failed verification, \
+         {} timed out, {} rejected by the frontend, {} failed to compile, {} valid only at \
+         their own sizes (not shrinkable)",
+        rows.len(),
+        device_of(rows),
+        100.0 * verified as f64 / n as f64,
+        by("failed"),
+        by("timeout"),
+        by("frontend"),
+        by("compile"),
+        by("unshrinkable")
+    )
+    .unwrap();
+    if cuda {
+        let (faster, geo) = against(rows, vs_eager);
+        write!(
+            s,
+            "\nvs eager: fast_1 (verified and faster) {faster}/{} = {:.1}%; geometric-mean \
+             speedup over all programs (failures count 1.0): {geo:.3}x",
+            rows.len(),
+            100.0 * faster as f64 / n as f64,
+        )
+        .unwrap();
+        if compile {
+            let (faster, geo) = against(rows, |r| r["speedup_vs_compile"].as_f64());
+            let failed = rows
+                .iter()
+                .filter(|r| r["status"] == VERIFIED && r["torch_compile_error"].is_string())
+                .count();
+            write!(
+                s,
+                "\nvs torch.compile: fast_1 {faster}/{} = {:.1}%; geometric-mean speedup over \
+                 all programs (failures count 1.0): {geo:.3}x",
+                rows.len(),
+                100.0 * faster as f64 / n as f64,
+            )
+            .unwrap();
+            if failed > 0 {
+                write!(
+                    s,
+                    " (torch.compile itself failed on {failed} verified task(s), counted 1.0)"
+                )
+                .unwrap();
+            }
+        }
+    }
+    if !compile_ms.is_empty() {
+        compile_ms.sort_by(f64::total_cmp);
+        write!(
+            s,
+            "\ncompile time (parse to written module): median {:.2} ms, max {:.2} ms",
+            compile_ms[compile_ms.len() / 2],
+            compile_ms[compile_ms.len() - 1]
+        )
+        .unwrap();
+    }
+    if !memory.is_empty() {
+        memory.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (max, task) = memory[memory.len() - 1];
+        write!(
+            s,
+            "\npeak GPU memory of verification over the reference's own peak: median {:.2}x, \
+             max {max:.2}x ({task}), over {} tasks",
+            memory[memory.len() / 2].0,
+            memory.len()
+        )
+        .unwrap();
+    }
+    (t, s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn row(task: &str, status: &str, eager: f64, compiled: f64, drtc: f64) -> Value {
+        json!({
+            "task": task, "status": status, "device": "cuda", "precision": "tf32",
+            "torch_precision": "high", "baseline": "compile", "jobs": 3, "kernels": 1,
+            "compile_ms": 0.5, "eager_ms": eager, "torch_compile_ms": compiled,
+            "drtc_ms": drtc, "speedup_vs_eager": eager / drtc,
+            "speedup_vs_compile": compiled / drtc, "reasons": [], "memory_ratio": 2.0,
+        })
+    }
+
+    #[test]
+    fn summary_has_fast_1_and_geomean_against_both_baselines() {
+        let mut failed = row("3_c", "failed", 1.0, 1.0, 1.0);
+        failed["reasons"] = json!(["values: output 0: relative norm error 2e-3\n  >= 1e-3"]);
+        let rows = vec![
+            row("1_a", VERIFIED, 2.0, 1.0, 0.5),
+            row("2_b", VERIFIED, 1.0, 0.5, 1.0),
+            failed,
+        ];
+        let (table, summary) = render(&rows);
+        assert!(table.starts_with(
+            "| task | status | kernels | pytorch ops | compile ms | eager ms | \
+             torch.compile ms | drtc ms | vs eager | vs compile |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        ));
+        assert!(table.contains(
+            "| 1_a | verified | 1 | - | 0.50 | 2.0000 | 1.0000 | 0.5000 | 4.00 | 2.00 |"
+        ));
+        assert!(
+            table.contains("| 3_c | failed: values: output 0: relative norm error 2e-3 >= 1e-3 |")
+        );
+        // vs eager: 4.0 and 1.0 and (failed) 1.0: geomean 4^(1/3)
+        assert!(
+            summary.contains("vs eager: fast_1 (verified and faster) 1/3 = 33.3%"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(&format!("{:.3}x", 4f64.powf(1.0 / 3.0))),
+            "{summary}"
+        );
+        // vs compile: 2.0 and 0.5 and 1.0: geomean 1.0, one faster
+        assert!(summary.contains("vs torch.compile: fast_1 1/3 = 33.3%; geometric-mean speedup over all programs (failures count 1.0): 1.000x"), "{summary}");
+        assert!(summary.starts_with("device cuda; drtc precision tf32; torch precision high; baselines: eager and torch.compile"), "{summary}");
+        assert!(summary.contains("3 job(s), timing exclusive"), "{summary}");
+        assert!(summary.contains("median 2.00x, max 2.00x"), "{summary}");
+    }
+
+    #[test]
+    fn cpu_rows_have_no_timing_columns_and_old_rows_still_render() {
+        let cpu = vec![json!({"task": "1_a", "status": "verified", "device": "cpu",
+                              "precision": "tf32", "torch_precision": "default", "jobs": 2})];
+        let (table, summary) = render(&cpu);
+        assert!(table.starts_with("| task | status | kernels | pytorch ops | compile ms |\n"));
+        assert!(summary.contains("verification only (timing and baselines need a GPU)"));
+        assert!(!summary.contains("fast_1"));
+        // A row of a file written before the compile baseline existed.
+        let old = vec![json!({"task": "1_a", "status": "verified", "eager_ms": 2.0,
+                              "drtc_ms": 1.0, "speedup": 2.0})];
+        let (table, summary) = render(&old);
+        assert!(table.contains("| 2.0000 | 1.0000 | 2.00 |"), "{table}");
+        assert!(
+            summary.contains("fast_1 (verified and faster) 1/1"),
+            "{summary}"
+        );
+    }
+}

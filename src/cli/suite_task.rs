@@ -1,0 +1,317 @@
+//! One task of `drtc suite`: load and compile it (within the task's time limit), write the
+//! module, verify it and, on a GPU, time it against eager PyTorch (and torch.compile). The
+//! result is one JSON row, whatever happened.
+
+use drtc::driver::compile::{compile_graph, CompileOptions};
+use drtc::driver::program::load_programs;
+use drtc::driver::shrink::shrink_overrides;
+use drtc::runtime::{BenchReport, BenchRequest, Check, DeviceKind, VerifyRequest, WorkerPool};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What every task of one run shares.
+pub struct TaskContext<'a> {
+    pub pool: &'a WorkerPool,
+    pub device: DeviceKind,
+    pub opts: CompileOptions,
+    pub shrink: bool,
+    /// Scratch directory for the written modules.
+    pub work: PathBuf,
+    /// Deadline of one worker request (`--timeout`).
+    pub request_timeout: Duration,
+    /// Deadline of the whole task (`--task-timeout`), waiting for the timing turn excluded.
+    pub task_timeout: Duration,
+    pub compile_baseline: bool,
+    pub torch_precision: Option<String>,
+    /// The run's settings, copied into every row.
+    pub settings: Value,
+}
+
+/// The compiled module of a task, or why there is none.
+enum Front {
+    Built {
+        module: String,
+        reference: String,
+        kernels: usize,
+        regions: usize,
+        fallback_ops: Vec<String>,
+        compile_ms: f64,
+    },
+    Rejected {
+        status: &'static str,
+        error: String,
+        error_full: Option<String>,
+    },
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}
+
+/// Frontend and compile pipeline (the part that runs in drtc itself).
+fn build(
+    path: PathBuf,
+    text: String,
+    task: String,
+    overrides: Vec<drtc::driver::constants::ConstantOverride>,
+    shrink: bool,
+    opts: CompileOptions,
+) -> Front {
+    let t0 = Instant::now();
+    let loaded = match load_programs(&path, &text, &overrides, None) {
+        Ok(mut v) if v.len() == 1 => v.remove(0),
+        Ok(_) => Err(drtc::driver::program::LoadError {
+            name: task,
+            line: None,
+            message: "not one program".into(),
+        }),
+        Err(m) => Err(drtc::driver::program::LoadError {
+            name: task,
+            line: None,
+            message: m,
+        }),
+    };
+    let p = match loaded {
+        Ok(p) => p,
+        Err(e)
+            if shrink
+                && load_programs(&path, &text, &[], None)
+                    .is_ok_and(|v| v.iter().all(|p| p.is_ok())) =>
+        {
+            // the program is fine at its own sizes: shrinking broke a shape coincidence
+            return Front::Rejected {
+                status: "unshrinkable",
+                error: first_line(&e.message),
+                error_full: None,
+            };
+        }
+        Err(e) => {
+            return Front::Rejected {
+                status: "frontend",
+                error: first_line(&e.message),
+                error_full: Some(e.message),
+            }
+        }
+    };
+    match compile_graph(p.graph, &p.form, &opts) {
+        Err(e) => Front::Rejected {
+            status: "compile",
+            error: e,
+            error_full: None,
+        },
+        Ok(c) => Front::Built {
+            kernels: c.module.kernel_count(),
+            regions: c.module.regions.len(),
+            fallback_ops: c
+                .module
+                .fallback_ops()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+            module: c.module.source,
+            reference: p.reference_source.unwrap_or_default(),
+            // parse to written module: loading (frontend) plus the compile pipeline
+            compile_ms: t0.elapsed().as_secs_f64() * 1e3,
+        },
+    }
+}
+
+/// Runs one task; the row says what happened (never an error: a task's failure is data).
+pub fn run_task(path: &Path, cx: &TaskContext) -> Value {
+    let started = Instant::now();
+    let task = path
+        .file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string();
+    let mut row = cx.settings.clone();
+    row["task"] = json!(task);
+    finish(&mut row, path, &task, cx, started);
+    row["task_ms"] = json!(started.elapsed().as_secs_f64() * 1e3);
+    row
+}
+
+fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: Instant) {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            row["status"] = json!("frontend");
+            row["error"] = json!(format!("cannot read {}: {e}", path.display()));
+            return;
+        }
+    };
+    let overrides = if cx.shrink {
+        shrink_overrides(&text)
+    } else {
+        vec![]
+    };
+    row["overrides"] = json!(overrides
+        .iter()
+        .map(|o| format!("{}={}", o.name, o.value))
+        .collect::<Vec<_>>());
+    // The frontend and compiler run in a thread of their own, so a pathological program
+    // cannot hold the run past the task's limit (the thread is left to finish alone).
+    let (tx, rx) = mpsc::channel();
+    {
+        let (path, task, opts, shrink) = (
+            path.to_path_buf(),
+            task.to_string(),
+            cx.opts.clone(),
+            cx.shrink,
+        );
+        std::thread::spawn(move || {
+            let _ = tx.send(build(path, text, task, overrides, shrink, opts));
+        });
+    }
+    let front = match rx.recv_timeout(cx.task_timeout) {
+        Ok(f) => f,
+        Err(_) => {
+            row["status"] = json!("timeout");
+            row["reasons"] = json!([format!(
+                "timeout: loading and compiling did not finish within the task's limit \
+                 (--task-timeout {} s)",
+                cx.task_timeout.as_secs()
+            )]);
+            return;
+        }
+    };
+    let (module, reference) = match front {
+        Front::Rejected {
+            status,
+            error,
+            error_full,
+        } => {
+            row["status"] = json!(status);
+            row["error"] = json!(error);
+            if let Some(full) = error_full {
+                row["error_full"] = json!(full);
+            }
+            return;
+        }
+        Front::Built {
+            module,
+            reference,
+            kernels,
+            regions,
+            fallback_ops,
+            compile_ms,
+        } => {
+            row["kernels"] = json!(kernels);
+            row["regions"] = json!(regions);
+            row["fallback_ops"] = json!(fallback_ops);
+            row["compile_ms"] = json!(compile_ms);
+            (module, reference)
+        }
+    };
+    let cand = cx.work.join(format!("{task}_drtc.py"));
+    let refp = cx.work.join(format!("{task}_ref.py"));
+    if let Err(e) = std::fs::write(&cand, module).and_then(|_| std::fs::write(&refp, reference)) {
+        row["status"] = json!("failed");
+        row["reasons"] = json!([format!(
+            "cannot write the module under {}: {e}",
+            cx.work.display()
+        )]);
+        return;
+    }
+    let req = VerifyRequest::new(&refp, &cand);
+    let left = cx.task_timeout.saturating_sub(started.elapsed());
+    let limited = left < cx.request_timeout;
+    match cx.device {
+        DeviceKind::Cpu => match cx.pool.verify_within(&req, left.min(cx.request_timeout)) {
+            Ok(rep) => {
+                row["status"] = json!(if rep.verified { "verified" } else { "failed" });
+                row["reasons"] = json!(rep.reasons());
+                memory_fields(row, &rep.memory);
+                if rep.failed_checks().contains(&Check::Timeout) {
+                    timed_out(row, cx, limited);
+                }
+            }
+            Err(e) => {
+                row["status"] = json!("failed");
+                row["reasons"] = json!([e.to_string()]);
+            }
+        },
+        DeviceKind::Cuda => {
+            let bench = BenchRequest {
+                verify: req,
+                compile_baseline: cx.compile_baseline,
+                torch_precision: cx.torch_precision.clone(),
+            };
+            match cx.pool.bench_within(&bench, Some(left)) {
+                Ok(b) => bench_fields(row, &b, cx, limited),
+                Err(e) => {
+                    row["status"] = json!("failed");
+                    row["reasons"] = json!([e.to_string()]);
+                }
+            }
+        }
+    }
+}
+
+fn timed_out(row: &mut Value, cx: &TaskContext, limited: bool) {
+    row["status"] = json!("timeout");
+    if limited {
+        if let Some(a) = row["reasons"].as_array_mut() {
+            a.push(json!(format!(
+                "the task's limit (--task-timeout {} s) was reached",
+                cx.task_timeout.as_secs()
+            )));
+        }
+    }
+}
+
+fn memory_fields(row: &mut Value, memory: &Option<drtc::runtime::MemoryReport>) {
+    if let Some(m) = memory {
+        if m.reference_peak_bytes.is_some() {
+            row["ref_peak_bytes"] = json!(m.reference_peak_bytes);
+            row["verify_peak_bytes"] = json!(m.verify_peak_bytes);
+            row["memory_ratio"] = json!(m.ratio);
+        }
+    }
+}
+
+fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: bool) {
+    let mut reasons = b.verify.reasons();
+    let mut ok = b.verify.verified;
+    memory_fields(row, &b.verify.memory);
+    if let Some(t) = &b.timing {
+        row["eager_ms"] = json!(t.reference.median_ms);
+        row["drtc_ms"] = json!(t.candidate.median_ms);
+        row["speedup_vs_eager"] = json!(t.speedup());
+        if let Some(c) = &t.compiled {
+            row["torch_compile_ms"] = json!(c.median_ms);
+            row["speedup_vs_compile"] = json!(c.median_ms / t.candidate.median_ms);
+        }
+        if let Some(e) = &t.compiled_error {
+            row["torch_compile_error"] = json!(e);
+        }
+        if let Some(w) = t.compile_warmup_ms {
+            row["torch_compile_warmup_ms"] = json!(w);
+        }
+        if let Some(p) = &t.torch_precision {
+            row["torch_precision_used"] = json!(p);
+        }
+        row["timed_outputs_ok"] = json!(t.timed_outputs_ok);
+        if !t.timed_outputs_ok {
+            ok = false;
+            reasons.push(format!(
+                "timed outputs failed the checks: {}",
+                t.timed_outputs_failures.join("; ")
+            ));
+        }
+    }
+    if let Some(e) = &b.timing_error {
+        row["timing_error"] = json!(e);
+    }
+    let timing_timed_out = b.timing_error.as_deref().filter(|e| e.contains("timeout:"));
+    if let Some(e) = timing_timed_out {
+        reasons.push(e.to_string());
+    }
+    row["status"] = json!(if ok { "verified" } else { "failed" });
+    row["reasons"] = json!(reasons);
+    if b.verify.failed_checks().contains(&Check::Timeout) || timing_timed_out.is_some() {
+        timed_out(row, cx, limited);
+    }
+}

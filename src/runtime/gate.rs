@@ -1,0 +1,167 @@
+//! The timing gate of one GPU: workers sharing a GPU verify and compile side by side
+//! (shared passes), but a timing phase runs alone (an exclusive pass) so that no other
+//! worker's kernels run on the GPU while it is measured. A waiting timer stops new shared
+//! passes from starting, so timing is never starved by a stream of verifications.
+
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+#[derive(Debug, Default)]
+struct State {
+    shared: usize,
+    exclusive: bool,
+    waiting_exclusive: usize,
+}
+
+/// Shared/exclusive access to one device, preferring exclusive waiters.
+#[derive(Debug, Default)]
+pub struct DeviceGate {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+/// Held while a worker verifies or prepares on the device.
+pub struct SharedPass<'a> {
+    gate: &'a DeviceGate,
+}
+
+/// Held while a worker times on the device: nothing else runs there.
+pub struct ExclusivePass<'a> {
+    gate: &'a DeviceGate,
+}
+
+impl DeviceGate {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn wait<'a>(&self, g: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed.wait(g).unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until no timing runs or waits, then enters a shared pass.
+    pub fn shared(&self) -> SharedPass<'_> {
+        let mut g = self.lock();
+        while g.exclusive || g.waiting_exclusive > 0 {
+            g = self.wait(g);
+        }
+        g.shared += 1;
+        SharedPass { gate: self }
+    }
+
+    /// Waits until every shared pass and any other timing have ended, then enters the
+    /// exclusive pass.
+    pub fn exclusive(&self) -> ExclusivePass<'_> {
+        let mut g = self.lock();
+        g.waiting_exclusive += 1;
+        while g.exclusive || g.shared > 0 {
+            g = self.wait(g);
+        }
+        g.waiting_exclusive -= 1;
+        g.exclusive = true;
+        ExclusivePass { gate: self }
+    }
+
+    /// (shared passes, whether a timing runs): for tests and progress.
+    pub fn occupancy(&self) -> (usize, bool) {
+        let g = self.lock();
+        (g.shared, g.exclusive)
+    }
+}
+
+impl Drop for SharedPass<'_> {
+    fn drop(&mut self) {
+        let mut g = self.gate.lock();
+        g.shared -= 1;
+        drop(g);
+        self.gate.changed.notify_all();
+    }
+}
+
+impl Drop for ExclusivePass<'_> {
+    fn drop(&mut self) {
+        let mut g = self.gate.lock();
+        g.exclusive = false;
+        drop(g);
+        self.gate.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn exclusive_passes_run_alone_and_shared_ones_together() {
+        let gate = DeviceGate::default();
+        let inside = AtomicUsize::new(0);
+        let max_shared = AtomicUsize::new(0);
+        let timing = AtomicBool::new(false);
+        let overlap = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for i in 0..6 {
+                let (gate, inside, max_shared, timing, overlap) =
+                    (&gate, &inside, &max_shared, &timing, &overlap);
+                s.spawn(move || {
+                    for round in 0..5 {
+                        if (i + round) % 3 == 0 {
+                            let _t = gate.exclusive();
+                            timing.store(true, Ordering::SeqCst);
+                            if inside.load(Ordering::SeqCst) > 0 {
+                                overlap.store(true, Ordering::SeqCst);
+                            }
+                            std::thread::sleep(Duration::from_millis(3));
+                            timing.store(false, Ordering::SeqCst);
+                        } else {
+                            let _p = gate.shared();
+                            if timing.load(Ordering::SeqCst) {
+                                overlap.store(true, Ordering::SeqCst);
+                            }
+                            let n = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                            max_shared.fetch_max(n, Ordering::SeqCst);
+                            std::thread::sleep(Duration::from_millis(5));
+                            inside.fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                });
+            }
+        });
+        assert!(
+            !overlap.load(Ordering::SeqCst),
+            "a timing overlapped other work"
+        );
+        assert!(
+            max_shared.load(Ordering::SeqCst) > 1,
+            "shared passes never ran side by side"
+        );
+        assert_eq!(gate.occupancy(), (0, false));
+    }
+
+    #[test]
+    fn a_waiting_timer_holds_back_new_shared_passes() {
+        let gate = DeviceGate::default();
+        let first = gate.shared();
+        std::thread::scope(|s| {
+            let timer = s.spawn(|| {
+                let _t = gate.exclusive();
+                std::time::Instant::now()
+            });
+            while gate.lock().waiting_exclusive == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let late = s.spawn(|| {
+                let _p = gate.shared();
+                std::time::Instant::now()
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            drop(first);
+            let timed_at = timer.join().unwrap();
+            let shared_at = late.join().unwrap();
+            assert!(
+                timed_at <= shared_at,
+                "the late shared pass overtook the timer"
+            );
+        });
+    }
+}

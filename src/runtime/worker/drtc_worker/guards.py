@@ -1,0 +1,218 @@
+"""Guards active around the candidate: tamper detection (the candidate runs in this
+process, so check it left alone what the checker relies on), poisoned allocations (so
+unwritten outputs read as NaN), side-stream delays, and strict mode."""
+
+import sys
+
+import torch
+
+from .common import DEVICE, INTERNAL, sync
+
+# Work queued on a side stream is delayed by this many GPU cycles (about 30 ms), so a
+# candidate that leaves work running there is caught deterministically.
+SIDE_STREAM_DELAY_CYCLES = 60_000_000
+
+_WATCHED_TORCH = [
+    "abs", "allclose", "clone", "empty", "empty_like", "empty_strided", "equal", "isfinite",
+    "isinf", "isnan", "manual_seed", "randn", "rand", "zeros", "where", "logical_and",
+    "logical_or", "logical_not",
+]
+_WATCHED_TENSOR = [
+    "__sub__", "__eq__", "__and__", "__or__", "clone", "copy_", "detach", "double", "float",
+    "all", "any", "abs", "max", "sum", "norm", "item", "to", "view", "reshape", "fill_",
+    "data_ptr", "untyped_storage", "shape", "dtype", "device", "numel", "element_size",
+    "is_floating_point", "is_complex", "contiguous", "new_empty", "masked_fill",
+]
+
+
+def fingerprint():
+    """Identities of the torch functions the checks use and of every function and class of
+    the worker's own modules."""
+    fp = {}
+    for n in _WATCHED_TORCH:
+        fp["torch." + n] = id(getattr(torch, n, None))
+    for n in _WATCHED_TENSOR:
+        fp["Tensor." + n] = id(torch.Tensor.__dict__.get(n, getattr(torch.Tensor, n, None)))
+    fp["torch.linalg.vector_norm"] = id(torch.linalg.vector_norm)
+    fp["torch.cuda.synchronize"] = id(torch.cuda.synchronize)
+    fp["torch.cuda.set_stream"] = id(torch.cuda.set_stream)
+    for name, mod in list(sys.modules.items()):
+        ours = name == "drtc_worker" or name.startswith("drtc_worker.") or name == "__main__"
+        if mod is None or not ours:
+            continue
+        for attr, v in list(vars(mod).items()):
+            owner = getattr(v, "__module__", None) or ""
+            if callable(v) and (owner.startswith("drtc_worker") or owner == "__main__"):
+                fp[f"{name}.{attr}"] = id(v)
+    return fp
+
+
+class Tamper:
+    """The fingerprint taken once every worker module is loaded, and what changed since."""
+
+    def __init__(self):
+        self.baseline = fingerprint()
+
+    def intact(self):
+        return fingerprint() == self.baseline
+
+    def changed(self):
+        now = fingerprint()
+        keys = set(now) | set(self.baseline)
+        return sorted(k for k in keys if self.baseline.get(k) != now.get(k))[:8]
+
+
+def _poison_fill(t):
+    INTERNAL[0] += 1
+    try:
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        elif t.dtype == torch.bool:
+            t.fill_(True)
+        elif t.numel() > 0:
+            t.fill_(torch.iinfo(t.dtype).max)
+    finally:
+        INTERNAL[0] -= 1
+    return t
+
+
+class PoisonedAllocation:
+    """Makes Python-level allocations (torch.empty family) return NaN-filled memory, and
+    fills freed caching-allocator memory with NaN bytes before the candidate runs. The
+    prefilled blocks are sized by the reference's outputs (and one 64 MiB block), never by
+    the whole program."""
+
+    NAMES = ("empty", "empty_like", "empty_strided")
+
+    def __init__(self, ref_outputs):
+        self.sizes = []
+        for o in ref_outputs:
+            if isinstance(o, torch.Tensor):
+                self.sizes.append(max(1, o.numel() * o.element_size()))
+        self.saved = {}
+
+    def prefill(self):
+        """Allocates blocks the size of each reference output (and a large one), fills them
+        with 0xFF bytes (NaN in every float format), and frees them, so that an output the
+        candidate allocates but never writes reads as NaN."""
+        INTERNAL[0] += 1
+        try:
+            sizes = self.sizes + [64 * 1024 * 1024 if DEVICE == "cuda" else 1 << 20]
+            blocks = [torch.full((n,), 255, dtype=torch.uint8, device=DEVICE) for n in sizes]
+            sync()
+            del blocks
+        finally:
+            INTERNAL[0] -= 1
+
+    def __enter__(self):
+        self.prefill()
+        for n in self.NAMES:
+            orig = getattr(torch, n)
+            self.saved[n] = orig
+
+            def wrapper(*a, __orig=orig, **k):
+                return _poison_fill(__orig(*a, **k))
+
+            setattr(torch, n, wrapper)
+        orig_new_empty = torch.Tensor.new_empty
+        self.saved["Tensor.new_empty"] = orig_new_empty
+
+        def new_empty(self_, *a, **k):
+            return _poison_fill(orig_new_empty(self_, *a, **k))
+
+        torch.Tensor.new_empty = new_empty
+        return self
+
+    def __exit__(self, *exc):
+        for n in self.NAMES:
+            setattr(torch, n, self.saved[n])
+        torch.Tensor.new_empty = self.saved["Tensor.new_empty"]
+        return False
+
+
+def poison_note():
+    if DEVICE == "cuda":
+        return ("torch.empty/empty_like/empty_strided/new_empty return NaN-filled memory "
+                "while the candidate runs; caching-allocator blocks the size of each "
+                "reference output (and 64 MiB) are filled with 0xFF bytes and freed first")
+    return ("torch.empty/empty_like/empty_strided/new_empty return NaN-filled memory while "
+            "the candidate runs; heap blocks the size of each reference output are filled "
+            "with 0xFF bytes and freed first (glibc may reuse them; large blocks come back "
+            "as zero pages from the OS)")
+
+
+class SideStreamGuard:
+    """Delays every side stream the candidate switches to, so that work it leaves running
+    there is still running when the outputs are read in stream order."""
+
+    def __init__(self):
+        self.used = 0
+
+    def __enter__(self):
+        self.main = torch.cuda.current_stream()
+        self.orig = torch.cuda.set_stream
+        guard = self
+
+        def set_stream(stream):
+            guard.orig(stream)
+            if stream is not None and stream != guard.main:
+                guard.used += 1
+                INTERNAL[0] += 1
+                try:
+                    torch.cuda._sleep(SIDE_STREAM_DELAY_CYCLES)
+                finally:
+                    INTERNAL[0] -= 1
+
+        torch.cuda.set_stream = set_stream
+        return self
+
+    def __exit__(self, *exc):
+        torch.cuda.set_stream = self.orig
+        return False
+
+
+STRICT_LIBRARY_DEFAULT = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                          "conv_transpose3d", "matmul", "mm", "bmm", "addmm", "baddbmm",
+                          "linear", "__matmul__", "__rmatmul__")
+STRICT_ALLOC = {"empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones",
+                "ones_like", "full", "full_like", "new_empty", "new_zeros", "new_ones",
+                "new_full", "new_empty_strided"}
+STRICT_META = {"size", "stride", "dim", "numel", "nelement", "data_ptr", "element_size",
+               "is_contiguous", "storage_offset", "__len__", "__hash__", "__format__",
+               "__repr__", "__bool__", "__index__", "__int__", "untyped_storage", "get_device",
+               "view", "view_as", "reshape", "reshape_as", "unsqueeze", "squeeze", "flatten",
+               "unflatten", "permute", "transpose", "t", "expand", "expand_as", "as_strided",
+               "contiguous", "__getitem__", "unbind", "split", "chunk", "narrow", "movedim",
+               "select", "detach", "requires_grad_", "is_floating_point", "is_complex",
+               "type", "__get__"}
+
+
+class StrictMode:
+    """Records every PyTorch call the candidate makes that is neither allocation, tensor
+    metadata or a view, nor a declared library op (conv, matmul)."""
+
+    def __init__(self, library_ops):
+        from torch.overrides import TorchFunctionMode, resolve_name
+
+        allowed = set(library_ops) | STRICT_ALLOC | STRICT_META
+        violations = {}
+        self.violations = violations
+
+        class Mode(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                if not INTERNAL[0]:
+                    name = resolve_name(func) or getattr(func, "__qualname__", None) \
+                        or getattr(func, "__name__", None) or repr(func)
+                    last = name.rsplit(".", 1)[-1]
+                    if last not in allowed:
+                        violations[name] = violations.get(name, 0) + 1
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Mode()
+
+    def __enter__(self):
+        self.mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.mode.__exit__(*exc)

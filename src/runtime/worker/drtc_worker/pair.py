@@ -1,0 +1,132 @@
+"""Loading a reference program and a candidate, and calling them."""
+
+import importlib.util
+import sys
+
+import torch
+
+from .common import DEVICE, Failure, exc_line, to_device
+from .memory import is_oom
+
+_counter = [0]
+
+
+def load_module(path, tag):
+    _counter[0] += 1
+    name = f"drtc_{tag}_{_counter[0]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return mod
+
+
+def unload(mod):
+    if mod is not None:
+        sys.modules.pop(mod.__name__, None)
+
+
+def _failure(check, what, e):
+    """A Failure naming the step; out of memory keeps its own check."""
+    if is_oom(e):
+        return Failure("out_of_memory", f"{what} ran out of memory: {exc_line(e)}")
+    return Failure(check, f"{what} failed: {exc_line(e)}")
+
+
+class Pair:
+    """A reference program and a candidate, built once; trials reuse both instances."""
+
+    def __init__(self, req):
+        self.ref_mod = None
+        self.cand_mod = None
+        self.ref_model = None
+        self.cand_model = None
+        self.base_seed = int(req.get("seed", 0))
+        try:
+            self.ref_mod = load_module(req["reference"], "ref")
+        except BaseException as e:
+            raise Failure("reference", f"reference failed to load: {exc_line(e)}")
+        if hasattr(self.ref_mod, "Model"):
+            self.kind = "kernelbench"
+        elif hasattr(self.ref_mod, "fused_operator"):
+            self.kind = "seed"
+        else:
+            raise Failure("reference", "reference defines neither `Model` (KernelBench) nor "
+                                       "`fused_operator` (seed format)")
+        if not hasattr(self.ref_mod, "get_inputs"):
+            raise Failure("reference", "reference defines no `get_inputs()`")
+        try:
+            self.cand_mod = load_module(req["candidate"], "cand")
+        except BaseException as e:
+            raise Failure("import", f"candidate failed to import: {exc_line(e)}")
+        if self.kind == "kernelbench":
+            if not hasattr(self.cand_mod, "ModelNew"):
+                raise Failure("import", "candidate defines no `ModelNew` (KernelBench pair)")
+            init = []
+            if hasattr(self.ref_mod, "get_init_inputs"):
+                torch.manual_seed(self.base_seed)
+                init = list(self.ref_mod.get_init_inputs())
+            torch.manual_seed(self.base_seed)
+            try:
+                self.ref_model = self.ref_mod.Model(*init).to(DEVICE)
+            except BaseException as e:
+                raise _failure("reference", "reference Model(...)", e)
+            torch.manual_seed(self.base_seed)
+            try:
+                self.cand_model = self.cand_mod.ModelNew(*init).to(DEVICE)
+            except BaseException as e:
+                raise _failure("init", "ModelNew(...)", e)
+            if not isinstance(self.cand_model, torch.nn.Module):
+                raise Failure("init", "ModelNew is not an nn.Module")
+            try:
+                self.cand_model.load_state_dict(self.ref_model.state_dict(), strict=True)
+            except BaseException as e:
+                raise Failure("state_dict", "ModelNew does not accept the reference's "
+                                            f"state_dict (strict): {exc_line(e)}")
+            # KernelBench runs models in their default training mode: no .eval().
+        else:
+            if not hasattr(self.cand_mod, "triton_fused_operator"):
+                raise Failure("import", "candidate defines no `triton_fused_operator` "
+                                        "(seed pair)")
+
+    def host_inputs(self, seed):
+        """The reference's `get_inputs()` under `seed`, where it makes them (the host for
+        KernelBench and seed programs)."""
+        torch.manual_seed(seed)
+        return list(self.ref_mod.get_inputs())
+
+    def make_inputs(self, seed):
+        return [to_device(x) for x in self.host_inputs(seed)]
+
+    def run_reference(self, inputs):
+        if self.kind == "kernelbench":
+            return self.ref_model(*inputs)
+        return self.ref_mod.fused_operator(*inputs)
+
+    def run_candidate(self, inputs):
+        if self.kind == "kernelbench":
+            return self.cand_model(*inputs)
+        return self.cand_mod.triton_fused_operator(*inputs)
+
+    def reference_callable(self):
+        """What `torch.compile` compiles: the reference module, or its function."""
+        if self.kind == "kernelbench":
+            return self.ref_model
+        return self.ref_mod.fused_operator
+
+    def states(self):
+        if self.kind != "kernelbench":
+            return None, None
+        return self.ref_model.state_dict(), self.cand_model.state_dict()
+
+    def close(self):
+        unload(self.ref_mod)
+        unload(self.cand_mod)
+        self.ref_model = self.cand_model = None
+        self.ref_mod = self.cand_mod = None

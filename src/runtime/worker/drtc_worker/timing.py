@@ -1,0 +1,159 @@
+"""CUDA-event timing (semantics.md): warm-up (at least 10 calls and 25 ms), then rounds
+of interleaved calls of every contender (the reference, the candidate and, when asked,
+`torch.compile` of the reference) on the same inputs in this one process, each call timed
+with CUDA events after a 256 MB L2 flush, until every contender has at least 50 calls and
+100 ms; medians reported. The outputs of the last timed calls are checked too.
+
+A timing `Session` is built first (inputs made, `torch.compile` compiled and warmed up),
+so that the timing itself can run later as a short exclusive phase. `torch_precision`
+(`torch.set_float32_matmul_precision`) applies to the reference and to torch.compile
+while they run, never to the candidate, which runs with the process default."""
+
+import contextlib
+import statistics
+import time
+
+import torch
+
+from .common import DEVICE, Failure, cuda_broken, exc_line, flatten, is_gpu_fault
+from .comparison import compare_outputs
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+MATMUL_PRECISIONS = ("highest", "high", "medium")
+
+
+@contextlib.contextmanager
+def matmul_precision(p):
+    """`torch.set_float32_matmul_precision(p)` for the duration (None: leave it)."""
+    if p is None:
+        yield
+        return
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(p)
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(old)
+
+
+def summarize(ms):
+    s = sorted(ms)
+    n = len(s)
+    return {"median_ms": statistics.median(s), "mean_ms": statistics.fmean(s),
+            "min_ms": s[0], "max_ms": s[-1], "p10_ms": s[int(0.1 * (n - 1))],
+            "p90_ms": s[int(0.9 * (n - 1))],
+            "stdev_ms": statistics.stdev(s) if n > 1 else 0.0, "samples": n}
+
+
+class Contender:
+    def __init__(self, name, fn, precision):
+        self.name = name
+        self.fn = fn
+        self.precision = precision
+
+
+class Session:
+    """Everything timing needs, prepared: inputs, contenders, torch.compile compiled."""
+
+    def __init__(self, pair, req):
+        if DEVICE != "cuda":
+            raise Failure("device", "timing needs CUDA: the Triton interpreter has no "
+                                    "meaningful speed")
+        self.pair = pair
+        self.default_precision = torch.get_float32_matmul_precision()
+        tp = req.get("torch_precision")
+        if tp is not None and tp not in MATMUL_PRECISIONS:
+            raise Failure("device", f"unknown torch precision {tp!r}")
+        self.torch_precision = tp
+        self.inputs = pair.make_inputs(pair.base_seed + 424242)
+        self.contenders = [Contender("reference", pair.run_reference, tp),
+                           Contender("candidate", pair.run_candidate, None)]
+        self.compiled_error = None
+        self.compile_warmup_ms = None
+        if req.get("compile_baseline"):
+            self._compile(tp)
+
+    def _compile(self, tp):
+        t0 = time.perf_counter()
+        try:
+            with matmul_precision(tp), torch.no_grad():
+                compiled = torch.compile(self.pair.reference_callable())
+                compiled(*self.inputs)  # compiles
+                torch.cuda.synchronize()
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt) or is_gpu_fault(e) or cuda_broken():
+                raise
+            self.compiled_error = f"torch.compile failed: {exc_line(e)}"
+            try:
+                torch._dynamo.reset()
+            except BaseException:
+                pass
+            return
+        self.compile_warmup_ms = (time.perf_counter() - t0) * 1e3
+        self.contenders.append(Contender("compiled", lambda xs: compiled(*xs), tp))
+
+    def run(self, req):
+        pair = self.pair
+        inputs = self.inputs
+        contenders = self.contenders
+        flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
+        min_warmup = int(req.get("warmup_calls", 10))
+        min_calls = int(req.get("timed_calls", 50))
+        last = {}
+        with torch.no_grad():
+            for c in contenders:
+                with matmul_precision(c.precision):
+                    t0 = time.perf_counter()
+                    n = 0
+                    while n < min_warmup or time.perf_counter() - t0 < 0.025:
+                        last[c.name] = c.fn(inputs)
+                        torch.cuda.synchronize()
+                        n += 1
+            times = {c.name: [] for c in contenders}
+            walls = {c.name: [] for c in contenders}
+            rounds = 0
+            t_start = time.perf_counter()
+            while True:
+                k = rounds % len(contenders)
+                for c in contenders[k:] + contenders[:k]:
+                    flush.zero_()
+                    torch.cuda.synchronize()
+                    # the precision switch is a host flag, set outside the timed window
+                    with matmul_precision(c.precision):
+                        start = torch.cuda.Event(enable_timing=True)
+                        end = torch.cuda.Event(enable_timing=True)
+                        w0 = time.perf_counter()
+                        start.record()
+                        last[c.name] = c.fn(inputs)
+                        end.record()
+                        torch.cuda.synchronize()  # all streams
+                        walls[c.name].append((time.perf_counter() - w0) * 1e3)
+                    times[c.name].append(start.elapsed_time(end))
+                rounds += 1
+                enough = all(len(v) >= min_calls and sum(v) >= 100.0 for v in times.values())
+                if enough or rounds >= 5000 or time.perf_counter() - t_start > 120:
+                    break
+            # The checked outputs are the ones of the timed runs too, against the reference
+            # at the precision verification used (PyTorch's default in this process).
+            truth = flatten(last["reference"])
+            if self.torch_precision not in (None, self.default_precision):
+                truth = flatten(pair.run_reference(inputs))
+        del flush
+        report = {name: summarize(v) for name, v in times.items()}
+        for name in report:
+            report[name]["wall_median_ms"] = statistics.median(walls[name])
+        outputs, fails = compare_outputs(truth, flatten(last["candidate"]))
+        report["timed_outputs_ok"] = not fails
+        report["timed_outputs"] = outputs
+        report["timed_outputs_failures"] = [m for _, _, m in fails]
+        report["rounds"] = rounds
+        report["l2_flush_bytes"] = L2_FLUSH_BYTES
+        report["torch_precision"] = self.torch_precision or self.default_precision
+        report["candidate_precision"] = self.default_precision
+        report["compiled_error"] = self.compiled_error
+        report["compile_warmup_ms"] = self.compile_warmup_ms
+        return report
+
+
+def time_pair(pair, req):
+    return Session(pair, req).run(req)

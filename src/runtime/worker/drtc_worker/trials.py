@@ -1,0 +1,237 @@
+"""Verification: at least five trials on fresh inputs from different seeds, on the same
+candidate instance, some of them refilling the same input buffers in place; inputs
+unmodified; outputs not aliasing inputs or the reference's outputs; reference outputs kept
+alive and the allocator poisoned before the candidate runs; module state after the call;
+work left on side streams; optional strict mode.
+
+Memory stays bounded: one trial's tensors at a time (each trial runs in its own call and
+keeps only its inputs for the next, refilled, trial), the reference's copy of the inputs
+is dropped once it has run, and comparisons work on bounded pieces. The reference's own
+peak and the verification's peak are measured (`memory.py`)."""
+
+import traceback
+
+import torch
+
+from . import memory
+from .common import DEVICE, Failure, exc_line, flatten, sync
+from .comparison import check_aliasing, clone_all, compare_outputs, compare_state, inputs_equal
+from .guards import STRICT_LIBRARY_DEFAULT, PoisonedAllocation, SideStreamGuard, StrictMode
+from .guards import poison_note
+from .pair import Pair
+
+MIN_TRIALS = 5
+
+
+def _bytes(tensors):
+    seen = set()
+    total = 0
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.device.type == "cuda":
+            st = t.untyped_storage()
+            if st.data_ptr() not in seen:
+                seen.add(st.data_ptr())
+                total += st.nbytes()
+    return total
+
+
+class Peaks:
+    """Peak GPU memory of the whole verification, and of the reference alone: its
+    parameters, its inputs, and what it allocates while it runs."""
+
+    def __init__(self):
+        self.verify = 0
+        self.reference = 0
+        memory.reset_peak()
+
+    def reference_run(self, pair, inputs):
+        if DEVICE != "cuda":
+            return pair.run_reference(inputs)
+        self.verify = max(self.verify, memory.peak_bytes())
+        before = torch.cuda.memory_allocated()
+        memory.reset_peak()
+        out = pair.run_reference(inputs)
+        sync()
+        own = _bytes(inputs)
+        if pair.ref_model is not None:
+            own += _bytes(list(pair.ref_model.state_dict().values()))
+        self.reference = max(self.reference, memory.peak_bytes() - before + own)
+        return out
+
+    def report(self):
+        if DEVICE != "cuda":
+            return memory.report(None, None)
+        self.verify = max(self.verify, memory.peak_bytes())
+        return memory.report(self.reference, self.verify)
+
+
+class Stop(Exception):
+    """Ends verification: the candidate crashed, faulted or tampered."""
+
+
+def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
+    """Runs trial `t`; returns its inputs (the next refill trial reuses the buffers)."""
+    strict, library_ops = opts
+    if kind == "fresh":
+        inputs = pair.make_inputs(seed)
+    else:
+        inputs = buffers
+        for b, v in zip(inputs, pair.host_inputs(seed)):
+            if isinstance(b, torch.Tensor):
+                b.copy_(v)
+    trial = {"index": t, "seed": seed, "inputs": kind, "passed": True}
+    result["trials"].append(trial)
+
+    def fail(check, msg, output=None):
+        trial["passed"] = False
+        result["failures"].append({"check": check, "trial": t, "output": output,
+                                   "inputs": kind, "message": msg})
+
+    ref_inputs = clone_all(inputs)
+    snapshot = clone_all(inputs)
+    try:
+        with torch.no_grad():
+            ref_out = flatten(peaks.reference_run(pair, ref_inputs))
+        sync()
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        check, msg, fatal = memory.classify(e, "the reference")
+        if check == "crash":
+            check = "reference"
+        result["fatal"] = result.get("fatal", False) or fatal
+        fail(check, msg)
+        result["traceback"] = traceback.format_exc()[-4000:]
+        raise Stop()
+    del ref_inputs  # the reference's copy of the inputs is not needed any more
+    ref_state, _ = pair.states()
+    ref_state = {k: v.clone() for k, v in ref_state.items()} if ref_state else None
+
+    violations = {}
+    side = None
+    try:
+        with torch.no_grad():
+            poison = PoisonedAllocation(ref_out)
+            guard = SideStreamGuard() if DEVICE == "cuda" else None
+            strict_mode = StrictMode(library_ops) if strict else None
+            with poison:
+                if guard:
+                    guard.__enter__()
+                try:
+                    if strict_mode:
+                        with strict_mode:
+                            raw = pair.run_candidate(inputs)
+                        violations = strict_mode.violations
+                    else:
+                        raw = pair.run_candidate(inputs)
+                finally:
+                    if guard:
+                        guard.__exit__(None, None, None)
+                        side = guard.used
+            cand_out = flatten(raw)
+            del raw
+            # What a consumer on the current stream sees: copies queued in stream order
+            # (on CPU there is one stream: the outputs themselves).
+            ordered = clone_all(cand_out) if DEVICE == "cuda" else cand_out
+        sync()
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        check, msg, fatal = memory.classify(e, "candidate")
+        result["fatal"] = result.get("fatal", False) or fatal
+        fail(check, msg)
+        if check != "gpu_fault":
+            result["traceback"] = traceback.format_exc()[-4000:]
+        raise Stop()
+    if not tamper.intact():
+        result["fatal"] = True
+        fail("tampering", "candidate replaced functions the checker relies on: "
+                          + ", ".join(tamper.changed()))
+        raise Stop()
+
+    outputs, fails = compare_outputs(ref_out, ordered)
+    if fails and DEVICE == "cuda":
+        _, late = compare_outputs(ref_out, cand_out)
+        if not late:
+            fail("side_stream", "outputs are right only after a device-wide "
+                                "synchronize: work left running on a side stream that "
+                                f"the current stream does not wait for ({side} stream "
+                                "switch(es))")
+            fails = []
+    del ordered
+    trial["outputs"] = outputs
+    for check, i, msg in fails:
+        fail(check, f"output {i}: {msg}" if i is not None else msg, i)
+    for msg in check_aliasing(cand_out, inputs, ref_out):
+        fail("alias", msg)
+    changed = inputs_equal(inputs, snapshot)
+    if changed:
+        fail("inputs_modified", "candidate modified input(s) "
+             + ", ".join(str(i) for i in changed) + " in place")
+    if ref_state is not None:
+        _, cand_state = pair.states()
+        state_report, state_fails = compare_state(ref_state, cand_state)
+        trial["state"] = state_report
+        for msg in state_fails:
+            fail("state", msg)
+    if violations:
+        names = ", ".join(f"{k} x{v}" for k, v in sorted(violations.items()))
+        fail("strict", f"strict mode: forbidden PyTorch calls: {names}")
+    # The reference outputs stayed alive until the candidate had run: freed memory then
+    # could not hand their values to a candidate that reads uninitialized memory. Now
+    # this trial's tensors (outputs, copies, snapshot) go when this call returns.
+    return inputs
+
+
+def run_trials(pair, req, result, tamper, peaks):
+    trials = max(MIN_TRIALS, int(req.get("trials", MIN_TRIALS)))
+    opts = (bool(req.get("strict", False)), req.get("library_ops") or STRICT_LIBRARY_DEFAULT)
+    if not tamper.intact():
+        result["fatal"] = True
+        result["failures"].append({"check": "tampering", "trial": None, "output": None,
+                                   "inputs": None, "message": "candidate replaced functions "
+                                   "the checker relies on: " + ", ".join(tamper.changed())})
+        return
+    buffers = None
+    for t in range(trials):
+        seed = pair.base_seed + 1000 + 7919 * t
+        kind = "fresh" if (t % 2 == 0 or buffers is None) else "refill"
+        try:
+            buffers = _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks)
+        except Stop:
+            return
+
+
+def verify_pair(req, tamper):
+    """Builds the pair and runs the trials; returns (report, pair or None)."""
+    result = {"verified": False, "failures": [], "trials": [], "device": DEVICE,
+              "poison": poison_note(), "strict": bool(req.get("strict", False))}
+    pair = None
+    peaks = None
+    try:
+        pair = Pair(req)
+        result["kind"] = pair.kind
+        peaks = Peaks()
+        run_trials(pair, req, result, tamper, peaks)
+    except Failure as f:
+        result["failures"].append({"check": f.check, "trial": None, "output": None,
+                                   "inputs": None, "message": f.message})
+        if f.check == "out_of_memory":
+            result["fatal"] = True
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        check, msg, fatal = memory.classify(e, "verification")
+        if fatal:
+            result["fatal"] = True
+        result["failures"].append({"check": check, "trial": None, "output": None,
+                                   "inputs": None, "message": msg if check != "crash"
+                                   else exc_line(e)})
+        result["traceback"] = traceback.format_exc()[-4000:]
+    if peaks is not None:
+        try:
+            result["memory"] = peaks.report()
+        except BaseException:
+            pass  # a broken context; the failure above says why
+    result["verified"] = not result["failures"] and len(result["trials"]) >= MIN_TRIALS
+    return result, pair
