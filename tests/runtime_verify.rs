@@ -64,6 +64,7 @@ const CASES: &[Case] = &[
     case(SEED, "bad_hang.py", &[Check::Timeout]),
     case(SEED, "bad_abort.py", &[Check::WorkerDied]),
     case(SEED, "bad_raise.py", &[Check::Crash]),
+    case(SEED, "bad_oom.py", &[Check::OutOfMemory]),
     case(SEED, "bad_tamper.py", &[Check::Tampering]),
     case(KB, "kb_bad_state.py", &[Check::State]),
     case(KB, "kb_bad_state_dict.py", &[Check::StateDict]),
@@ -200,10 +201,55 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
         strict.reasons()
     );
 
-    // Hang, abort and tampering replaced their workers; the pool still works.
-    assert!(pool.restarts() >= 3, "restarts {}", pool.restarts());
+    // Out of memory is the candidate's failure, with the reason.
+    let oom = report_for(&reports, "bad_oom.py", false);
+    assert!(
+        oom.failures[0]
+            .message
+            .starts_with("candidate ran out of memory: "),
+        "{:?}",
+        oom.failures
+    );
+
+    // Hang, abort, out of memory and tampering replaced their workers; the pool still works.
+    assert!(pool.restarts() >= 4, "restarts {}", pool.restarts());
     let again = pool
         .verify(&VerifyRequest::new(data(SEED), data("ok_relu_add.py")))
         .unwrap();
     assert!(again.verified, "{:?}", again.reasons());
+}
+
+#[test]
+fn out_of_memory_fails_its_candidate_and_the_next_one_runs_in_a_fresh_worker() {
+    let pool = pool(1, Duration::from_secs(60));
+    let oom = pool
+        .verify(&VerifyRequest::new(data(SEED), data("bad_oom.py")))
+        .expect("the runtime itself works");
+    assert!(!oom.verified);
+    assert_eq!(
+        oom.failed_checks(),
+        [Check::OutOfMemory],
+        "{:?}",
+        oom.reasons()
+    );
+    assert!(
+        oom.reasons()[0].contains("ran out of memory") && oom.reasons()[0].contains("allocate"),
+        "{:?}",
+        oom.reasons()
+    );
+    let first = pool.worker_pids();
+    assert!(
+        first.is_empty(),
+        "the worker that ran out of memory is gone"
+    );
+    assert_eq!(pool.restarts(), 1);
+    let next = pool
+        .verify(&VerifyRequest::new(data(SEED), data("ok_relu_add.py")))
+        .expect("the runtime itself works");
+    assert!(next.verified, "{:?}", next.reasons());
+    assert_eq!(pool.worker_pids().len(), 1);
+    // Peak memory is a CUDA figure: on CPU the report says so instead of a number.
+    let mem = next.memory.expect("a memory report");
+    assert_eq!(mem.reference_peak_bytes, None);
+    assert!(mem.note.unwrap_or_default().contains("CUDA only"));
 }

@@ -1,0 +1,180 @@
+//! `drtc suite` as a run that survives: rows written as tasks finish, one-line reasons in
+//! the progress lines, a per-task time limit, `--resume`, `--stop-after`, and
+//! `drtc suite-report` rebuilding the table from the rows (CPU, Triton's interpreter).
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn drtc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(args)
+        .output()
+        .expect("run drtc")
+}
+
+fn rows(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn row<'a>(rows: &'a [Value], prefix: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["task"].as_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no row for {prefix}: {rows:?}"))
+}
+
+const REJECTED: &str = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    \
+def forward(self, x):\n        return torch.linalg.svd(x).S\n\n\ndef get_inputs():\n    \
+return [torch.randn(4, 4)]\n\n\ndef get_init_inputs():\n    return []\n";
+
+#[test]
+fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
+    let dir = std::env::temp_dir().join(format!("drtc-suite-cli-{}", std::process::id()));
+    let tasks = dir.join("tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    // full-size convolution under the interpreter: far past a 4 s task limit
+    std::fs::copy(
+        root().join("data/examples/conv_relu_gn.py"),
+        tasks.join("1_conv_relu_gn.py"),
+    )
+    .unwrap();
+    std::fs::copy(
+        root().join("tests/data/runtime/kb_linear_bn.py"),
+        tasks.join("2_linear_bn.py"),
+    )
+    .unwrap();
+    std::fs::write(tasks.join("3_rejected.py"), REJECTED).unwrap();
+    let json = dir.join("r.jsonl");
+    let md = dir.join("r.md");
+    let (t, j, m) = (
+        tasks.to_str().unwrap(),
+        json.to_str().unwrap(),
+        md.to_str().unwrap(),
+    );
+    let common = [
+        "suite",
+        t,
+        "--device",
+        "cpu",
+        "--jobs",
+        "2",
+        "--json",
+        j,
+        "--baseline",
+        "compile",
+        "--torch-precision",
+        "high",
+    ];
+
+    let out = drtc(&[&common[..], &["--task-timeout", "4", "--markdown", m]].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("timing and baselines need a GPU"),
+        "{stderr}"
+    );
+    let r = rows(&json);
+    assert_eq!(r.len(), 3);
+    for x in &r {
+        assert_eq!(x["device"], "cpu");
+        assert_eq!(x["baseline"], "compile");
+        assert_eq!(x["torch_precision"], "high");
+        assert_eq!(x["precision"], "tf32");
+        assert_eq!(x["jobs"], 2);
+    }
+    let slow = row(&r, "1_");
+    assert_eq!(slow["status"], "timeout", "{slow}");
+    assert!(
+        slow["reasons"].to_string().contains("--task-timeout 4 s"),
+        "{slow}"
+    );
+    assert_eq!(row(&r, "2_")["status"], "verified");
+    assert_eq!(row(&r, "3_")["status"], "frontend");
+    // one line per finished task, with the reason
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(progress.len(), 3, "{stderr}");
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains("3_rejected: frontend: ") && l.contains("torch.linalg.svd")),
+        "{stderr}"
+    );
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains("1_conv_relu_gn: timeout: ")),
+        "{stderr}"
+    );
+    let table = std::fs::read_to_string(&md).unwrap();
+    assert!(table.contains("| 2_linear_bn | verified |"), "{table}");
+
+    // A run stopped while writing: one finished row, one cut line. Resuming runs the rest.
+    let kept = std::fs::read_to_string(&json)
+        .unwrap()
+        .lines()
+        .find(|l| l.contains("2_linear_bn"))
+        .unwrap()
+        .to_string();
+    std::fs::write(&json, format!("{kept}\n{{\"task\": \"3_rej")).unwrap();
+    let out = drtc(
+        &[
+            &common[..],
+            &["--resume", "--filter", "2_", "--filter", "3_"],
+        ]
+        .concat(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("resuming: 1 task(s) already in the results, 1 to run"),
+        "{stderr}"
+    );
+    let r = rows(&json);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[0]["task"], "2_linear_bn");
+    assert_eq!(r[1]["task"], "3_rejected");
+
+    // Other settings never mix into the same file.
+    let out = drtc(&[
+        "suite",
+        t,
+        "--device",
+        "cpu",
+        "--json",
+        j,
+        "--resume",
+        "--baseline",
+        "compile",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("torch_precision: file \"high\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(rows(&json).len(), 2);
+
+    // --stop-after: nothing new starts; the exit status says tasks are left.
+    let out = drtc(&[&common[..], &["--resume", "--stop-after", "0"]].concat());
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 task(s) not run"));
+
+    // The table comes back from the rows alone.
+    let report = drtc(&["suite-report", j]);
+    assert!(report.status.success());
+    let text = String::from_utf8_lossy(&report.stdout);
+    assert!(text.contains("| 2_linear_bn | verified |"), "{text}");
+    assert!(
+        text.contains("2 programs on cpu: 1 verified (accuracy 50.0%)"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
