@@ -64,8 +64,10 @@ class Worker:
 
     def drop_held(self):
         if self.held is not None:
-            self.held[0].close()
+            pair, session = self.held
             self.held = None
+            session.close()
+            pair.close()
 
     def handle(self, req):
         op = req.get("op")

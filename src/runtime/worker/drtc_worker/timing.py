@@ -155,5 +155,22 @@ class Session:
         return report
 
 
+    def close(self):
+        """Drops the inputs and contenders; after torch.compile, clears dynamo's caches so
+        compiled graphs of finished tasks do not pile up in a long-lived worker."""
+        compiled = any(c.name == "compiled" for c in self.contenders)
+        self.contenders = []
+        self.inputs = None
+        if compiled:
+            try:
+                torch._dynamo.reset()
+            except BaseException:
+                pass
+
+
 def time_pair(pair, req):
-    return Session(pair, req).run(req)
+    session = Session(pair, req)
+    try:
+        return session.run(req)
+    finally:
+        session.close()
