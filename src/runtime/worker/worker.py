@@ -20,8 +20,12 @@ Runs on torch 2.11/Triton 3.6 and torch 2.15/Triton 3.9.
 import os
 import sys
 
-from drtc_worker import protocol
-from drtc_worker.protocol import PROTOCOL_VERSION, send
+# The package sits beside this file; isolated mode (-I) and PYTHONSAFEPATH leave the
+# script's directory off the path, so put it there.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from drtc_worker import protocol  # noqa: E402
+from drtc_worker.protocol import PROTOCOL_VERSION, send  # noqa: E402
 
 protocol.check_packages()
 
