@@ -35,6 +35,11 @@ const REJECTED: &str = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.
 def forward(self, x):\n        return torch.linalg.svd(x).S\n\n\ndef get_inputs():\n    \
 return [torch.randn(4, 4)]\n\n\ndef get_init_inputs():\n    return []\n";
 
+/// A program whose inputs no machine can hold (2^50 floats): out of memory, every time.
+const HUGE: &str = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    \
+def forward(self, x):\n        return torch.relu(x)\n\n\ndef get_inputs():\n    \
+return [torch.randn(33554432, 33554432)]\n\n\ndef get_init_inputs():\n    return []\n";
+
 #[test]
 fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
     let dir = std::env::temp_dir().join(format!("drtc-suite-cli-{}", std::process::id()));
@@ -52,6 +57,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
     )
     .unwrap();
     std::fs::write(tasks.join("3_rejected.py"), REJECTED).unwrap();
+    std::fs::write(tasks.join("4_huge.py"), HUGE).unwrap();
     let json = dir.join("r.jsonl");
     let md = dir.join("r.md");
     let (t, j, m) = (
@@ -82,7 +88,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         "{stderr}"
     );
     let r = rows(&json);
-    assert_eq!(r.len(), 3);
+    assert_eq!(r.len(), 4);
     for x in &r {
         assert_eq!(x["device"], "cpu");
         assert_eq!(x["baseline"], "compile");
@@ -98,9 +104,26 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
     );
     assert_eq!(row(&r, "2_")["status"], "verified");
     assert_eq!(row(&r, "3_")["status"], "frontend");
+    // Out of memory beside another job is retried alone before it counts.
+    let huge = row(&r, "4_");
+    assert_eq!(huge["status"], "failed", "{huge}");
+    assert!(
+        huge["reasons"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("out_of_memory: "),
+        "{huge}"
+    );
+    assert!(
+        huge["oom_retried_alone"]["first_attempt"][0]
+            .as_str()
+            .unwrap()
+            .contains("ran out of memory"),
+        "{huge}"
+    );
     // one line per finished task, with the reason
     let progress: Vec<&str> = stderr.lines().filter(|l| l.starts_with('[')).collect();
-    assert_eq!(progress.len(), 3, "{stderr}");
+    assert_eq!(progress.len(), 4, "{stderr}");
     assert!(
         progress
             .iter()
@@ -165,7 +188,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
     // --stop-after: nothing new starts; the exit status says tasks are left.
     let out = drtc(&[&common[..], &["--resume", "--stop-after", "0"]].concat());
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("1 task(s) not run"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 task(s) not run"));
 
     // The table comes back from the rows alone.
     let report = drtc(&["suite-report", j]);

@@ -29,7 +29,22 @@ pub struct ExclusivePass<'a> {
     gate: &'a DeviceGate,
 }
 
+/// Either pass.
+pub enum Pass<'a> {
+    Shared(SharedPass<'a>),
+    Exclusive(ExclusivePass<'a>),
+}
+
 impl DeviceGate {
+    /// An exclusive pass when `alone`, else a shared one.
+    pub fn enter(&self, alone: bool) -> Pass<'_> {
+        if alone {
+            Pass::Exclusive(self.exclusive())
+        } else {
+            Pass::Shared(self.shared())
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -242,10 +242,29 @@ impl WorkerPool {
         req: &VerifyRequest,
         timeout: Duration,
     ) -> RuntimeResult<VerifyReport> {
+        self.verify_in(req, timeout, false)
+    }
+
+    /// Verifies one candidate while no other worker on its device runs anything (a
+    /// retry after running out of memory beside other jobs).
+    pub fn verify_alone(
+        &self,
+        req: &VerifyRequest,
+        timeout: Duration,
+    ) -> RuntimeResult<VerifyReport> {
+        self.verify_in(req, timeout, true)
+    }
+
+    fn verify_in(
+        &self,
+        req: &VerifyRequest,
+        timeout: Duration,
+        alone: bool,
+    ) -> RuntimeResult<VerifyReport> {
         let payload = verify_payload("verify", req)?;
         let i = self.acquire();
         let outcome = {
-            let _pass = self.gates[self.gate_of[i]].shared();
+            let _pass = self.gates[self.gate_of[i]].enter(alone);
             self.call_on(i, payload, timeout)
         };
         self.release(i);
@@ -294,6 +313,25 @@ impl WorkerPool {
         req: &BenchRequest,
         budget: Option<Duration>,
     ) -> RuntimeResult<BenchReport> {
+        self.bench_in(req, budget, false)
+    }
+
+    /// [`WorkerPool::bench_within`] with the whole request (verification, preparation,
+    /// timing) in one exclusive pass: nothing else runs on the GPU meanwhile.
+    pub fn bench_alone(
+        &self,
+        req: &BenchRequest,
+        budget: Option<Duration>,
+    ) -> RuntimeResult<BenchReport> {
+        self.bench_in(req, budget, true)
+    }
+
+    fn bench_in(
+        &self,
+        req: &BenchRequest,
+        budget: Option<Duration>,
+        alone: bool,
+    ) -> RuntimeResult<BenchReport> {
         if self.options.device != DeviceKind::Cuda {
             return Err(RuntimeError::NoGpu {
                 reason: "timing needs a CUDA GPU; the Triton interpreter on CPU has no \
@@ -313,9 +351,10 @@ impl WorkerPool {
         };
         let i = self.acquire();
         let gate = &self.gates[self.gate_of[i]];
+        let whole = alone.then(|| gate.exclusive());
         let started = Instant::now();
         let prepared = {
-            let _pass = gate.shared();
+            let _pass = whole.is_none().then(|| gate.shared());
             self.call_on(i, payload, limit(budget))
         };
         let spent = started.elapsed();
@@ -345,7 +384,7 @@ impl WorkerPool {
                 let _ = self.call_on(i, serde_json::json!({"op": "release"}), limit(None));
                 timing_error = Some("not timed: no time left within the task's limit".into());
             } else if ready {
-                let _pass = gate.exclusive();
+                let _pass = whole.is_none().then(|| gate.exclusive());
                 match self.call_on(i, serde_json::json!({"op": "time"}), limit(left))? {
                     Outcome::Failed(r) => {
                         timing_error = Some(format!(
@@ -376,6 +415,7 @@ impl WorkerPool {
                 timing_error,
             })
         });
+        drop(whole);
         self.release(i);
         self.requests.fetch_add(1, Ordering::Relaxed);
         result
