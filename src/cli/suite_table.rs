@@ -106,11 +106,19 @@ fn against(rows: &[Value], speedup: impl Fn(&Value) -> Option<f64>) -> (usize, f
     (faster, (log_sum / rows.len().max(1) as f64).exp())
 }
 
-/// The Markdown table and the summary lines.
+/// The Markdown table, headed by the settings line (device, precisions, baselines, jobs),
+/// and the summary lines.
 pub fn render(rows: &[Value]) -> (String, String) {
     let cuda = device_of(rows) == "cuda";
     let compile = cuda && has_compile(rows);
-    let mut t = String::from("| task | status | kernels | pytorch ops | compile ms |");
+    let mut t = format!(
+        "{}
+
+",
+        settings_line(rows)
+    );
+    let header = t.len();
+    t.push_str("| task | status | kernels | pytorch ops | compile ms |");
     if cuda {
         t.push_str(" eager ms |");
         if compile {
@@ -121,7 +129,7 @@ pub fn render(rows: &[Value]) -> (String, String) {
             t.push_str(" vs compile |");
         }
     }
-    let cols = t.matches('|').count() - 1;
+    let cols = t[header..].matches('|').count() - 1;
     t.push('\n');
     t.push_str(&"|---".repeat(cols));
     t.push_str("|\n");
@@ -164,7 +172,7 @@ pub fn render(rows: &[Value]) -> (String, String) {
     let n = rows.len().max(1);
     let by = |st: &str| rows.iter().filter(|r| r["status"] == st).count();
     let verified = by(VERIFIED);
-    let mut s = format!("{}\n", settings_line(rows));
+    let mut s = String::new();
     write!(
         s,
         "{} programs on {}: {verified} verified (accuracy {:.1}%), {} failed verification, \
@@ -263,6 +271,7 @@ mod tests {
             failed,
         ];
         let (table, summary) = render(&rows);
+        let table = table.split_once("\n\n").unwrap().1;
         assert!(table.starts_with(
             "| task | status | kernels | pytorch ops | compile ms | eager ms | \
              torch.compile ms | drtc ms | vs eager | vs compile |\n|---|---|---|---|---|---|---|---|---|---|\n"
@@ -284,8 +293,16 @@ mod tests {
         );
         // vs compile: 2.0 and 0.5 and 1.0: geomean 1.0, one faster
         assert!(summary.contains("vs torch.compile: fast_1 1/3 = 33.3%; geometric-mean speedup over all programs (failures count 1.0): 1.000x"), "{summary}");
-        assert!(summary.starts_with("device cuda; drtc precision tf32; torch precision high; baselines: eager and torch.compile"), "{summary}");
-        assert!(summary.contains("3 job(s), timing exclusive"), "{summary}");
+        let (settings, _) = render(&rows)
+            .0
+            .split_once("\n\n")
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .unwrap();
+        assert!(settings.starts_with("device cuda; drtc precision tf32; torch precision high; baselines: eager and torch.compile"), "{settings}");
+        assert!(
+            settings.contains("3 job(s), timing exclusive"),
+            "{settings}"
+        );
         assert!(summary.contains("median 2.00x, max 2.00x"), "{summary}");
     }
 
@@ -294,8 +311,11 @@ mod tests {
         let cpu = vec![json!({"task": "1_a", "status": "verified", "device": "cpu",
                               "precision": "tf32", "torch_precision": "default", "jobs": 2})];
         let (table, summary) = render(&cpu);
-        assert!(table.starts_with("| task | status | kernels | pytorch ops | compile ms |\n"));
-        assert!(summary.contains("verification only (timing and baselines need a GPU)"));
+        assert!(table.contains("\n\n| task | status | kernels | pytorch ops | compile ms |\n"));
+        assert!(
+            table.starts_with("device cpu;")
+                && table.contains("verification only (timing and baselines need a GPU)")
+        );
         assert!(!summary.contains("fast_1"));
         // A row of a file written before the compile baseline existed.
         let old = vec![json!({"task": "1_a", "status": "verified", "eager_ms": 2.0,
