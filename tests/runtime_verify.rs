@@ -253,3 +253,22 @@ fn out_of_memory_fails_its_candidate_and_the_next_one_runs_in_a_fresh_worker() {
     assert_eq!(mem.reference_peak_bytes, None);
     assert!(mem.note.unwrap_or_default().contains("CUDA only"));
 }
+
+#[test]
+fn comparisons_in_bounded_pieces_equal_whole_tensor_comparisons() {
+    let home = DrtcHome::from_env();
+    let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(&python.python)
+        .arg(root.join("tests/check_comparison.py"))
+        .arg(root.join("src/runtime/worker"))
+        .output()
+        .expect("python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("12 comparisons agree"), "{text}");
+}
