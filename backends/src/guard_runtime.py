@@ -119,19 +119,19 @@ def _drtc_dispatch(args):
     if mode == "error":
         raise ValueError(f"drtc: this module's kernels were compiled for {_drtc_expected()}; "
                          f"given {_drtc_given(args)} ({problem})")
-    reason = f"{problem}; guard mode 'reference'"
+    why = "guard mode 'reference'"
     if mode == "recompile":
-        reason = f"{problem}; cannot recompile for that"
+        why = "cannot recompile for that"
         if recompilable:
-            launch, reason = _drtc_recompiled(checked)
+            launch, why = _drtc_recompiled(checked)
             if launch is not None:
                 return launch(*checked)
     signature = _drtc_given(args)
     if signature not in _DRTC_WARNED:
         _DRTC_WARNED.add(signature)
         _drtc_warnings.warn(f"drtc: computing the reference PyTorch program for inputs the "
-                            f"kernels were not compiled for ({reason})", RuntimeWarning,
-                            stacklevel=3)
+                            f"kernels were not compiled for ({problem}; {why})",
+                            RuntimeWarning, stacklevel=3)
     _DRTC_GUARD_STATS["reference"] += 1
     return None
 
@@ -225,7 +225,8 @@ def _drtc_compile_for(types, device, want):
     except Exception as e:
         _drtc_sys.modules.pop(name, None)
         return None, f"the recompiled module {path} failed to import: {type(e).__name__}: {e}"
-    got = [tuple(s) for s in module._DRTC_GUARD["inputs"]]
-    if got != [tuple(w) for w in want]:
+    # names may differ (stitched modules name arguments by IR values): kinds and types may not
+    got = [tuple(s[1:]) for s in module._DRTC_GUARD["inputs"]]
+    if got != [tuple(w[1:]) for w in want]:
         return None, f"the recompiled module {path} was compiled for other inputs"
     return module.drtc_forward, None
