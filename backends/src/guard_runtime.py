@@ -25,6 +25,8 @@ import subprocess as _drtc_subprocess
 import sys as _drtc_sys
 import warnings as _drtc_warnings
 
+import torch
+
 _DRTC_DTYPE_NAMES = {
     torch.bool: "bool",
     torch.int32: "i32",
@@ -113,7 +115,7 @@ def _drtc_dispatch(args):
     when the caller must compute the reference instead."""
     checked, problem, recompilable = _drtc_check(args)
     if problem is None:
-        return drtc_forward(*checked)
+        return _drtc_launch(drtc_forward, checked)
     _DRTC_GUARD_STATS["mismatches"] += 1
     mode = _DRTC_GUARD["mode"]
     if mode == "error":
@@ -125,7 +127,7 @@ def _drtc_dispatch(args):
         if recompilable:
             launch, why = _drtc_recompiled(checked)
             if launch is not None:
-                return launch(*checked)
+                return _drtc_launch(launch, checked)
     signature = _drtc_given(args)
     if signature not in _DRTC_WARNED:
         _DRTC_WARNED.add(signature)
@@ -134,6 +136,16 @@ def _drtc_dispatch(args):
                             RuntimeWarning, stacklevel=3)
     _DRTC_GUARD_STATS["reference"] += 1
     return None
+
+
+def _drtc_launch(launch, args):
+    """Runs kernels on the GPU that holds the inputs (Triton launches on the current one)."""
+    device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+    if device is not None and device.type == "cuda" \
+            and device.index not in (None, torch.cuda.current_device()):
+        with torch.cuda.device(device):
+            return launch(*args)
+    return launch(*args)
 
 
 def _drtc_reference_operator(*inputs):
@@ -198,7 +210,7 @@ def _drtc_compile_for(types, device, want):
             return None, "no drtc to recompile with (set DRTC_BIN or put drtc on PATH)"
         try:
             _drtc_os.makedirs(cache, exist_ok=True)
-            source = _drtc_os.path.join(cache, f"{digest}.source.py")
+            source = _drtc_os.path.join(cache, f"{digest}.{_drtc_os.getpid()}.source.py")
             with open(source, "w") as f:
                 f.write(_DRTC_SOURCE)
         except OSError as e:
@@ -210,6 +222,9 @@ def _drtc_compile_for(types, device, want):
                                         capture_output=True, text=True)
         except OSError as e:
             return None, f"cannot run {drtc}: {e}"
+        finally:
+            if _drtc_os.path.exists(source):
+                _drtc_os.remove(source)
         if proc.returncode != 0:
             if _drtc_os.path.exists(tmp):
                 _drtc_os.remove(tmp)
