@@ -98,7 +98,12 @@ def main(task, device, path, report):
         if not row["verified"]:
             row["reason"] = "; ".join(rep.get("verification", {}).get("reasons", []))[:300]
     except (OSError, ValueError):
-        row["reason"] = "drtc compile wrote no report (the program did not compile)"
+        # the compile log sits next to the report: its first line says why
+        try:
+            first = open(report[: -len(".json")] + ".log").readline().strip()
+        except OSError:
+            first = ""
+        row["reason"] = f"drtc compile wrote no report: {first}"
     if row["verified"]:
         try:
             row["calls"] = calls(path, device)
