@@ -4,4 +4,7 @@
 pub mod python;
 pub mod synth;
 
-pub use python::{lower, split_programs, Format, FrontendError, Lowered, Signature, SourceProgram};
+pub use python::{
+    lower, lower_with_input_types, split_programs, Format, FrontendError, Lowered, Signature,
+    SourceProgram,
+};

@@ -5,11 +5,13 @@ use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
-use drtc::driver::program::load_programs;
+use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
+use drtc::driver::program::load_programs_with_types;
 use drtc::driver::search::{search, SearchContext};
 use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
+use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::stitch::{generate_module, CodegenOptions};
 use drtc_backends::triton::Precision;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -44,6 +46,36 @@ pub enum DeviceArg {
     Cuda,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GuardArg {
+    /// Compile again through drtc for the new activation shapes and dtypes (verified, and
+    /// cached per signature in memory and under $DRTC_GUARD_CACHE or $DRTC_HOME/guard);
+    /// where that is not possible, compute the reference and warn once.
+    Recompile,
+    /// Raise a ValueError naming the expected and the given inputs.
+    Error,
+    /// Compute the reference PyTorch program and warn once.
+    Reference,
+}
+
+impl GuardArg {
+    pub fn mode(self) -> GuardMode {
+        match self {
+            GuardArg::Recompile => GuardMode::Recompile,
+            GuardArg::Error => GuardMode::Error,
+            GuardArg::Reference => GuardMode::Reference,
+        }
+    }
+}
+
+/// The drtc binary a generated module records for recompiling (this one, absolute).
+pub fn this_drtc() -> Option<String> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok())
+        .map(|p| p.display().to_string())
+}
+
 /// Compile a program into one module of fused Triton kernels.
 #[derive(Args, Debug)]
 #[command(
@@ -52,7 +84,11 @@ program or `.jsonl` of them, or a `.drt` IR file), fuses it into regions, genera
 kernel per region from drtc's templates (convolutions stay with cuDNN; ops without a template \
 are computed with PyTorch and listed in the report), stitches them into one module and, \
 unless --no-verify, verifies it against PyTorch on fresh random inputs (under Triton's \
-interpreter on CPU, on the GPU when there is one).\n\nExample:\n  drtc compile \
+interpreter on CPU, on the GPU when there is one).\n\nThe module checks every call's input \
+shapes, dtypes and devices against what its kernels were compiled for (non-contiguous \
+inputs are made contiguous); on a mismatch it acts as --guard says. To recompile it runs \
+`drtc compile --input-type ...` with the binary named by $DRTC_BIN, else the absolute path of \
+the drtc that wrote it, else `drtc` on PATH.\n\nExample:\n  drtc compile \
 model.py -o model_triton.py --device cpu --set batch_size=2"
 )]
 pub struct CompileArgs {
@@ -93,6 +129,14 @@ pub struct CompileArgs {
     /// verified one, and cache the choice (by region, shapes and device) under the drtc home.
     #[arg(long)]
     pub search: bool,
+    /// What the module does when called with inputs its kernels were not compiled for.
+    #[arg(long, value_enum, default_value = "recompile")]
+    pub guard: GuardArg,
+    /// Compile for this activation type instead of what `get_inputs()` gives: one per item
+    /// it returns, in order (e.g. `--input-type 'f32[4, 3, 12, 12]'`). Verification draws
+    /// inputs of these types from the values `get_inputs()` draws. Module guards use this.
+    #[arg(long = "input-type", value_name = "DTYPE[DIMS]")]
+    pub input_types: Vec<InputType>,
 }
 
 /// The region summary of a compiled program, for reports.
@@ -161,6 +205,24 @@ fn memory_line(v: &serde_json::Value) -> Option<String> {
     m.line()
 }
 
+/// The options a module's guard repeats when it compiles the program again.
+fn recompile_args(args: &CompileArgs) -> Vec<String> {
+    let mut v = vec![
+        "--precision".to_string(),
+        match args.precision {
+            PrecisionArg::Tf32 => "tf32",
+            PrecisionArg::Ieee => "ieee",
+        }
+        .to_string(),
+        "--max-ops".to_string(),
+        args.max_ops.to_string(),
+    ];
+    if args.simplify {
+        v.push("--simplify".into());
+    }
+    v
+}
+
 fn write(path: &Path, text: &str) -> DriverResult<()> {
     std::fs::write(path, text).map_err(|source| DriverError::Write {
         path: path.display().to_string(),
@@ -178,9 +240,21 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             }
         }
     }
-    let programs = load_programs(&args.file, &contents, &overrides, args.line)
-        .map_err(DriverError::Reported)?;
     let multi = args.file.extension().is_some_and(|e| e == "jsonl");
+    if multi && !args.input_types.is_empty() && args.line.is_none() {
+        return Err(DriverError::Reported(
+            "--input-type applies to one program: give --line with a .jsonl file".into(),
+        ));
+    }
+    let types: Vec<drtc_ir::TensorType> = args.input_types.iter().map(|t| t.0.clone()).collect();
+    let programs = load_programs_with_types(
+        &args.file,
+        &contents,
+        &overrides,
+        args.line,
+        (!types.is_empty()).then_some(types.as_slice()),
+    )
+    .map_err(DriverError::Reported)?;
     let device = match args.device {
         Some(DeviceArg::Cpu) => DeviceKind::Cpu,
         Some(DeviceArg::Cuda) => DeviceKind::Cuda,
@@ -196,6 +270,12 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             max_ops: args.max_ops,
         },
         simplify: args.simplify,
+        guard: GuardOptions {
+            mode: args.guard.mode(),
+            drtc_bin: this_drtc(),
+            compile_args: recompile_args(&args),
+            reference_source: None,
+        },
     };
     let home = DrtcHome::from_env();
     if args.search && (device != DeviceKind::Cuda || args.no_verify) {
@@ -234,9 +314,17 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                 }
                 false
             }
-            Ok(prog) => {
+            Ok(mut prog) => {
+                let mut popts = opts.clone();
+                popts.guard.reference_source = prog.reference_source.clone();
+                if !args.input_types.is_empty() {
+                    // verification draws inputs of the compiled types
+                    if let Some(r) = prog.reference_source.as_mut() {
+                        r.push_str(&resampled_inputs_appendix(&args.input_types));
+                    }
+                }
                 let mut compiled =
-                    compile_graph(prog.graph, &prog.form, &opts).map_err(DriverError::Reported)?;
+                    compile_graph(prog.graph, &prog.form, &popts).map_err(DriverError::Reported)?;
                 let mut search_log = vec![];
                 if let (true, Some(pool), Some(reference)) =
                     (args.search, &pool, &prog.reference_source)
@@ -258,6 +346,7 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                         precision: opts.precision,
                         interpret: opts.interpret,
                         configs: Default::default(),
+                        guard: popts.guard.clone(),
                     };
                     let outcome = search(&compiled.graph, &compiled.plan, &prog.form, &base, &cx);
                     let chosen = CodegenOptions {

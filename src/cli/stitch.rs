@@ -7,11 +7,13 @@
 //! `triton_fused_operator`, or a KernelBench program's `ModelNew` (subclassing the
 //! reference's `Model`, so it owns the same parameters).
 
+use super::compile::{this_drtc, GuardArg};
 use super::decompose::{overrides, prepare};
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::program::{load_programs, LoadedProgram};
+use drtc_backends::guard::{guard_section, GuardInput, GuardOptions};
 use drtc_backends::stitch::ModuleForm;
 use drtc_ir::{InputKind, ValueDef};
 use drtc_passes::decompose::value_name;
@@ -29,7 +31,9 @@ same --set/--shrink), their subproblems (`drtc decompose`'s output) and one kern
 subproblem (JSON lines with the module's Python source in `module` or `code`, matched by \
 `source_line` and `subproblem`, or else by position), and writes for each program a module \
 that `drtc verify` accepts. One program: OUT is that module; several: OUT is a directory with \
-one module per program.\n\nExample:\n  drtc stitch --programs model.py --subproblems \
+one module per program.\n\nThe stitched module guards its inputs as `drtc compile`'s modules do \
+(--guard): other shapes or dtypes are compiled again with drtc's own templates, computed by \
+the reference, or refused with a ValueError.\n\nExample:\n  drtc stitch --programs model.py --subproblems \
 sub.jsonl --kernels kernels.jsonl -o model_stitched.py"
 )]
 pub struct StitchArgs {
@@ -54,6 +58,10 @@ pub struct StitchArgs {
     /// The pass pipeline given to decompose, if any.
     #[arg(long, value_name = "PIPELINE")]
     pub passes: Option<String>,
+    /// What the stitched module does when called with inputs the kernels were not written
+    /// for (recompiling uses drtc's templates).
+    #[arg(long, value_enum, default_value = "recompile")]
+    pub guard: GuardArg,
 }
 
 /// One subproblem line, with its kernel.
@@ -107,7 +115,7 @@ fn self_path(name: &str) -> String {
 }
 
 /// The stitched module for one program.
-fn stitched_module(p: &LoadedProgram, pieces: &[Piece]) -> String {
+fn stitched_module(p: &LoadedProgram, pieces: &[Piece], guard: GuardArg) -> String {
     let g = &p.graph;
     let mut out = String::new();
     if let ModuleForm::KernelBench { model_source } = &p.form {
@@ -135,9 +143,10 @@ return module\n\n\n",
         );
     }
     let params: Vec<String> = (0..g.inputs().len()).map(|i| format!("in{i}")).collect();
+    // `drtc_forward` is what the guards call for inputs that match
     let _ = writeln!(
         out,
-        "\n\ndef _drtc_stitched({}):\n    env = {{}}",
+        "\n\ndef drtc_forward({}):\n    env = {{}}",
         params.join(", ")
     );
     for (i, &v) in g.inputs().iter().enumerate() {
@@ -165,10 +174,30 @@ return module\n\n\n",
         .map(|&v| format!("env[{}]", py_str(&value_name(g, v))))
         .collect();
     let _ = writeln!(out, "    return [{}]", rets.join(", "));
+    out.push_str("\n\n");
+    let names: Vec<String> = g
+        .inputs()
+        .iter()
+        .map(|&v| value_name(g, v).to_string())
+        .collect();
+    let source = p.reference_source.clone().unwrap_or_default();
+    let opts = GuardOptions {
+        mode: guard.mode(),
+        drtc_bin: this_drtc(),
+        compile_args: vec![],
+        reference_source: Some(source.clone()),
+    };
+    out.push_str(&guard_section(
+        &GuardInput::of_graph(g, &names),
+        None,
+        &source,
+        &opts,
+    ));
     match &p.form {
         ModuleForm::Seed => {
             out.push_str(
-                "\n\ndef triton_fused_operator(*inputs):\n    return _drtc_stitched(*inputs)\n",
+                "def triton_fused_operator(*inputs):\n    outs = _drtc_dispatch(inputs)\n    \
+if outs is None:\n        return _drtc_reference_operator(*inputs)\n    return list(outs)\n",
             );
         }
         ModuleForm::KernelBench { .. } => {
@@ -194,8 +223,9 @@ return module\n\n\n",
             };
             let _ = writeln!(
                 out,
-                "\n\nclass ModelNew(Model):\n    def forward(self, *args):\n        \
-outs = _drtc_stitched({})\n        return {result}",
+                "class ModelNew(Model):\n    def forward(self, *args):\n        \
+outs = _drtc_dispatch([{}])\n        if outs is None:\n            \
+return Model.forward(self, *args)\n        return {result}",
                 args.join(", ")
             );
         }
@@ -268,7 +298,7 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
             Some(l) => format!("program_{l}.py"),
             None => "program.py".to_string(),
         };
-        modules.push((stem, stitched_module(&p, &pieces)));
+        modules.push((stem, stitched_module(&p, &pieces, args.guard)));
     }
     if !missing.is_empty() {
         return Err(DriverError::Reported(format!(

@@ -1,6 +1,7 @@
 //! The compile pipeline: cleanup passes, fusion planning, code generation, stitching.
 //! Verification and timing happen in the runtime; this part is pure and fast.
 
+use drtc_backends::guard::GuardOptions;
 use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_backends::triton::Precision;
 use drtc_ir::Graph;
@@ -23,6 +24,8 @@ pub struct CompileOptions {
     pub fuse: FuseOptions,
     /// Run the e-graph rewrites (canonicalize, simplify) before fusion.
     pub simplify: bool,
+    /// The generated module's input guards.
+    pub guard: GuardOptions,
 }
 
 /// The result of compiling one program.
@@ -61,6 +64,7 @@ pub fn compile_graph(
         precision: opts.precision,
         interpret: opts.interpret,
         configs: Default::default(),
+        guard: opts.guard.clone(),
     };
     let module = generate_module(&graph, &plan, form, &codegen);
     Ok(Compiled {

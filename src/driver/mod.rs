@@ -3,6 +3,7 @@
 
 pub mod compile;
 pub mod constants;
+pub mod input_types;
 pub mod program;
 pub mod search;
 pub mod shrink;

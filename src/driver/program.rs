@@ -3,8 +3,8 @@
 
 use super::constants::{apply_overrides, ConstantOverride};
 use drtc_backends::stitch::ModuleForm;
-use drtc_frontends::{lower, split_programs, Format};
-use drtc_ir::Graph;
+use drtc_frontends::{lower_with_input_types, split_programs, Format};
+use drtc_ir::{Graph, TensorType};
 use std::path::Path;
 
 /// One program to compile: its graph, the module form to generate, and the Python source
@@ -33,9 +33,27 @@ pub fn load_programs(
     overrides: &[ConstantOverride],
     only_line: Option<usize>,
 ) -> Result<Vec<Result<LoadedProgram, LoadError>>, String> {
+    load_programs_with_types(path, contents, overrides, only_line, None)
+}
+
+/// [`load_programs`], with the activations of Python programs bound to `input_types`
+/// (one per `get_inputs()` item) instead of the types `get_inputs()` gives.
+pub fn load_programs_with_types(
+    path: &Path,
+    contents: &str,
+    overrides: &[ConstantOverride],
+    only_line: Option<usize>,
+    input_types: Option<&[TensorType]>,
+) -> Result<Vec<Result<LoadedProgram, LoadError>>, String> {
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     if ext == "drt" {
+        if input_types.is_some() {
+            return Err(format!(
+                "{name}: input types can only be given for Python programs (an IR file's \
+                 inputs are typed in the file)"
+            ));
+        }
         let graph = drtc_ir::text::parse(contents).map_err(|e| e.render(contents, &name))?;
         let errors: Vec<String> = drtc_ir::verify(&graph)
             .into_iter()
@@ -93,7 +111,7 @@ pub fn load_programs(
                 }
             }
         };
-        match lower(&text) {
+        match lower_with_input_types(&text, input_types) {
             Ok(lowered) => {
                 let form = match lowered.format {
                     Format::KernelBench => ModuleForm::KernelBench {

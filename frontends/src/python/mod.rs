@@ -18,5 +18,5 @@ mod value;
 
 pub use error::{FrontendError, Span};
 pub use parser::parse;
-pub use program::{lower, split_programs, Format, Lowered, SourceProgram};
+pub use program::{lower, lower_with_input_types, split_programs, Format, Lowered, SourceProgram};
 pub use signature::{Signature, TensorSig};

@@ -100,6 +100,13 @@ pub fn split_programs(
 
 /// Parses and lowers one program, detecting its format.
 pub fn lower(source: &str) -> R<Lowered> {
+    lower_with_input_types(source, None)
+}
+
+/// Like [`lower`], but the activations take the given types instead of those of
+/// `get_inputs()` (one per item it returns, in order): how a generated module's guard
+/// compiles the same program again for the inputs it was called with.
+pub fn lower_with_input_types(source: &str, input_types: Option<&[TensorType]>) -> R<Lowered> {
     let module = parse(source)?;
     let mut interp = Interp::new();
     interp.phase = Phase::Inputs;
@@ -107,12 +114,12 @@ pub fn lower(source: &str) -> R<Lowered> {
     let whole: Span = 0..source.len().min(1);
     if let Some(Val::Class(_)) = interp.globals.get("Model") {
         Ok(Lowered {
-            graph: lower_kernelbench(&mut interp, &whole)?,
+            graph: lower_kernelbench(&mut interp, &whole, input_types)?,
             format: Format::KernelBench,
         })
     } else if let Some(Val::Function(_)) = interp.globals.get("fused_operator") {
         Ok(Lowered {
-            graph: lower_seed(&mut interp, &whole)?,
+            graph: lower_seed(&mut interp, &whole, input_types)?,
             format: Format::Seed,
         })
     } else {
@@ -143,8 +150,13 @@ fn call_global(interp: &mut Interp, name: &str, whole: &Span) -> R<Option<Val>> 
     }
 }
 
-/// The graph-input types of `get_inputs()`: tensors, or Python numbers as 0-dim tensors.
-fn input_types(interp: &mut Interp, whole: &Span) -> R<Vec<TensorType>> {
+/// The graph-input types of `get_inputs()`: tensors, or Python numbers as 0-dim tensors;
+/// `overrides`, when given, replace them (and must be as many).
+fn input_types(
+    interp: &mut Interp,
+    whole: &Span,
+    overrides: Option<&[TensorType]>,
+) -> R<Vec<TensorType>> {
     let span = match interp.globals.get("get_inputs") {
         Some(Val::Function(f)) => f.span.clone(),
         _ => whole.clone(),
@@ -179,6 +191,19 @@ fn input_types(interp: &mut Interp, whole: &Span) -> R<Vec<TensorType>> {
                 ))
             }
         });
+    }
+    if let Some(types) = overrides {
+        if types.len() != out.len() {
+            return Err(FrontendError::lowering(
+                format!(
+                    "{} input types given, but `get_inputs()` returns {} inputs",
+                    types.len(),
+                    out.len()
+                ),
+                span,
+            ));
+        }
+        return Ok(types.to_vec());
     }
     Ok(out)
 }
@@ -239,8 +264,12 @@ fn outputs(interp: &mut Interp, v: Val, span: &Span) -> R<Vec<ValueId>> {
     Ok(out)
 }
 
-fn lower_kernelbench(interp: &mut Interp, whole: &Span) -> R<Graph> {
-    let types = input_types(interp, whole)?;
+fn lower_kernelbench(
+    interp: &mut Interp,
+    whole: &Span,
+    overrides: Option<&[TensorType]>,
+) -> R<Graph> {
+    let types = input_types(interp, whole, overrides)?;
     let init = match call_global(interp, "get_init_inputs", whole)? {
         None => vec![],
         Some(v) => v
@@ -309,8 +338,8 @@ fn lower_kernelbench(interp: &mut Interp, whole: &Span) -> R<Graph> {
     Ok(builder.finish(outs))
 }
 
-fn lower_seed(interp: &mut Interp, whole: &Span) -> R<Graph> {
-    let types = input_types(interp, whole)?;
+fn lower_seed(interp: &mut Interp, whole: &Span, overrides: Option<&[TensorType]>) -> R<Graph> {
+    let types = input_types(interp, whole, overrides)?;
     let Some(Val::Function(f)) = interp.globals.get("fused_operator").cloned() else {
         return Err(FrontendError::format("no `fused_operator`", whole.clone()));
     };
