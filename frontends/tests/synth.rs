@@ -47,7 +47,7 @@ fn flops_and_sizes_respect_the_bounds() {
     let cp = solver();
     let o = small(5);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    let seqs = op_sequences(&o.op_set, 5, 30, Selection::Uniform, &mut rng);
+    let seqs = op_sequences(&o.op_set, 5, 30, Selection::Uniform, None, &mut rng);
     let mut made = 0;
     for (i, ops) in seqs.iter().enumerate() {
         let out = synthesize(&cp, &o, ops, i, i as u64);
@@ -121,9 +121,9 @@ fn twenty_op_programs_are_made() {
 fn coverage_modes_cover() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(0);
     let ops = &LIST_A[..7];
-    let one = op_sequences(ops, 1, 7, Selection::Coverage, &mut rng);
+    let one = op_sequences(ops, 1, 7, Selection::Coverage, None, &mut rng);
     assert_eq!(one.iter().map(|s| s[0]).collect::<HashSet<_>>().len(), 7);
-    let two = op_sequences(ops, 2, 49, Selection::Coverage, &mut rng);
+    let two = op_sequences(ops, 2, 49, Selection::Coverage, None, &mut rng);
     assert_eq!(
         two.iter()
             .map(|s| (s[0], s[1]))
@@ -131,7 +131,7 @@ fn coverage_modes_cover() {
             .len(),
         49
     );
-    let five = op_sequences(ops, 5, 70, Selection::Coverage, &mut rng);
+    let five = op_sequences(ops, 5, 70, Selection::Coverage, None, &mut rng);
     let mut counts = std::collections::HashMap::new();
     for op in five.iter().flatten() {
         *counts.entry(*op).or_insert(0) += 1;

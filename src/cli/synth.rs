@@ -5,8 +5,8 @@ use super::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc_cpsat::CpSat;
 use drtc_frontends::synth::{
-    default_python, synthesize_indices, validate, Device, Diversity, FailReason, Outcome,
-    Selection, SynthOptions, SynthProgram, LIST_A, LIST_B,
+    default_python, flop_floor, synthesize_indices, validate, Device, Diversity, FailReason,
+    Outcome, Selection, SynthOptions, SynthProgram, LIST_A, LIST_B,
 };
 use drtc_ir::Op;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -62,8 +62,9 @@ pub struct SynthArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Run each program in PyTorch and reject errors and NaN/Inf outputs.
-    #[arg(long, value_enum, default_value = "none")]
+    /// Run each program in PyTorch and reject errors and NaN/Inf outputs (`none` skips
+    /// it: programs are still wired and range-checked so that they stay finite).
+    #[arg(long, value_enum, default_value = "cpu")]
     pub validate: ValidateMode,
     /// Validation runs each program on the inputs of this many seeds (0, 1, ...).
     #[arg(long, default_value_t = 5)]
@@ -214,6 +215,8 @@ pub struct RunStats {
     pub solves: usize,
     pub feasible_solves: usize,
     pub solve_s: f64,
+    /// Solutions the range analysis refused (they could overflow for some input).
+    pub unsafe_solutions: usize,
     pub first_round_ok: usize,
     pub failures: BTreeMap<String, usize>,
     pub rejections: BTreeMap<String, usize>,
@@ -289,6 +292,7 @@ pub fn run_synthesis(
             stats.solves += out.stats.solves;
             stats.feasible_solves += out.stats.feasible;
             stats.solve_s += out.stats.solve_s;
+            stats.unsafe_solutions += out.stats.unsafe_solutions;
             match &out.result {
                 Ok(p) => ok.push(p.clone()),
                 Err(r) => {
@@ -347,8 +351,49 @@ pub fn run_synthesis(
     Ok((done.into_values().collect(), stats, last_failed))
 }
 
+/// Checks, before solving, that the op set can meet the FLOP floor; returns the one line
+/// naming the ops a floor excludes, if any.
+pub fn check_floor(o: &SynthOptions) -> DriverResult<Option<String>> {
+    let Some(floor) = flop_floor(o) else {
+        return Ok(None);
+    };
+    let names = |ops: &[Op]| {
+        ops.iter()
+            .map(|op| op.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if floor.carriers.is_empty() {
+        return Err(DriverError::Reported(format!(
+            "no op of the op set has FLOPs ({}), so no program can reach the FLOP minimum \
+             of {}; lower it (--flops 0..{}) or add ops with arithmetic to --op-set",
+            names(&floor.excluded),
+            o.flops.0,
+            o.flops.1
+        )));
+    }
+    if floor.excluded.is_empty() {
+        return Ok(None);
+    }
+    let how = if o.ops == 1 {
+        "not drawn"
+    } else {
+        "drawn only beside an op that has FLOPs"
+    };
+    Ok(Some(format!(
+        "the FLOP minimum {} excludes {} op{} without FLOPs ({how}): {}",
+        o.flops.0,
+        floor.excluded.len(),
+        if floor.excluded.len() == 1 { "" } else { "s" },
+        names(&floor.excluded)
+    )))
+}
+
 pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     let o = args.options()?;
+    if let Some(line) = check_floor(&o)? {
+        eprintln!("{line}");
+    }
     let cp = CpSat::load().map_err(|e| DriverError::Reported(e.to_string()))?;
     if let Some(j) = args.jobs {
         // an error here means a pool already exists, which is fine
@@ -428,6 +473,12 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         programs.len(),
         100.0 * distinct.len() as f64 / programs.len().max(1) as f64
     );
+    if stats.unsafe_solutions > 0 {
+        eprintln!(
+            "range analysis refused {} solutions that could overflow (resampled)",
+            stats.unsafe_solutions
+        );
+    }
     if stats.redrawn > 0 {
         eprintln!(
             "{} programs got a new op sequence after repeated failures",
