@@ -1,6 +1,7 @@
 //! drtc's JSON-lines loaders on arbitrary text: the seed `.jsonl` splitter (and the
-//! lowering of what it yields), and the synth-report records with the report built from
-//! them, including the benchmark overlap scan. Errors are fine; panics are not.
+//! lowering of what it yields), the runtime's `--line N` reader, and the synth-report
+//! records with the report built from them, including the benchmark overlap scan. Errors
+//! are fine; panics are not.
 #![no_main]
 
 use drtc_frontends::split_programs;
@@ -22,6 +23,9 @@ fuzz_target!(|data: &[u8]| {
                 let _ = e.render(&raw.name, &raw.text);
             }
         }
+    }
+    for n in 0..4 {
+        let _ = drtc::runtime::program::seed_program(src, n);
     }
     let records: Vec<Record> = src
         .lines()

@@ -199,6 +199,7 @@ pub fn record(p: &SynthProgram, run_seed: u64) -> serde_json::Value {
         "num_ops": p.ops.len(),
         "ops": p.ops.iter().map(|o| o.name()).collect::<Vec<_>>(),
         "flops": p.flops,
+        "guards": p.guards,
         "input_shapes": inputs,
         "output_shapes": outputs,
         "shapes": all,
@@ -257,8 +258,8 @@ pub fn run_synthesis(
     let mut stats = RunStats::default();
     let mut done: BTreeMap<usize, SynthProgram> = BTreeMap::new();
     let mut todo: Vec<usize> = (0..count).collect();
-    // programs whose op sequence ran but kept failing validation (not those that did not
-    // solve: a sequence that cannot be solved is a finding, reported as such)
+    // programs whose op sequence kept failing validation or solving (every failure is
+    // still counted in the totals: a sequence that cannot be solved is a finding)
     let mut rejected_ever: std::collections::BTreeSet<usize> = Default::default();
     let mut last_failed = vec![];
     let python = default_python();
@@ -267,9 +268,9 @@ pub fn run_synthesis(
             break;
         }
         let tick = |_: &Outcome| bar.inc(1);
-        // the last half of the retry rounds draw new op sequences for what keeps failing
         // in the last half of the retry rounds, uniform runs draw new op sequences for
-        // programs that keep failing validation (coverage runs keep their sequences)
+        // programs that keep failing (coverage runs keep their sequences), so that
+        // `--count N` gives N programs
         let redraw_now = round > 0 && round > retries / 2 && o.selection == Selection::Uniform;
         let (again, keep): (Vec<usize>, Vec<usize>) = todo
             .iter()
@@ -341,6 +342,7 @@ pub fn run_synthesis(
             }
         }
         rejected_ever.extend(rejected.iter().copied());
+        rejected_ever.extend(failed.iter().copied());
         todo = failed.into_iter().chain(rejected).collect();
         todo.sort();
         if !todo.is_empty() && round < retries {

@@ -29,6 +29,9 @@ pub struct SynthProgram {
     /// Seed-format program text.
     pub python: String,
     pub flops: u64,
+    /// Guard nodes (`abs`, `clamp`) inserted in front of op inputs (`guard.rs`); they are
+    /// not counted among `ops`.
+    pub guards: usize,
     /// Hash of the canonical IR text: equal programs hash equal.
     pub hash: u64,
 }
@@ -251,6 +254,12 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
                     };
                     let hash = fnv1a(drtc_ir::text::print(&graph).as_bytes());
                     let flops = graph.flops();
+                    let guards = plan
+                        .steps
+                        .iter()
+                        .flat_map(|s| &s.guards)
+                        .map(|(_, g)| g.ops().len())
+                        .sum();
                     return done(
                         Ok(SynthProgram {
                             index,
@@ -259,6 +268,7 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
                             graph,
                             python,
                             flops,
+                            guards,
                             hash,
                         }),
                         stats,

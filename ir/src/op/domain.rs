@@ -18,17 +18,18 @@ pub enum Domain {
     Positive,
     /// Non-negative (sqrt).
     NonNegative,
-    /// At most this value: larger arguments overflow f32 (exp: 88.7, exp2: 128).
+    /// At most this value: larger arguments overflow (exp: 69, exp2: 99; see below).
     AtMost(f64),
     /// A power's base: positive unless the exponent is a small integer, and the result
     /// must stay finite (checked on the result's range).
     PowBase,
 }
 
-/// The largest `x` with a finite f32 `exp(x)` (ln of f32::MAX, rounded down).
-pub const EXP_MAX_ARG: f64 = 88.0;
-/// The largest `x` with a finite f32 `exp2(x)`.
-pub const EXP2_MAX_ARG: f64 = 127.0;
+/// The largest `exp` argument whose result stays within the safe f32 magnitude of
+/// `range::finite_limit` (1e30; ln 1e30 = 69.08), so that later sums cannot overflow.
+pub const EXP_MAX_ARG: f64 = 69.0;
+/// The same bound for `exp2` (log2 1e30 = 99.66).
+pub const EXP2_MAX_ARG: f64 = 99.0;
 
 impl Op {
     /// The domain of data input `slot` (0-based). Inputs not listed accept any finite value.
