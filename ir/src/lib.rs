@@ -6,6 +6,7 @@ mod builder;
 pub mod dtype;
 mod graph;
 pub mod op;
+pub mod range;
 pub mod text;
 mod types;
 mod verify;

@@ -5,8 +5,8 @@ use super::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc_cpsat::CpSat;
 use drtc_frontends::synth::{
-    default_python, synthesize_indices, validate, Device, Diversity, FailReason, Outcome,
-    Selection, SynthOptions, SynthProgram, LIST_A, LIST_B,
+    default_python, flop_floor, synthesize_indices, validate, Device, Diversity, FailReason,
+    Outcome, Selection, SynthOptions, SynthProgram, LIST_A, LIST_B,
 };
 use drtc_ir::Op;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -62,8 +62,9 @@ pub struct SynthArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Run each program in PyTorch and reject errors and NaN/Inf outputs.
-    #[arg(long, value_enum, default_value = "none")]
+    /// Run each program in PyTorch and reject errors and NaN/Inf outputs (`none` skips
+    /// it: programs are still wired and range-checked so that they stay finite).
+    #[arg(long, value_enum, default_value = "cpu")]
     pub validate: ValidateMode,
     /// Validation runs each program on the inputs of this many seeds (0, 1, ...).
     #[arg(long, default_value_t = 5)]
@@ -198,6 +199,7 @@ pub fn record(p: &SynthProgram, run_seed: u64) -> serde_json::Value {
         "num_ops": p.ops.len(),
         "ops": p.ops.iter().map(|o| o.name()).collect::<Vec<_>>(),
         "flops": p.flops,
+        "guards": p.guards,
         "input_shapes": inputs,
         "output_shapes": outputs,
         "shapes": all,
@@ -214,6 +216,8 @@ pub struct RunStats {
     pub solves: usize,
     pub feasible_solves: usize,
     pub solve_s: f64,
+    /// Solutions the range analysis refused (they could overflow for some input).
+    pub unsafe_solutions: usize,
     pub first_round_ok: usize,
     pub failures: BTreeMap<String, usize>,
     pub rejections: BTreeMap<String, usize>,
@@ -254,8 +258,8 @@ pub fn run_synthesis(
     let mut stats = RunStats::default();
     let mut done: BTreeMap<usize, SynthProgram> = BTreeMap::new();
     let mut todo: Vec<usize> = (0..count).collect();
-    // programs whose op sequence ran but kept failing validation (not those that did not
-    // solve: a sequence that cannot be solved is a finding, reported as such)
+    // programs whose op sequence kept failing validation or solving (every failure is
+    // still counted in the totals: a sequence that cannot be solved is a finding)
     let mut rejected_ever: std::collections::BTreeSet<usize> = Default::default();
     let mut last_failed = vec![];
     let python = default_python();
@@ -264,9 +268,9 @@ pub fn run_synthesis(
             break;
         }
         let tick = |_: &Outcome| bar.inc(1);
-        // the last half of the retry rounds draw new op sequences for what keeps failing
         // in the last half of the retry rounds, uniform runs draw new op sequences for
-        // programs that keep failing validation (coverage runs keep their sequences)
+        // programs that keep failing (coverage runs keep their sequences), so that
+        // `--count N` gives N programs
         let redraw_now = round > 0 && round > retries / 2 && o.selection == Selection::Uniform;
         let (again, keep): (Vec<usize>, Vec<usize>) = todo
             .iter()
@@ -289,6 +293,7 @@ pub fn run_synthesis(
             stats.solves += out.stats.solves;
             stats.feasible_solves += out.stats.feasible;
             stats.solve_s += out.stats.solve_s;
+            stats.unsafe_solutions += out.stats.unsafe_solutions;
             match &out.result {
                 Ok(p) => ok.push(p.clone()),
                 Err(r) => {
@@ -337,6 +342,7 @@ pub fn run_synthesis(
             }
         }
         rejected_ever.extend(rejected.iter().copied());
+        rejected_ever.extend(failed.iter().copied());
         todo = failed.into_iter().chain(rejected).collect();
         todo.sort();
         if !todo.is_empty() && round < retries {
@@ -347,8 +353,49 @@ pub fn run_synthesis(
     Ok((done.into_values().collect(), stats, last_failed))
 }
 
+/// Checks, before solving, that the op set can meet the FLOP floor; returns the one line
+/// naming the ops a floor excludes, if any.
+pub fn check_floor(o: &SynthOptions) -> DriverResult<Option<String>> {
+    let Some(floor) = flop_floor(o) else {
+        return Ok(None);
+    };
+    let names = |ops: &[Op]| {
+        ops.iter()
+            .map(|op| op.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if floor.carriers.is_empty() {
+        return Err(DriverError::Reported(format!(
+            "no op of the op set has FLOPs ({}), so no program can reach the FLOP minimum \
+             of {}; lower it (--flops 0..{}) or add ops with arithmetic to --op-set",
+            names(&floor.excluded),
+            o.flops.0,
+            o.flops.1
+        )));
+    }
+    if floor.excluded.is_empty() {
+        return Ok(None);
+    }
+    let how = if o.ops == 1 {
+        "not drawn"
+    } else {
+        "drawn only beside an op that has FLOPs"
+    };
+    Ok(Some(format!(
+        "the FLOP minimum {} excludes {} op{} without FLOPs ({how}): {}",
+        o.flops.0,
+        floor.excluded.len(),
+        if floor.excluded.len() == 1 { "" } else { "s" },
+        names(&floor.excluded)
+    )))
+}
+
 pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     let o = args.options()?;
+    if let Some(line) = check_floor(&o)? {
+        eprintln!("{line}");
+    }
     let cp = CpSat::load().map_err(|e| DriverError::Reported(e.to_string()))?;
     if let Some(j) = args.jobs {
         // an error here means a pool already exists, which is fine
@@ -428,6 +475,12 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         programs.len(),
         100.0 * distinct.len() as f64 / programs.len().max(1) as f64
     );
+    if stats.unsafe_solutions > 0 {
+        eprintln!(
+            "range analysis refused {} solutions that could overflow (resampled)",
+            stats.unsafe_solutions
+        );
+    }
     if stats.redrawn > 0 {
         eprintln!(
             "{} programs got a new op sequence after repeated failures",

@@ -94,6 +94,7 @@ fn diversity_study(cp: &CpSat, args: &SynthBenchArgs, lo: u64, hi: u64) -> Drive
         n,
         args.diversity_plans,
         Selection::Uniform,
+        None,
         &mut rng,
     );
     println!(

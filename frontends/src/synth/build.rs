@@ -1,6 +1,7 @@
 //! Turning a solved model into an IR graph with the builder, which re-infers every type
 //! from the op table: a solution whose sizes disagree with the IR's inference, or whose
 //! FLOP total differs from the IR's count, is refused (a bug in `csp.rs`, never hidden).
+//! Guards planned for an op input (`guard.rs`) become their `abs` / `clamp` nodes here.
 
 use super::csp::{AttrVal, Csp};
 use super::plan::{Origin, Plan};
@@ -34,12 +35,19 @@ pub fn build_graph(plan: &Plan, csp: &Csp, sol: &Solution) -> Result<Graph, Stri
                 (*n, v)
             })
             .collect();
-        let inputs: Vec<ValueId> = step
+        let mut inputs: Vec<ValueId> = step
             .inputs
             .iter()
             .chain(&step.weights)
             .map(|&t| values[t].ok_or_else(|| format!("tensor {t} used before it is defined")))
             .collect::<Result<_, _>>()?;
+        for (slot, guard) in &step.guards {
+            for (op, attrs) in guard.ops() {
+                inputs[*slot] = gb
+                    .op1(op, &[inputs[*slot]], attrs)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
         let mut v = gb.op1(step.op, &inputs, attrs).map_err(|e| e.to_string())?;
         if matches!(step.op, Op::Argmax | Op::Argmin) {
             v = gb

@@ -259,7 +259,11 @@ pub fn encode(plan: &Plan, o: &SynthOptions, rng: &mut impl Rng) -> Csp {
             }
             ins.push(tensors[t].clone().expect("created above"));
         }
-        let (out_dims, weights, attrs, flops) = encode_step(&mut e, step, &ins, max_prod);
+        let (out_dims, weights, attrs, mut flops) = encode_step(&mut e, step, &ins, max_prod);
+        // guards (`abs`, `clamp`) run over their whole input
+        for (slot, g) in &step.guards {
+            flops = flops + ins[*slot].numel * g.unit_flops();
+        }
         let out = match out_dims {
             OutShape::Same => ins[0].clone(),
             OutShape::SameNumel(dims) => TVar {

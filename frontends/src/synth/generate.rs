@@ -6,10 +6,12 @@
 use super::build::build_graph;
 use super::csp::{encode, Csp};
 use super::emit::emit_seed;
+use super::guard::input_range;
 use super::options::{Diversity, Selection, SynthOptions};
 use super::plan::sample_plan;
 use super::select::op_sequences;
 use drtc_cpsat::{Branching, CpSat, DomainReduction, SolveParams, Status, VarSelection};
+use drtc_ir::range::violations;
 use drtc_ir::{Graph, Op};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -27,6 +29,9 @@ pub struct SynthProgram {
     /// Seed-format program text.
     pub python: String,
     pub flops: u64,
+    /// Guard nodes (`abs`, `clamp`) inserted in front of op inputs (`guard.rs`); they are
+    /// not counted among `ops`.
+    pub guards: usize,
     /// Hash of the canonical IR text: equal programs hash equal.
     pub hash: u64,
 }
@@ -40,6 +45,8 @@ pub enum FailReason {
     Infeasible,
     /// The solver ran out of time.
     Timeout,
+    /// Every solved structure could produce a non-finite value (range analysis).
+    Unsafe(String),
     /// A solution did not survive building, inference or verification (a bug).
     Build(String),
     Solver(String),
@@ -53,6 +60,7 @@ impl std::fmt::Display for FailReason {
             }
             FailReason::Infeasible => f.write_str("every sampled structure was infeasible"),
             FailReason::Timeout => f.write_str("the solver ran out of time"),
+            FailReason::Unsafe(m) => write!(f, "numerically unsafe: {m}"),
             FailReason::Build(m) => write!(f, "build failed: {m}"),
             FailReason::Solver(m) => write!(f, "solver error: {m}"),
         }
@@ -66,6 +74,8 @@ pub struct SolveStats {
     pub feasible: usize,
     pub infeasible: usize,
     pub timeouts: usize,
+    /// Solutions refused by the range analysis (they could overflow).
+    pub unsafe_solutions: usize,
     pub solve_s: f64,
 }
 
@@ -164,6 +174,33 @@ pub fn diversity_probe(
     (solved, hashes.len())
 }
 
+/// What a FLOP floor does to the op set: the ops that have FLOPs and can carry a program
+/// to the floor, and those that cannot (layout ops: transpose, cat, flip...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlopFloor {
+    pub carriers: Vec<Op>,
+    pub excluded: Vec<Op>,
+}
+
+/// Whether programs of `op` alone have FLOPs, read from its CP-SAT encoding (the same
+/// expression the solver bounds, so this cannot drift from the model).
+pub fn has_flops(op: Op, o: &SynthOptions) -> bool {
+    let mut rng = ChaCha8Rng::seed_from_u64(0);
+    match sample_plan(&[op], o.max_rank, &mut rng) {
+        Ok(plan) => encode(&plan, o, &mut rng).has_flops,
+        Err(_) => false,
+    }
+}
+
+/// The split of the op set under the options' FLOP minimum, or `None` without a floor.
+pub fn flop_floor(o: &SynthOptions) -> Option<FlopFloor> {
+    if o.flops.0 == 0 {
+        return None;
+    }
+    let (carriers, excluded) = o.op_set.iter().partition(|&&op| has_flops(op, o));
+    Some(FlopFloor { carriers, excluded })
+}
+
 /// Synthesizes one program with `ops` from `seed`.
 pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: u64) -> Outcome {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -176,7 +213,7 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
         result,
         stats,
     };
-    for _attempt in 0..o.attempts.max(1) {
+    'attempts: for _attempt in 0..o.attempts.max(1) {
         let plan = match sample_plan(ops, o.max_rank, &mut rng) {
             Ok(p) => p,
             Err(m) => return done(Err(FailReason::Build(m)), stats),
@@ -205,12 +242,24 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
                         Ok(g) => g,
                         Err(m) => return done(Err(FailReason::Build(m)), stats),
                     };
+                    // exact sizes: sums over large dims may still overflow; resample
+                    if let Some(v) = violations(&graph, input_range()).first() {
+                        stats.unsafe_solutions += 1;
+                        last = FailReason::Unsafe(v.to_string());
+                        continue 'attempts;
+                    }
                     let python = match emit_seed(&graph) {
                         Ok(p) => p,
                         Err(e) => return done(Err(FailReason::Build(e.to_string())), stats),
                     };
                     let hash = fnv1a(drtc_ir::text::print(&graph).as_bytes());
                     let flops = graph.flops();
+                    let guards = plan
+                        .steps
+                        .iter()
+                        .flat_map(|s| &s.guards)
+                        .map(|(_, g)| g.ops().len())
+                        .sum();
                     return done(
                         Ok(SynthProgram {
                             index,
@@ -219,6 +268,7 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
                             graph,
                             python,
                             flops,
+                            guards,
                             hash,
                         }),
                         stats,
@@ -257,8 +307,10 @@ pub fn synthesize_indices(
     redraw: bool,
     tick: &(dyn Fn(&Outcome) + Sync),
 ) -> Vec<Outcome> {
+    let carriers = flop_floor(o).map(|f| f.carriers);
+    let carriers = carriers.as_deref();
     let mut rng = ChaCha8Rng::seed_from_u64(run_seed);
-    let seqs = op_sequences(&o.op_set, o.ops, count, o.selection, &mut rng);
+    let seqs = op_sequences(&o.op_set, o.ops, count, o.selection, carriers, &mut rng);
     indices
         .par_iter()
         .filter(|&&i| i < count)
@@ -269,7 +321,7 @@ pub fn synthesize_indices(
             );
             let ops = if redraw {
                 let mut r = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
-                op_sequences(&o.op_set, o.ops, 1, Selection::Uniform, &mut r).remove(0)
+                op_sequences(&o.op_set, o.ops, 1, Selection::Uniform, carriers, &mut r).remove(0)
             } else {
                 seqs[i].clone()
             };

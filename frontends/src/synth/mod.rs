@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod csp;
 pub mod emit;
 pub mod generate;
+pub mod guard;
 pub mod options;
 pub mod plan;
 pub mod report;
@@ -21,7 +22,8 @@ pub mod validate;
 pub use catalog::{family, Family, LIST_A, LIST_B};
 pub use emit::{emit_seed, EmitError};
 pub use generate::{
-    diversity_probe, synthesize, synthesize_indices, FailReason, Outcome, SolveStats, SynthProgram,
+    diversity_probe, flop_floor, has_flops, synthesize, synthesize_indices, FailReason, FlopFloor,
+    Outcome, SolveStats, SynthProgram,
 };
 pub use options::{Diversity, Selection, SynthOptions};
 pub use validate::{default_python, validate, Device, ValidateError, Verdict};

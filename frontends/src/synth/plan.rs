@@ -5,11 +5,15 @@
 //! Wiring follows the DRTriton generator: each op takes its inputs uniformly from the
 //! tensors nobody has consumed yet, restricted to those whose rank the op accepts, and
 //! creates a new `torch.randn` input when none fits; every tensor left unconsumed at the
-//! end is an output. Ranks are decided here rather than in CP-SAT: a rank is a discrete
+//! end is an output. Wiring also honours each op's domain (`guard.rs`): an input with a
+//! domain (an `exp` argument, a denominator) is taken only from tensors whose range
+//! satisfies it, or from a fresh input when that does, or else gets a guard. Ranks are decided here rather than in CP-SAT: a rank is a discrete
 //! choice that fixes which size variables exist, and sampling it uniformly keeps the
 //! choice explicit and the CP-SAT models small.
 
 use super::catalog::{family, Family};
+use super::guard::{admits, input_range, plan_range, Guard};
+use drtc_ir::range::Interval;
 use drtc_ir::{Attr, Op};
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::Rng;
@@ -29,6 +33,8 @@ pub enum Origin {
 pub struct PlanTensor {
     pub rank: usize,
     pub origin: Origin,
+    /// A bound of its values valid for every size (see `guard::plan_range`).
+    pub range: Interval,
 }
 
 /// Structural choices of one step (only the ones its family uses are meaningful).
@@ -59,6 +65,8 @@ pub struct Step {
     pub choice: Choice,
     /// Attributes that do not depend on sizes.
     pub fixed_attrs: Vec<(&'static str, Attr)>,
+    /// Guards in front of data inputs, by slot.
+    pub guards: Vec<(usize, Guard)>,
 }
 
 /// A program's structure.
@@ -79,13 +87,27 @@ pub fn sample_plan(ops: &[Op], max_rank: usize, rng: &mut impl Rng) -> Result<Pl
         let fam = family(op).ok_or_else(|| format!("the synthesizer cannot place `{op}`"))?;
         let mut inputs = vec![];
         let mut ranks = vec![];
+        let mut guards = vec![];
         for slot in 0..fam.data_arity() {
             let (lo, hi) = fam.slot_ranks(slot, &ranks, max_rank);
-            let cands: Vec<usize> = pool
+            let domain = op.domain(slot);
+            let fits: Vec<usize> = pool
                 .iter()
                 .copied()
                 .filter(|&t| (lo..=hi).contains(&tensors[t].rank))
                 .collect();
+            // tensors in the domain; else a fresh input if that is in it; else any, guarded
+            let safe: Vec<usize> = fits
+                .iter()
+                .copied()
+                .filter(|&t| admits(domain, tensors[t].range))
+                .collect();
+            let fresh_ok = admits(domain, input_range());
+            let cands = if !safe.is_empty() || fresh_ok {
+                safe
+            } else {
+                fits
+            };
             let t = match cands.choose(rng) {
                 Some(&t) => {
                     pool.retain(|&p| p != t);
@@ -97,10 +119,21 @@ pub fn sample_plan(ops: &[Op], max_rank: usize, rng: &mut impl Rng) -> Result<Pl
                     tensors.push(PlanTensor {
                         rank,
                         origin: Origin::Input { step: si },
+                        range: input_range(),
                     });
                     tensors.len() - 1
                 }
             };
+            if !admits(domain, tensors[t].range) {
+                match Guard::for_domain(domain, tensors[t].range) {
+                    Some(g) => guards.push((slot, g)),
+                    None => {
+                        return Err(format!(
+                            "`{op}` input {slot} has no tensor in its domain and no guard"
+                        ))
+                    }
+                }
+            }
             ranks.push(tensors[t].rank);
             inputs.push(t);
         }
@@ -213,12 +246,30 @@ pub fn sample_plan(ops: &[Op], max_rank: usize, rng: &mut impl Rng) -> Result<Pl
             tensors.push(PlanTensor {
                 rank: wr,
                 origin: Origin::Weight { step: si },
+                range: input_range(),
             });
             weights.push(tensors.len() - 1);
+        }
+        let mut in_ranges: Vec<Interval> = inputs
+            .iter()
+            .chain(&weights)
+            .map(|&t| tensors[t].range)
+            .collect();
+        for (slot, g) in &guards {
+            in_ranges[*slot] = g.apply(in_ranges[*slot]);
+        }
+        let mut range = plan_range(op, &fixed, &in_ranges);
+        if matches!(op, Op::Argmax | Op::Argmin) {
+            range = plan_range(
+                Op::Cast,
+                &[("dtype", Attr::DType(drtc_ir::DType::F32))],
+                &[range],
+            );
         }
         tensors.push(PlanTensor {
             rank: out_rank,
             origin: Origin::Step(si),
+            range,
         });
         let output = tensors.len() - 1;
         pool.push(output);
@@ -230,6 +281,7 @@ pub fn sample_plan(ops: &[Op], max_rank: usize, rng: &mut impl Rng) -> Result<Pl
             output,
             choice,
             fixed_attrs: fixed,
+            guards,
         });
     }
     Ok(Plan {

@@ -3,6 +3,7 @@
 //! Adding an op = one line in `table.rs` (name, category, arity, attributes, inference,
 //! FLOP rule) + a test in `tests.rs`.
 
+pub mod domain;
 mod flops;
 mod infer;
 mod table;

@@ -1,0 +1,151 @@
+//! Closed intervals over the extended reals, with the arithmetic the range rules need.
+//! Infinite bounds mean "unbounded": a value that may overflow.
+
+/// `[lo, hi]`; `lo <= hi` always (NaN-free: operations that could make NaN give the
+/// whole line instead).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl Interval {
+    /// The whole real line (nothing is known).
+    pub const ANY: Interval = Interval {
+        lo: f64::NEG_INFINITY,
+        hi: f64::INFINITY,
+    };
+
+    pub fn new(lo: f64, hi: f64) -> Interval {
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            return Interval::ANY;
+        }
+        Interval { lo, hi }
+    }
+
+    pub fn point(x: f64) -> Interval {
+        Interval::new(x, x)
+    }
+
+    /// `[-r, r]`.
+    pub fn symmetric(r: f64) -> Interval {
+        Interval::new(-r.abs(), r.abs())
+    }
+
+    /// The largest magnitude.
+    pub fn mag(self) -> f64 {
+        self.lo.abs().max(self.hi.abs())
+    }
+
+    /// The smallest magnitude (0 when the interval holds zero).
+    pub fn min_mag(self) -> f64 {
+        if self.contains(0.0) {
+            0.0
+        } else {
+            self.lo.abs().min(self.hi.abs())
+        }
+    }
+
+    pub fn contains(self, x: f64) -> bool {
+        self.lo <= x && x <= self.hi
+    }
+
+    /// Both bounds are finite and within `limit` in magnitude.
+    pub fn within(self, limit: f64) -> bool {
+        self.mag() <= limit
+    }
+
+    pub fn hull(self, o: Interval) -> Interval {
+        Interval::new(self.lo.min(o.lo), self.hi.max(o.hi))
+    }
+
+    pub fn add(self, o: Interval) -> Interval {
+        Interval::new(self.lo + o.lo, self.hi + o.hi)
+    }
+
+    pub fn neg(self) -> Interval {
+        Interval::new(-self.hi, -self.lo)
+    }
+
+    pub fn sub(self, o: Interval) -> Interval {
+        self.add(o.neg())
+    }
+
+    pub fn mul(self, o: Interval) -> Interval {
+        let c = [
+            self.lo * o.lo,
+            self.lo * o.hi,
+            self.hi * o.lo,
+            self.hi * o.hi,
+        ];
+        if c.iter().any(|x| x.is_nan()) {
+            // 0 * inf: unbounded
+            return Interval::ANY;
+        }
+        Interval::new(
+            c.iter().copied().fold(f64::INFINITY, f64::min),
+            c.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    }
+
+    /// Scaled by a non-negative count (sums of `n` terms).
+    pub fn scale(self, n: f64) -> Interval {
+        self.mul(Interval::point(n))
+    }
+
+    /// `self / o`; the whole line when `o` holds zero.
+    pub fn div(self, o: Interval) -> Interval {
+        if o.contains(0.0) {
+            return Interval::ANY;
+        }
+        self.mul(Interval::new(1.0 / o.hi, 1.0 / o.lo))
+    }
+
+    /// The image under a non-decreasing function.
+    pub fn monotone(self, f: impl Fn(f64) -> f64) -> Interval {
+        Interval::new(f(self.lo), f(self.hi))
+    }
+
+    /// `[|x|]`.
+    pub fn abs(self) -> Interval {
+        Interval::new(self.min_mag(), self.mag())
+    }
+
+    pub fn max(self, o: Interval) -> Interval {
+        Interval::new(self.lo.max(o.lo), self.hi.max(o.hi))
+    }
+
+    pub fn min(self, o: Interval) -> Interval {
+        Interval::new(self.lo.min(o.lo), self.hi.min(o.hi))
+    }
+
+    /// Clipped to `[lo, hi]` (either side optional).
+    pub fn clip(self, lo: Option<f64>, hi: Option<f64>) -> Interval {
+        let (mut a, mut b) = (self.lo, self.hi);
+        if let Some(l) = lo {
+            a = a.max(l);
+            b = b.max(l);
+        }
+        if let Some(h) = hi {
+            a = a.min(h);
+            b = b.min(h);
+        }
+        Interval::new(a, b)
+    }
+
+    /// Intersection with `[lo, hi]`: for functions whose image is bounded whatever the input.
+    pub fn meet(self, lo: f64, hi: f64) -> Interval {
+        let (a, b) = (self.lo.max(lo), self.hi.min(hi));
+        if a > b {
+            Interval::new(lo, hi)
+        } else {
+            Interval::new(a, b)
+        }
+    }
+}
+
+impl std::fmt::Display for Interval {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{:.3e}, {:.3e}]", self.lo, self.hi)
+    }
+}
