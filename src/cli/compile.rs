@@ -27,6 +27,23 @@ pub enum PrecisionArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// drtc's own Triton templates.
+    Template,
+    /// A language model behind an OpenAI-compatible server writes candidates; the
+    /// template kernel stays a candidate, and the fastest verified one is kept.
+    Llm,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FallbackArg {
+    /// Write the template backend's module when the LLM server cannot be used.
+    Template,
+    /// Write nothing then.
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DeviceArg {
     /// Triton's CPU interpreter: correctness only.
     Cpu,
@@ -83,6 +100,15 @@ pub struct CompileArgs {
     /// verified one, and cache the choice (by region, shapes and device) under the drtc home.
     #[arg(long)]
     pub search: bool,
+    /// Who writes the kernels.
+    #[arg(long, value_enum, default_value = "template")]
+    pub backend: BackendArg,
+    /// With --backend llm: what to write when the server cannot be used (unreachable,
+    /// unknown model, refused key).
+    #[arg(long, value_enum, default_value = "template")]
+    pub fallback: FallbackArg,
+    #[command(flatten)]
+    pub llm: super::llm_args::LlmArgs,
 }
 
 /// The region summary of a compiled program, for reports.
@@ -144,7 +170,7 @@ fn check(
     }
 }
 
-fn write(path: &Path, text: &str) -> DriverResult<()> {
+pub(super) fn write(path: &Path, text: &str) -> DriverResult<()> {
     std::fs::write(path, text).map_err(|source| DriverError::Write {
         path: path.display().to_string(),
         source,
@@ -152,6 +178,14 @@ fn write(path: &Path, text: &str) -> DriverResult<()> {
 }
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
+    match args.backend {
+        BackendArg::Template => run_template(args),
+        BackendArg::Llm => super::compile_llm::run(args),
+    }
+}
+
+/// The template backend.
+pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
     let mut overrides = args.set.clone();
     if args.shrink {

@@ -600,7 +600,10 @@ def compare_state(ref_state, cand_state):
 def run_trials(pair, req, result):
     trials = max(MIN_TRIALS, int(req.get("trials", MIN_TRIALS)))
     strict = bool(req.get("strict", False))
-    library_ops = req.get("library_ops") or STRICT_LIBRARY_DEFAULT
+    # an explicit empty list means no library op is allowed (a region without conv/matmul)
+    library_ops = req.get("library_ops")
+    if library_ops is None:
+        library_ops = STRICT_LIBRARY_DEFAULT
     base = pair.base_seed
     buffers = None
     fingerprint = BASELINE
