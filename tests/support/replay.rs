@@ -93,8 +93,16 @@ fn handle(state: &Mutex<State>, models: &Option<Vec<String>>, mut req: tiny_http
         state.lock().unwrap().model_requests += 1;
         match models {
             Some(m) => {
-                let data: Vec<Value> = m.iter().map(|id| json!({"id": id, "object": "model"})).collect();
-                respond(req, 200, json!({"object": "list", "data": data}).to_string(), &[]);
+                let data: Vec<Value> = m
+                    .iter()
+                    .map(|id| json!({"id": id, "object": "model"}))
+                    .collect();
+                respond(
+                    req,
+                    200,
+                    json!({"object": "list", "data": data}).to_string(),
+                    &[],
+                );
             }
             None => respond(req, 404, "not found".into(), &[]),
         }
@@ -116,7 +124,11 @@ fn handle(state: &Mutex<State>, models: &Option<Vec<String>>, mut req: tiny_http
     {
         let mut s = state.lock().unwrap();
         s.requests.push(v.clone());
-        if let Some((rule, next)) = s.rules.iter_mut().find(|(r, _)| first_user.contains(&r.contains)) {
+        if let Some((rule, next)) = s
+            .rules
+            .iter_mut()
+            .find(|(r, _)| first_user.contains(&r.contains))
+        {
             // a hang is followed by the next reply, as one response
             loop {
                 let i = (*next).min(rule.replies.len() - 1);
@@ -147,9 +159,16 @@ fn handle(state: &Mutex<State>, models: &Option<Vec<String>>, mut req: tiny_http
                 return;
             }
             Reply::Status(code, retry) => {
-                let headers: Vec<(&str, String)> =
-                    retry.map(|s| ("Retry-After", s.to_string())).into_iter().collect();
-                respond(req, code, json!({"error": {"message": "replayed error"}}).to_string(), &headers);
+                let headers: Vec<(&str, String)> = retry
+                    .map(|s| ("Retry-After", s.to_string()))
+                    .into_iter()
+                    .collect();
+                respond(
+                    req,
+                    code,
+                    json!({"error": {"message": "replayed error"}}).to_string(),
+                    &headers,
+                );
                 return;
             }
         }

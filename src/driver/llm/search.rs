@@ -377,3 +377,55 @@ pub fn choose(records: &mut [CandidateRecord], device: DeviceKind) -> Option<usi
     }
     pick
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(origin: Origin, status: Status, time: Option<f64>) -> CandidateRecord {
+        let mut r = CandidateRecord::new("region 0", origin);
+        r.status = status;
+        r.time_ms = time;
+        r
+    }
+
+    #[test]
+    fn gpu_picks_the_fastest_verified_never_a_faster_rejected_one() {
+        let mut v = vec![
+            rec(Origin::Template, Status::Verified, Some(2.0)),
+            rec(Origin::Llm, Status::Rejected, Some(0.1)),
+            rec(Origin::Llm, Status::Verified, Some(1.5)),
+            rec(Origin::Llm, Status::Verified, None),
+            rec(Origin::Llm, Status::NoCode, None),
+        ];
+        assert_eq!(choose(&mut v, DeviceKind::Cuda), Some(2));
+        assert_eq!(v.iter().filter(|r| r.chosen).count(), 1);
+        // ties go to the earlier (the template)
+        let mut t = vec![
+            rec(Origin::Template, Status::Verified, Some(1.0)),
+            rec(Origin::Llm, Status::Verified, Some(1.0)),
+        ];
+        assert_eq!(choose(&mut t, DeviceKind::Cuda), Some(0));
+    }
+
+    #[test]
+    fn cpu_keeps_the_template_unless_it_failed() {
+        let mut v = vec![
+            rec(Origin::Template, Status::Verified, None),
+            rec(Origin::Llm, Status::Verified, None),
+        ];
+        assert_eq!(choose(&mut v, DeviceKind::Cpu), Some(0));
+        let mut f = vec![
+            rec(Origin::Template, Status::Rejected, None),
+            rec(Origin::Llm, Status::Error, None),
+            rec(Origin::Llm, Status::Verified, None),
+        ];
+        assert_eq!(choose(&mut f, DeviceKind::Cpu), Some(2));
+        let mut none = vec![
+            rec(Origin::Template, Status::Rejected, None),
+            rec(Origin::Llm, Status::Rejected, None),
+        ];
+        assert_eq!(choose(&mut none, DeviceKind::Cpu), None);
+        assert!(none.iter().all(|r| !r.chosen));
+    }
+}
