@@ -412,3 +412,66 @@ fn eval_measures_pass_at_k_and_resumes() {
         .unwrap()
         .contains("| pass@2 | 50.0% |"));
 }
+
+#[test]
+fn eval_region_mode_stitches_each_sample() {
+    let server = ReplayServer::start(
+        None,
+        vec![
+            Rule::new(
+                "torch.mul(x, w)",
+                vec![Reply::Answers(vec![
+                    answer("region_mul_ok.md"),
+                    answer("region_mul_wrong.md"),
+                ])],
+            ),
+            Rule::new(
+                "torch.sigmoid(t0)",
+                vec![Reply::Answers(vec![
+                    answer("region_sigmoid_ok.md"),
+                    answer("region_sigmoid_ok.md"),
+                ])],
+            ),
+        ],
+    );
+    let dir = scratch("eval_regions");
+    let results = dir.join("results.jsonl");
+    let o = drtc(
+        &dir,
+        &[
+            "eval",
+            s(&data("mul_sigmoid.py")),
+            "--llm-url",
+            &server.url,
+            "--llm-model",
+            "m",
+            "--samples",
+            "2",
+            "--mode",
+            "regions",
+            "--max-region-ops",
+            "1",
+            "--device",
+            "cpu",
+            "-o",
+            s(&results),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let row: Value =
+        serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    let samples = row["samples"].as_array().unwrap();
+    assert_eq!(samples[0]["verified"], true, "{row}");
+    assert_eq!(samples[1]["verified"], false);
+    let reason = samples[1]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("region 0:") && reason.contains("values"),
+        "{reason}"
+    );
+    assert_eq!(row["candidates"].as_array().unwrap().len(), 4);
+    assert!(
+        text(&o).contains("| accuracy (pass@1) | 50.0% |"),
+        "{}",
+        text(&o)
+    );
+}

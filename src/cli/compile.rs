@@ -59,7 +59,12 @@ program or `.jsonl` of them, or a `.drt` IR file), fuses it into regions, genera
 kernel per region from drtc's templates (convolutions stay with cuDNN; ops without a template \
 are computed with PyTorch and listed in the report), stitches them into one module and, \
 unless --no-verify, verifies it against PyTorch on fresh random inputs (under Triton's \
-interpreter on CPU, on the GPU when there is one).\n\nExample:\n  drtc compile \
+interpreter on CPU, on the GPU when there is one).\n\nWith --backend llm a language model \
+behind an OpenAI-compatible server (--llm-url, --llm-model) writes --samples candidates per \
+region (or for the whole program with --mode whole); each is checked statically, verified in \
+an isolated worker and, on a GPU, timed; failed or slow ones get --turns feedback rounds; \
+the template kernel is always a candidate and the fastest verified one per region is \
+stitched and verified again. The report lists every candidate.\n\nExample:\n  drtc compile \
 model.py -o model_triton.py --device cpu --set batch_size=2"
 )]
 pub struct CompileArgs {

@@ -28,6 +28,7 @@ pub enum ExtractArg {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "LLM backend (compile --backend llm, eval)")]
 pub struct LlmArgs {
     /// Base URL of an OpenAI-compatible server (vLLM, SGLang, OpenAI), e.g.
     /// http://127.0.0.1:8000/v1. The API key comes from DRTC_LLM_API_KEY, else

@@ -202,13 +202,16 @@ fn whole(
     })
 }
 
+/// Region tasks, their template modules as stitching pieces, and their report entries.
+pub type RegionSetup = (Vec<Task>, Vec<Piece>, Vec<Value>);
+
 /// The regions of a program (after cleanup, which `prog.graph` keeps) as tasks, with
 /// their template kernel modules as stitching pieces, and their report entries.
 pub fn region_tasks(
     cx: &LlmContext,
     prog: &mut LoadedProgram,
     opts: &CompileOptions,
-) -> Result<(Vec<Task>, Vec<Piece>, Vec<Value>), String> {
+) -> Result<RegionSetup, String> {
     cleanup(&mut prog.graph)?;
     let g = &prog.graph;
     let d = decompose(g, cx.settings.max_region_ops);

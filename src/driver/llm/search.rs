@@ -129,6 +129,9 @@ pub fn template_record(label: &str, module: &str, eval: &Evaluation) -> Candidat
     r
 }
 
+/// An answer waiting to be judged (taken once by a worker thread).
+type Job = std::sync::Mutex<Option<(usize, Result<Completion, LlmError>)>>;
+
 /// One sample's conversation across turns.
 struct Chain {
     task: usize,
@@ -300,7 +303,7 @@ pub fn search_tasks(
         bar.set_message(format!("turn {turn}: checking {} answers", answers.len()));
         let jobs: Vec<(usize, Result<Completion, LlmError>)> =
             answers.into_iter().enumerate().collect();
-        let jobs: Vec<std::sync::Mutex<Option<(usize, Result<Completion, LlmError>)>>> = jobs
+        let jobs: Vec<Job> = jobs
             .into_iter()
             .map(|j| std::sync::Mutex::new(Some(j)))
             .collect();
