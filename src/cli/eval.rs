@@ -74,7 +74,7 @@ pub struct EvalArgs {
 }
 
 /// The tasks of a benchmark: every `.py` of a folder (sorted), or every `.jsonl` line.
-fn load_tasks(args: &EvalArgs) -> DriverResult<Vec<Result<LoadedProgram, String>>> {
+fn load_tasks(args: &EvalArgs) -> DriverResult<Vec<Result<LoadedProgram, (String, String)>>> {
     let files: Vec<PathBuf> = if args.bench.is_dir() {
         let mut v: Vec<PathBuf> = std::fs::read_dir(&args.bench)
             .map_err(|source| DriverError::Read {
@@ -104,7 +104,7 @@ fn load_tasks(args: &EvalArgs) -> DriverResult<Vec<Result<LoadedProgram, String>
         out.extend(
             loaded
                 .into_iter()
-                .map(|p| p.map_err(|e| format!("{}\u{0}{}", e.name, e.message))),
+                .map(|p| p.map_err(|e| (e.name, e.message))),
         );
     }
     Ok(out)
@@ -181,18 +181,17 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
                 bar.set_message(prog.name.clone());
                 eval_program(&cx, &mut prog, &opts, &bar)
             }
-            Err(e) => {
-                let (name, message) = e.split_once('\u{0}').unwrap_or(("?", e.as_str()));
-                if done.contains(name) {
+            Err((name, message)) => {
+                if done.contains(&name) {
                     skipped += 1;
                     bar.inc(1);
                     continue;
                 }
                 TaskResult {
-                    task: name.to_string(),
+                    task: name,
                     ops: vec![],
                     samples: vec![],
-                    error: Some(message.to_string()),
+                    error: Some(message),
                     prompt_tokens: 0,
                     completion_tokens: 0,
                     request_ms: 0.0,
