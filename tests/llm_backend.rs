@@ -253,6 +253,53 @@ fn whole_mode_feedback_rounds_fix_a_wrong_model() {
         last_user.iter().any(|m| m.contains("syntax error at line")),
         "{last_user:?}"
     );
+
+    // a rerun with --offline answers from the cache: no request, the same verdicts
+    let again = dir.join("again.json");
+    let o = drtc(
+        &dir,
+        &[
+            "compile",
+            s(&data("kb_scale_bias.py")),
+            "-o",
+            s(&out),
+            "--backend",
+            "llm",
+            "--llm-url",
+            "http://127.0.0.1:9/v1",
+            "--llm-model",
+            "m",
+            "--samples",
+            "2",
+            "--turns",
+            "2",
+            "--mode",
+            "whole",
+            "--device",
+            "cpu",
+            "--offline",
+            "--report",
+            s(&again),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(server.requests().len(), 3);
+    let r2: Value = serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    let verdicts = |r: &Value| -> Vec<(String, u64, String)> {
+        candidates(r, "whole")
+            .into_iter()
+            .map(|c| (c.0, c.2, c.3))
+            .collect()
+    };
+    assert_eq!(verdicts(&r), verdicts(&r2));
+    let llm: Vec<&Value> = r2["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["origin"] == "llm")
+        .collect();
+    assert_eq!(llm.len(), 4);
+    assert!(llm.iter().all(|c| c["cached"] == true), "{llm:?}");
 }
 
 #[test]
