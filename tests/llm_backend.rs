@@ -447,14 +447,24 @@ fn eval_measures_pass_at_k_and_resumes() {
         "{md}"
     );
     let asked = server.requests().len();
+    // an interrupted run left half a line behind
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&results)
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"{\"task\": \"half").unwrap();
+    drop(f);
     // resume: both tasks are done, nothing is asked again, the table is the same
     let o = run(&["--resume"]);
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(server.requests().len(), asked);
-    assert_eq!(
-        std::fs::read_to_string(&results).unwrap().lines().count(),
-        2
-    );
+    let text_after = std::fs::read_to_string(&results).unwrap();
+    let parsed = text_after
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).is_ok())
+        .count();
+    assert_eq!(parsed, 2);
+    assert!(text_after.ends_with("half\n"), "{text_after}");
     assert!(std::fs::read_to_string(&table)
         .unwrap()
         .contains("| pass@2 | 50.0% |"));

@@ -164,6 +164,15 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
             path: args.output.display().to_string(),
             source,
         })?;
+    // an interrupted run may have left half a line: start on a fresh one
+    if args.resume
+        && std::fs::read(&args.output).is_ok_and(|b| !b.is_empty() && !b.ends_with(b"\n"))
+    {
+        writeln!(file).map_err(|source| DriverError::Write {
+            path: args.output.display().to_string(),
+            source,
+        })?;
+    }
     let bar = ProgressBar::new(tasks.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} tasks {msg} [{elapsed}<{eta}]")
