@@ -532,3 +532,49 @@ fn eval_region_mode_stitches_each_sample() {
         text(&o)
     );
 }
+
+#[test]
+fn eval_whole_mode_judges_programs_the_frontend_cannot_lower() {
+    let server = ReplayServer::start(
+        None,
+        vec![Rule::new(
+            "torch.rad2deg(x)",
+            vec![Reply::Answers(vec![answer("kb_rad2deg_ok.md")])],
+        )],
+    );
+    let dir = scratch("eval_unlowered");
+    let results = dir.join("results.jsonl");
+    let o = drtc(
+        &dir,
+        &[
+            "eval",
+            s(&data("unlowered")),
+            "--llm-url",
+            &server.url,
+            "--llm-model",
+            "m",
+            "--samples",
+            "1",
+            "--mode",
+            "whole",
+            "--device",
+            "cpu",
+            "-o",
+            s(&results),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let row: Value =
+        serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    assert_eq!(row["error"], Value::Null, "{row}");
+    assert_eq!(row["samples"][0]["verified"], true, "{row}");
+    assert!(
+        row["candidates"].to_string().contains("could not lower"),
+        "{row}"
+    );
+    assert!(
+        text(&o).contains("| accuracy (pass@1) | 100.0% |"),
+        "{}",
+        text(&o)
+    );
+}

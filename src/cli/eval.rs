@@ -8,8 +8,9 @@ use super::llm_args::{program_dtype, LlmArgs};
 use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::CompileOptions;
+use drtc::driver::constants::apply_overrides;
 use drtc::driver::constants::ConstantOverride;
-use drtc::driver::llm::eval::eval_program;
+use drtc::driver::llm::eval::{eval_program, eval_unlowered};
 use drtc::driver::llm::metrics::{markdown, summarize, TaskResult};
 use drtc::driver::llm::LlmContext;
 use drtc::driver::program::{load_programs, LoadedProgram};
@@ -74,7 +75,15 @@ pub struct EvalArgs {
 }
 
 /// The tasks of a benchmark: every `.py` of a folder (sorted), or every `.jsonl` line.
-fn load_tasks(args: &EvalArgs) -> DriverResult<Vec<Result<LoadedProgram, (String, String)>>> {
+/// A task drtc's frontend could not lower: its name, the reason, and (for a `.py` file)
+/// the source with the overrides applied, which whole mode can still evaluate.
+struct Unlowered {
+    name: String,
+    message: String,
+    source: Option<String>,
+}
+
+fn load_tasks(args: &EvalArgs) -> DriverResult<Vec<Result<LoadedProgram, Unlowered>>> {
     let files: Vec<PathBuf> = if args.bench.is_dir() {
         let mut v: Vec<PathBuf> = std::fs::read_dir(&args.bench)
             .map_err(|source| DriverError::Read {
@@ -101,11 +110,18 @@ fn load_tasks(args: &EvalArgs) -> DriverResult<Vec<Result<LoadedProgram, (String
             ov.push(o.clone());
         }
         let loaded = load_programs(&f, &contents, &ov, None).map_err(DriverError::Reported)?;
-        out.extend(
-            loaded
-                .into_iter()
-                .map(|p| p.map_err(|e| (e.name, e.message))),
-        );
+        let source = f
+            .extension()
+            .is_some_and(|e| e == "py")
+            .then(|| apply_overrides(&contents, &ov).ok())
+            .flatten();
+        out.extend(loaded.into_iter().map(|p| {
+            p.map_err(|e| Unlowered {
+                name: e.name,
+                message: e.message,
+                source: source.clone(),
+            })
+        }));
     }
     Ok(out)
 }
@@ -190,22 +206,30 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
                 bar.set_message(prog.name.clone());
                 eval_program(&cx, &mut prog, &opts, &bar)
             }
-            Err((name, message)) => {
-                if done.contains(&name) {
+            Err(u) => {
+                if done.contains(&u.name) {
                     skipped += 1;
                     bar.inc(1);
                     continue;
                 }
-                TaskResult {
-                    task: name,
-                    ops: vec![],
-                    samples: vec![],
-                    error: Some(message),
-                    prompt_tokens: 0,
-                    completion_tokens: 0,
-                    request_ms: 0.0,
-                    wall_ms: 0.0,
-                    candidates: vec![],
+                match (&u.source, setup.settings.mode) {
+                    // the model is judged against PyTorch running the source itself
+                    (Some(src), drtc_llm::PromptMode::Whole) => {
+                        bar.set_message(u.name.clone());
+                        let note = format!("drtc's frontend could not lower it: {}", u.message);
+                        eval_unlowered(&cx, &u.name, src, &note)
+                    }
+                    _ => TaskResult {
+                        task: u.name,
+                        ops: vec![],
+                        samples: vec![],
+                        error: Some(u.message),
+                        prompt_tokens: 0,
+                        completion_tokens: 0,
+                        request_ms: 0.0,
+                        wall_ms: 0.0,
+                        candidates: vec![],
+                    },
                 }
             }
         };

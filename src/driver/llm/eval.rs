@@ -75,20 +75,7 @@ pub fn eval_program(
         PromptMode::Regions => eval_regions(cx, prog, opts, bar),
     };
     match outcome {
-        Ok((samples, records)) => {
-            result.samples = samples;
-            result.prompt_tokens = records.iter().map(|r| r.prompt_tokens).sum();
-            result.completion_tokens = records.iter().map(|r| r.completion_tokens).sum();
-            result.request_ms = records
-                .iter()
-                .filter(|r| !r.cached)
-                .filter_map(|r| r.latency_ms)
-                .sum();
-            result.candidates = records
-                .into_iter()
-                .map(|r| serde_json::to_value(strip_code(r)).unwrap_or_default())
-                .collect();
-        }
+        Ok((samples, records)) => fill(&mut result, samples, records),
         Err(e) => result.error = Some(e),
     }
     result.wall_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -102,6 +89,63 @@ fn eval_whole(cx: &LlmContext, prog: &LoadedProgram) -> Result<Judged, String> {
         .reference_source
         .clone()
         .ok_or_else(|| "no PyTorch reference to verify against".to_string())?;
+    judge_whole(
+        cx,
+        reference_src,
+        prompt_mode(PromptMode::Whole, &prog.form),
+    )
+}
+
+/// Whole mode on a KernelBench source that drtc's frontend could not lower: the model is
+/// still judged (against PyTorch running the source itself); `note` says why there are no
+/// ops for the per-op table.
+pub fn eval_unlowered(cx: &LlmContext, name: &str, source: &str, note: &str) -> TaskResult {
+    let start = Instant::now();
+    let mut result = TaskResult {
+        task: name.to_string(),
+        ops: vec![],
+        samples: vec![],
+        error: None,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        request_ms: 0.0,
+        wall_ms: 0.0,
+        candidates: vec![],
+    };
+    let mode = if source.contains("class Model") {
+        PromptMode::Whole
+    } else {
+        PromptMode::Regions
+    };
+    match judge_whole(cx, source.to_string(), mode) {
+        Ok((samples, records)) => fill(&mut result, samples, records),
+        Err(e) => result.error = Some(e),
+    }
+    result.candidates.push(serde_json::json!({"note": note}));
+    result.wall_ms = start.elapsed().as_secs_f64() * 1e3;
+    result
+}
+
+fn fill(result: &mut TaskResult, samples: Vec<SampleResult>, records: Vec<CandidateRecord>) {
+    result.samples = samples;
+    result.prompt_tokens = records.iter().map(|r| r.prompt_tokens).sum();
+    result.completion_tokens = records.iter().map(|r| r.completion_tokens).sum();
+    result.request_ms = records
+        .iter()
+        .filter(|r| !r.cached)
+        .filter_map(|r| r.latency_ms)
+        .sum();
+    result.candidates = records
+        .into_iter()
+        .map(|r| serde_json::to_value(strip_code(r)).unwrap_or_default())
+        .collect();
+}
+
+fn judge_whole(
+    cx: &LlmContext,
+    reference_src: String,
+    prompt_mode: PromptMode,
+) -> Result<Judged, String> {
     let reference = write_scratch(cx, "reference", &reference_src)?;
     let library_ops = cx
         .checker
@@ -111,7 +155,7 @@ fn eval_whole(cx: &LlmContext, prog: &LoadedProgram) -> Result<Judged, String> {
         label: "whole".into(),
         reference: reference.clone(),
         program: reference_src,
-        prompt_mode: prompt_mode(PromptMode::Whole, &prog.form),
+        prompt_mode,
         library_ops,
         baseline_ms: None,
     };
