@@ -39,6 +39,23 @@ impl PrecisionArg {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// drtc's own Triton templates.
+    Template,
+    /// A language model behind an OpenAI-compatible server writes candidates; the
+    /// template kernel stays a candidate, and the fastest verified one is kept.
+    Llm,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FallbackArg {
+    /// Write the template backend's module when the LLM server cannot be used.
+    Template,
+    /// Write nothing then.
+    None,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum DeviceArg {
     /// Triton's CPU interpreter: correctness only.
     Cpu,
@@ -88,7 +105,12 @@ interpreter on CPU, on the GPU when there is one).\n\nThe module checks every ca
 shapes, dtypes and devices against what its kernels were compiled for (non-contiguous \
 inputs are made contiguous); on a mismatch it acts as --guard says. To recompile it runs \
 `drtc compile --input-type ...` with the binary named by $DRTC_BIN, else the absolute path of \
-the drtc that wrote it, else `drtc` on PATH.\n\nExample:\n  drtc compile \
+the drtc that wrote it, else `drtc` on PATH.\n\nWith --backend llm a language model \
+behind an OpenAI-compatible server (--llm-url, --llm-model) writes --samples candidates per \
+region (or for the whole program with --mode whole); each is checked statically, verified in \
+an isolated worker and, on a GPU, timed; failed or slow ones get --turns feedback rounds; \
+the template kernel is always a candidate and the fastest verified one per region is \
+stitched and verified again. The report lists every candidate.\n\nExample:\n  drtc compile \
 model.py -o model_triton.py --device cpu --set batch_size=2"
 )]
 pub struct CompileArgs {
@@ -137,6 +159,15 @@ pub struct CompileArgs {
     /// inputs of these types from the values `get_inputs()` draws. Module guards use this.
     #[arg(long = "input-type", value_name = "DTYPE[DIMS]")]
     pub input_types: Vec<InputType>,
+    /// Who writes the kernels.
+    #[arg(long, value_enum, default_value = "template")]
+    pub backend: BackendArg,
+    /// With --backend llm: what to write when the server cannot be used (unreachable,
+    /// unknown model, refused key).
+    #[arg(long, value_enum, default_value = "template")]
+    pub fallback: FallbackArg,
+    #[command(flatten)]
+    pub llm: super::llm_args::LlmArgs,
 }
 
 /// The region summary of a compiled program, for reports.
@@ -223,7 +254,7 @@ fn recompile_args(args: &CompileArgs) -> Vec<String> {
     v
 }
 
-fn write(path: &Path, text: &str) -> DriverResult<()> {
+pub(super) fn write(path: &Path, text: &str) -> DriverResult<()> {
     std::fs::write(path, text).map_err(|source| DriverError::Write {
         path: path.display().to_string(),
         source,
@@ -231,6 +262,14 @@ fn write(path: &Path, text: &str) -> DriverResult<()> {
 }
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
+    match args.backend {
+        BackendArg::Template => run_template(args),
+        BackendArg::Llm => super::compile_llm::run(args),
+    }
+}
+
+/// The template backend.
+pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
     let mut overrides = args.set.clone();
     if args.shrink {

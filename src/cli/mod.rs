@@ -2,10 +2,13 @@
 
 mod bench_pair;
 mod compile;
+mod compile_llm;
 mod decompose;
 mod devices;
+mod eval;
 mod fmt;
 mod ir_file;
+mod llm_args;
 mod opt;
 mod parse;
 mod setup;
@@ -95,6 +98,8 @@ pub enum Command {
     Decompose(decompose::DecomposeArgs),
     /// Build whole programs from one kernel module per subproblem
     Stitch(stitch::StitchArgs),
+    /// Evaluate a kernel-writing language model over a benchmark (pass@k, fast_p)
+    Eval(eval::EvalArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -114,5 +119,6 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::SynthBench(args) => synth_bench::run(args),
         Command::Decompose(args) => decompose::run(args),
         Command::Stitch(args) => stitch::run(args),
+        Command::Eval(args) => eval::run(args),
     }
 }

@@ -7,19 +7,16 @@
 //! `triton_fused_operator`, or a KernelBench program's `ModelNew` (subclassing the
 //! reference's `Model`, so it owns the same parameters).
 
-use super::compile::{this_drtc, GuardArg};
+use super::compile::GuardArg;
+use drtc::driver::stitch::this_drtc;
 use super::decompose::{overrides, prepare};
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
-use drtc::driver::program::{load_programs, LoadedProgram};
-use drtc_backends::guard::{guard_section, GuardInput, GuardOptions};
-use drtc_backends::stitch::ModuleForm;
-use drtc_ir::{InputKind, ValueDef};
-use drtc_passes::decompose::value_name;
+use drtc::driver::program::load_programs;
+use drtc::driver::stitch::{stitched_module, Piece};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -64,14 +61,6 @@ pub struct StitchArgs {
     pub guard: GuardArg,
 }
 
-/// One subproblem line, with its kernel.
-struct Piece {
-    index: usize,
-    reads: Vec<String>,
-    writes: Vec<String>,
-    module: String,
-}
-
 fn json_lines(path: &Path) -> DriverResult<Vec<Value>> {
     let text = read_file(path)?;
     text.lines()
@@ -94,143 +83,6 @@ fn strings(v: &Value, key: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A Python string literal holding `s` (JSON string syntax is valid Python).
-fn py_str(s: &str) -> String {
-    Value::String(s.to_string()).to_string()
-}
-
-/// `self.a.b[0].c` for a state_dict name.
-fn self_path(name: &str) -> String {
-    let mut s = String::from("self");
-    for part in name.split('.') {
-        if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
-            let _ = write!(s, "[{part}]");
-        } else {
-            let _ = write!(s, ".{part}");
-        }
-    }
-    s
-}
-
-/// The stitched module for one program.
-fn stitched_module(p: &LoadedProgram, pieces: &[Piece], guard: GuardArg) -> String {
-    let g = &p.graph;
-    let mut out = String::new();
-    if let ModuleForm::KernelBench { model_source } = &p.form {
-        out.push_str(model_source);
-        out.push_str("\n\n");
-    }
-    out.push_str(
-        "# ---- stitched by drtc: one kernel module per subproblem ----\n\
-import linecache as _drtc_linecache\nimport types as _drtc_types\n\n\n\
-def _drtc_load(index, source):\n    \
-name = f\"<drtc-subproblem-{index}>\"\n    \
-_drtc_linecache.cache[name] = (len(source), None, source.splitlines(True), name)\n    \
-module = _drtc_types.ModuleType(f\"drtc_subproblem_{index}\")\n    \
-module.__file__ = name\n    \
-exec(compile(source, name, \"exec\"), module.__dict__)\n    \
-return module\n\n\n",
-    );
-    for piece in pieces {
-        let _ = writeln!(
-            out,
-            "_drtc_sub{} = _drtc_load({}, {})",
-            piece.index,
-            piece.index,
-            py_str(&piece.module)
-        );
-    }
-    let params: Vec<String> = (0..g.inputs().len()).map(|i| format!("in{i}")).collect();
-    // `drtc_forward` is what the guards call for inputs that match
-    let _ = writeln!(
-        out,
-        "\n\ndef drtc_forward({}):\n    env = {{}}",
-        params.join(", ")
-    );
-    for (i, &v) in g.inputs().iter().enumerate() {
-        let _ = writeln!(out, "    env[{}] = in{i}", py_str(&value_name(g, v)));
-    }
-    for piece in pieces {
-        let args: Vec<String> = piece
-            .reads
-            .iter()
-            .map(|r| format!("env[{}]", py_str(r)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "    outs = _drtc_sub{}.triton_fused_operator({})",
-            piece.index,
-            args.join(", ")
-        );
-        for (j, w) in piece.writes.iter().enumerate() {
-            let _ = writeln!(out, "    env[{}] = outs[{j}]", py_str(w));
-        }
-    }
-    let rets: Vec<String> = g
-        .outputs()
-        .iter()
-        .map(|&v| format!("env[{}]", py_str(&value_name(g, v))))
-        .collect();
-    let _ = writeln!(out, "    return [{}]", rets.join(", "));
-    out.push_str("\n\n");
-    let names: Vec<String> = g
-        .inputs()
-        .iter()
-        .map(|&v| value_name(g, v).to_string())
-        .collect();
-    let source = p.reference_source.clone().unwrap_or_default();
-    let opts = GuardOptions {
-        mode: guard.mode(),
-        drtc_bin: this_drtc(),
-        compile_args: vec![],
-        reference_source: Some(source.clone()),
-    };
-    out.push_str(&guard_section(
-        &GuardInput::of_graph(g, &names),
-        None,
-        &source,
-        &opts,
-    ));
-    match &p.form {
-        ModuleForm::Seed => {
-            out.push_str(
-                "def triton_fused_operator(*inputs):\n    outs = _drtc_dispatch(inputs)\n    \
-if outs is None:\n        return _drtc_reference_operator(*inputs)\n    return list(outs)\n",
-            );
-        }
-        ModuleForm::KernelBench { .. } => {
-            let mut args = vec![];
-            let mut next_arg = 0;
-            for &v in g.inputs() {
-                let val = g.value(v);
-                match &val.def {
-                    ValueDef::Input {
-                        kind: InputKind::Param | InputKind::Buffer,
-                        ..
-                    } => args.push(self_path(val.name.as_deref().unwrap_or(""))),
-                    _ => {
-                        args.push(format!("args[{next_arg}]"));
-                        next_arg += 1;
-                    }
-                }
-            }
-            let result = if g.outputs().len() == 1 {
-                "outs[0]"
-            } else {
-                "tuple(outs)"
-            };
-            let _ = writeln!(
-                out,
-                "class ModelNew(Model):\n    def forward(self, *args):\n        \
-outs = _drtc_dispatch([{}])\n        if outs is None:\n            \
-return Model.forward(self, *args)\n        return {result}",
-                args.join(", ")
-            );
-        }
-    }
-    out
 }
 
 pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
@@ -298,7 +150,7 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
             Some(l) => format!("program_{l}.py"),
             None => "program.py".to_string(),
         };
-        modules.push((stem, stitched_module(&p, &pieces, args.guard)));
+        modules.push((stem, stitched_module(&p, &pieces, args.guard.mode(), this_drtc())));
     }
     if !missing.is_empty() {
         return Err(DriverError::Reported(format!(

@@ -4,6 +4,8 @@
 pub mod compile;
 pub mod constants;
 pub mod input_types;
+pub mod llm;
 pub mod program;
 pub mod search;
 pub mod shrink;
+pub mod stitch;

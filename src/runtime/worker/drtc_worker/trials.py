@@ -185,7 +185,11 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
 
 def run_trials(pair, req, result, tamper, peaks):
     trials = max(MIN_TRIALS, int(req.get("trials", MIN_TRIALS)))
-    opts = (bool(req.get("strict", False)), req.get("library_ops") or STRICT_LIBRARY_DEFAULT)
+    # an explicit empty list means no library op is allowed (a region without conv/matmul)
+    library_ops = req.get("library_ops")
+    if library_ops is None:
+        library_ops = STRICT_LIBRARY_DEFAULT
+    opts = (bool(req.get("strict", False)), library_ops)
     if not tamper.intact():
         result["fatal"] = True
         result["failures"].append({"check": "tampering", "trial": None, "output": None,

@@ -1,0 +1,79 @@
+//! What the report says about each candidate.
+
+use serde::{Deserialize, Serialize};
+
+/// A candidate's fate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Passed the static checks and the runtime's verification.
+    Verified,
+    /// Failed a static check or verification.
+    Rejected,
+    /// The answer had no python code block.
+    NoCode,
+    /// No answer (the server failed) or the checks could not run.
+    Error,
+}
+
+/// Where a candidate came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// drtc's template backend.
+    Template,
+    /// The language model.
+    Llm,
+}
+
+/// One line of the report: one candidate for one region (or the whole program).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CandidateRecord {
+    /// `region N` or `whole`.
+    pub region: String,
+    pub origin: Origin,
+    /// Sample index (LLM candidates).
+    pub sample: Option<usize>,
+    /// 0 for the first answer, then one per feedback round.
+    pub turn: u32,
+    pub status: Status,
+    pub reason: Option<String>,
+    /// The candidate's median time on the GPU; `None` when not timed (CPU).
+    pub time_ms: Option<f64>,
+    /// The reference's median time in the same run.
+    pub reference_ms: Option<f64>,
+    /// torch.compile's median time in the same run (when asked).
+    pub compile_ms: Option<f64>,
+    /// Request latency (LLM candidates).
+    pub latency_ms: Option<f64>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// The answer came from the response cache.
+    pub cached: bool,
+    pub chosen: bool,
+    /// The candidate's code, when there was any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+}
+
+impl CandidateRecord {
+    pub fn new(region: impl Into<String>, origin: Origin) -> Self {
+        CandidateRecord {
+            region: region.into(),
+            origin,
+            sample: None,
+            turn: 0,
+            status: Status::Error,
+            reason: None,
+            time_ms: None,
+            reference_ms: None,
+            compile_ms: None,
+            latency_ms: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cached: false,
+            chosen: false,
+            code: None,
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `drtc compile --backend llm`: the LLM search on one program (see
+//! `drtc::driver::llm::compile`), with the server checked before any work, and the
+//! template backend's module written instead when it cannot be used (`--fallback`).
+
+use super::compile::{run_template, write, CompileArgs, DeviceArg, FallbackArg, PrecisionArg};
+use super::llm_args::program_dtype;
+use super::{read_file, DriverError, DriverResult};
+use drtc::driver::compile::CompileOptions;
+use drtc::driver::llm::compile::compile_with_llm;
+use drtc::driver::llm::LlmContext;
+use drtc::driver::program::load_programs;
+use drtc::runtime::DeviceKind;
+use drtc_backends::triton::Precision;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::process::ExitCode;
+
+pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
+    if args.no_verify || args.search {
+        return Err(DriverError::Reported(
+            "--backend llm verifies every candidate: drop --no-verify and --search".into(),
+        ));
+    }
+    if let Err(e) = args.llm.preflight() {
+        return match args.fallback {
+            FallbackArg::None => Err(e),
+            FallbackArg::Template => {
+                eprintln!("error: {e}");
+                eprintln!("falling back to the template backend (--fallback template)");
+                // the template module is written (and verified as usual), but the backend
+                // asked for did not run: the exit status says so
+                run_template(args)?;
+                Ok(ExitCode::FAILURE)
+            }
+        };
+    }
+    let contents = read_file(&args.file)?;
+    let mut overrides = args.set.clone();
+    if args.shrink {
+        for o in drtc::driver::shrink::shrink_overrides(&contents) {
+            if !overrides.iter().any(|x| x.name == o.name) {
+                overrides.push(o);
+            }
+        }
+    }
+    let mut programs = load_programs(&args.file, &contents, &overrides, args.line)
+        .map_err(DriverError::Reported)?;
+    if programs.len() != 1 {
+        return Err(DriverError::Reported(format!(
+            "{} holds {} programs: pick one with --line, or run `drtc eval` over all of them",
+            args.file.display(),
+            programs.len()
+        )));
+    }
+    let mut prog = programs
+        .remove(0)
+        .map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
+    let device = match args.device {
+        Some(DeviceArg::Cpu) => DeviceKind::Cpu,
+        Some(DeviceArg::Cuda) => DeviceKind::Cuda,
+        None => DeviceKind::detect(),
+    };
+    let opts = CompileOptions {
+        precision: match args.precision {
+            PrecisionArg::Tf32 => Precision::Tf32,
+            PrecisionArg::Ieee => Precision::Ieee,
+        },
+        interpret: device == DeviceKind::Cpu,
+        fuse: drtc_passes::fuse::FuseOptions {
+            max_ops: args.max_ops,
+        },
+        simplify: args.simplify,
+    };
+    let setup = args.llm.setup(device, &program_dtype(&prog.graph))?;
+    let cx = LlmContext::new(
+        &setup.client,
+        &setup.checker,
+        &setup.pool,
+        &setup.settings,
+        setup.work.clone(),
+    );
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {pos}/{len} candidates {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let compiled = compile_with_llm(&cx, &mut prog, &opts, &bar).map_err(DriverError::Reported)?;
+    bar.finish_and_clear();
+    write(&args.output, &compiled.source)?;
+    let verified = compiled
+        .candidates
+        .iter()
+        .filter(|c| c.status == drtc_llm::Status::Verified);
+    eprintln!(
+        "wrote {} ({} module; {} candidates, {} verified)",
+        args.output.display(),
+        compiled.chosen,
+        compiled.candidates.len(),
+        verified.count()
+    );
+    for n in &compiled.notes {
+        eprintln!("note: {n}");
+    }
+    let v = &compiled.verification;
+    if v.verified {
+        match (v.reference_ms, v.time_ms) {
+            (Some(r), Some(t)) => eprintln!(
+                "verified on {}; eager {r:.4} ms, drtc {t:.4} ms: {:.2}x",
+                device.name(),
+                r / t
+            ),
+            _ => eprintln!("verified on {}", device.name()),
+        }
+    } else {
+        eprintln!("NOT verified on {}:", device.name());
+        for r in &v.reasons {
+            eprintln!("  {r}");
+        }
+    }
+    if let Some(path) = &args.report {
+        let report = compiled.report(&cx);
+        write(
+            path,
+            &serde_json::to_string_pretty(&report).unwrap_or_default(),
+        )?;
+    }
+    Ok(if v.verified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
