@@ -3,7 +3,7 @@
 use super::verify::runtime_error;
 use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
-use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
+use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::program::load_programs;
 use drtc::driver::search::{search, SearchContext};
@@ -83,31 +83,6 @@ pub struct CompileArgs {
     /// verified one, and cache the choice (by region, shapes and device) under the drtc home.
     #[arg(long)]
     pub search: bool,
-}
-
-/// The region summary of a compiled program, for reports.
-pub fn region_json(c: &Compiled) -> serde_json::Value {
-    let regions: Vec<serde_json::Value> = c
-        .module
-        .regions
-        .iter()
-        .map(|r| {
-            json!({
-                "index": r.index,
-                "kind": r.kind.name(),
-                "ops": r.ops,
-                "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
-                "pytorch_fallback": r.fallback,
-            })
-        })
-        .collect();
-    json!({
-        "regions": regions,
-        "kernels": c.module.kernel_count(),
-        "fallback_ops": c.module.fallback_ops(),
-        "fusion_log": c.plan.log,
-        "compile_ms": c.elapsed.as_secs_f64() * 1e3,
-    })
 }
 
 /// Verifies (and on CUDA times) one written module against its reference.
@@ -261,7 +236,7 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                     args.output.clone()
                 };
                 write(&candidate, &compiled.module.source)?;
-                entry = region_json(&compiled);
+                entry = compiled.report_json();
                 if args.search {
                     entry["search"] = json!(search_log);
                 }

@@ -3,6 +3,8 @@
 
 pub mod compile;
 pub mod constants;
+pub mod decompose;
 pub mod program;
 pub mod search;
 pub mod shrink;
+pub mod synth;
