@@ -8,6 +8,7 @@
 mod errors;
 mod json;
 mod program;
+mod prompt;
 mod synth;
 mod verify;
 
@@ -24,6 +25,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify::verify, m)?)?;
     m.add_function(wrap_pyfunction!(verify::bench, m)?)?;
     m.add_function(wrap_pyfunction!(verify::list_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt::extract_code, m)?)?;
+    m.add_function(wrap_pyfunction!(prompt::render_prompt, m)?)?;
+    m.add_function(wrap_pyfunction!(program::dataset, m)?)?;
     m.add_class::<program::Program>()?;
     m.add_class::<program::Compiled>()?;
     m.add_class::<verify::Verifier>()?;

@@ -191,3 +191,67 @@ pub fn decompose<'py>(
     let records = subproblem_records(&lowered.graph, name, None, max_ops);
     to_py(py, &records)
 }
+
+/// Writes a verl training set, as `drtc dataset INPUT -o OUTPUT` does; returns
+/// `{"written": [[path, rows], ...], "skipped": [[source, reason], ...], "duplicates": n}`.
+#[pyfunction]
+#[pyo3(signature = (input, output, *, mode = "regions", max_ops = 8, gpu = "NVIDIA H200", dtype = None, template = None, data_source = "drtc", test_fraction = 0.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn dataset<'py>(
+    py: Python<'py>,
+    input: std::path::PathBuf,
+    output: std::path::PathBuf,
+    mode: &str,
+    max_ops: usize,
+    gpu: &str,
+    dtype: Option<String>,
+    template: Option<std::path::PathBuf>,
+    data_source: &str,
+    test_fraction: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    use drtc::dataset::{build, input_files, write_all, DatasetMode, DatasetOptions};
+    let mode = match mode {
+        "regions" => DatasetMode::Regions,
+        "whole" => DatasetMode::Whole,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "mode must be \"regions\" or \"whole\", not {other:?}"
+            )))
+        }
+    };
+    if !(0.0..1.0).contains(&test_fraction) {
+        return Err(PyValueError::new_err("test_fraction must be in [0, 1)"));
+    }
+    if max_ops == 0 {
+        return Err(PyValueError::new_err("max_ops must be at least 1"));
+    }
+    let options = DatasetOptions {
+        mode,
+        max_ops,
+        gpu: gpu.to_string(),
+        dtype,
+        template,
+        data_source: data_source.to_string(),
+        test_fraction,
+        ..DatasetOptions::default()
+    };
+    let (written, skipped, duplicates) = py
+        .detach(|| {
+            let files = input_files(&input)?;
+            let d = build(&files, &options);
+            if d.rows.is_empty() {
+                return Err(format!(
+                    "no task could be made from `{}` ({} programs skipped)",
+                    input.display(),
+                    d.skipped.len()
+                ));
+            }
+            let written = write_all(&d, &output)?;
+            Ok((written, d.skipped, d.duplicates))
+        })
+        .map_err(CompileError::new_err)?;
+    to_py(
+        py,
+        &serde_json::json!({"written": written, "skipped": skipped, "duplicates": duplicates}),
+    )
+}

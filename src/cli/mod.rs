@@ -2,6 +2,7 @@
 
 mod bench_pair;
 mod compile;
+mod dataset;
 mod decompose;
 mod devices;
 mod fmt;
@@ -89,6 +90,8 @@ pub enum Command {
     Decompose(decompose::DecomposeArgs),
     /// Build whole programs from one kernel module per subproblem
     Stitch(stitch::StitchArgs),
+    /// Write a verl training set (Parquet) of prompts and reference programs
+    Dataset(dataset::DatasetArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -107,5 +110,6 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::SynthBench(args) => synth_bench::run(args),
         Command::Decompose(args) => decompose::run(args),
         Command::Stitch(args) => stitch::run(args),
+        Command::Dataset(args) => dataset::run(args),
     }
 }

@@ -16,7 +16,7 @@ use drtc_backends::stitch::ModuleForm;
 use drtc_backends::torch::emit_seed_program;
 use drtc_frontends::Signature;
 use drtc_ir::Graph;
-use drtc_llm::prompt::{render, ChatMessage, PromptMode, PromptTarget};
+use drtc_llm::{render, ChatMessage, PromptMode, PromptTarget};
 use drtc_passes::decompose::{decompose, subproblem_graph, Subproblem};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -282,14 +282,14 @@ pub fn build(files: &[PathBuf], o: &DatasetOptions) -> Dataset {
                     o.gpu.clone(),
                     o.dtype.clone().unwrap_or_else(|| t.dtype.clone()),
                 );
-                let prompt = match render(t.prompt_mode, &t.reference, &target, o.template.as_deref())
-                {
-                    Ok(m) => m,
-                    Err(e) => {
-                        out.skipped.push((t.source, e.to_string()));
-                        continue;
-                    }
-                };
+                let prompt =
+                    match render(t.prompt_mode, &t.reference, &target, o.template.as_deref()) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            out.skipped.push((t.source, e.to_string()));
+                            continue;
+                        }
+                    };
                 let split = if o.test_fraction > 0.0 && unit_hash(&t.reference) < o.test_fraction {
                     "test"
                 } else {
@@ -343,8 +343,18 @@ fn sibling(output: &Path, tag: &str) -> PathBuf {
 /// Writes the train rows to `output`, each level's train rows to [`level_path`], and the
 /// test rows (if any) to [`test_path`]; returns the files written with their row counts.
 pub fn write_all(d: &Dataset, output: &Path) -> Result<Vec<(PathBuf, usize)>, String> {
-    let train: Vec<DatasetRow> = d.rows.iter().filter(|r| r.split == "train").cloned().collect();
-    let test: Vec<DatasetRow> = d.rows.iter().filter(|r| r.split == "test").cloned().collect();
+    let train: Vec<DatasetRow> = d
+        .rows
+        .iter()
+        .filter(|r| r.split == "train")
+        .cloned()
+        .collect();
+    let test: Vec<DatasetRow> = d
+        .rows
+        .iter()
+        .filter(|r| r.split == "test")
+        .cloned()
+        .collect();
     let mut written = vec![];
     parquet::write(&train, output)?;
     written.push((output.to_path_buf(), train.len()));

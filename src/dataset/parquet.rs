@@ -76,8 +76,7 @@ pub fn schema() -> Schema {
 /// The rows as one record batch of [`schema`].
 pub fn record_batch(rows: &[DatasetRow]) -> Result<RecordBatch, String> {
     let err = |e: arrow_schema::ArrowError| e.to_string();
-    let messages: Vec<&drtc_llm::prompt::ChatMessage> =
-        rows.iter().flat_map(|r| r.prompt.iter()).collect();
+    let messages: Vec<&drtc_llm::ChatMessage> = rows.iter().flat_map(|r| r.prompt.iter()).collect();
     let message_struct = StructArray::try_new(
         message_fields(),
         vec![
