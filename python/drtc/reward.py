@@ -133,11 +133,7 @@ def _score(verify: dict, bench: Optional[dict], timed_device: bool, w_c: float, 
     compiled = not any(c in _NOT_COMPILED for c in checks) and "runtime_error" not in verify
     report = {"verify": verify, "bench": bench} if keep_report else None
     if not verify.get("verified"):
-        lines = []
-        for f in failures:
-            line = f"{f.get('check')}: {f.get('message')}"
-            if line not in lines:
-                lines.append(line)
+        lines = verify.get("reasons") or [f"{f.get('check')}: {f.get('message')}" for f in failures]
         reason = "not verified: " + ("; ".join(lines[:3]) or "no reason given")
         return _result(compiled=compiled, reason=reason, report=report)
     correctness = 1.0

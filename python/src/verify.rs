@@ -134,8 +134,17 @@ pub fn verify_sources(
     .map_err(errors::runtime)
 }
 
+/// The report as a dict, plus `reasons`: one line per failed check (what `drtc verify`
+/// prints).
+fn report_json(r: &VerifyReport) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    v["reasons"] = serde_json::json!(r.reasons());
+    v
+}
+
 fn bench_json(b: &BenchReport) -> serde_json::Value {
     let mut v = serde_json::to_value(b).unwrap_or_default();
+    v["verify"] = report_json(&b.verify);
     v["speedup"] = match &b.timing {
         Some(t) => serde_json::json!(t.speedup()),
         None => serde_json::Value::Null,
@@ -174,7 +183,7 @@ pub fn verify<'py>(
             pool.verify(&files.request(&settings))
         })
         .map_err(errors::runtime)?;
-    to_py(py, &report)
+    to_py(py, &report_json(&report))
 }
 
 /// Verifies, then times a candidate against its reference on a CUDA GPU (CUDA events, L2
@@ -254,7 +263,7 @@ impl Verifier {
         let r = PairFiles::write(&self.home, reference, candidate)
             .and_then(|files| self.pool.verify(&files.request(s)));
         match r {
-            Ok(report) => serde_json::to_value(&report).unwrap_or_default(),
+            Ok(report) => report_json(&report),
             Err(e) => machinery_failure(&e),
         }
     }
@@ -282,7 +291,7 @@ fn machinery_failure(e: &RuntimeError) -> serde_json::Value {
         format!("runtime error: {e}"),
         String::new(),
     );
-    let mut v = serde_json::to_value(&r).unwrap_or_default();
+    let mut v = report_json(&r);
     v["runtime_error"] = serde_json::json!(e.to_string());
     v
 }

@@ -90,6 +90,8 @@ pub struct DatasetRow {
     /// The seed's difficulty levels: 0..5 for 1, 2, 3, 5, 10, 20 ops (the level of the
     /// largest of those counts the task reaches).
     pub level: u8,
+    /// Ops not counting scalar constants (what `max_ops` and `level` count).
+    pub num_ops: usize,
     pub flops: u64,
     /// Where the task came from: `file.jsonl:3`, `model.py` (plus `#k` for a subproblem).
     pub source: String,
@@ -304,6 +306,7 @@ pub fn build(files: &[PathBuf], o: &DatasetOptions) -> Dataset {
                     index: 0,
                     ops: t.ops,
                     level: level_of(t.op_count),
+                    num_ops: t.op_count,
                     flops: t.flops,
                     source: t.source,
                     mode: o.mode.name().into(),

@@ -124,7 +124,7 @@ pub fn record_batch(rows: &[DatasetRow]) -> Result<RecordBatch, String> {
             Arc::new(ops.finish()),
             int(&|r| i64::from(r.level)),
             int(&|r| i64::try_from(r.flops).unwrap_or(i64::MAX)),
-            int(&|r| r.ops.len() as i64),
+            int(&|r| r.num_ops as i64),
             strings(rows.iter().map(|r| r.source.as_str())),
             strings(rows.iter().map(|r| r.mode.as_str())),
             strings(rows.iter().map(|r| r.entry_point.as_str())),
