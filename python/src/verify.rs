@@ -190,6 +190,7 @@ pub fn verify<'py>(
 /// flushed, as `drtc bench-pair`). Returns `{"verify", "timing", "timing_error", "speedup"}`.
 #[pyfunction]
 #[pyo3(signature = (reference_src, candidate_src, *, trials = 5, seed = 0, strict = false, compile_baseline = false, timeout = 300.0))]
+#[allow(clippy::too_many_arguments)]
 pub fn bench<'py>(
     py: Python<'py>,
     reference_src: &str,
