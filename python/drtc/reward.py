@@ -143,8 +143,13 @@ def _score(verify: dict, bench: Optional[dict], timed_device: bool, w_c: float, 
                        report=report)
     speedup = bench.get("speedup") if bench else None
     timing = (bench or {}).get("timing") or {}
-    if speedup is None or timing.get("timed_outputs_ok") is False:
-        why = (bench or {}).get("timing_error") or "timed outputs failed the checks"
+    if timing.get("timed_outputs_ok") is False:
+        # wrong answers while being timed (cached or replayed results): not correct
+        why = "; ".join(timing.get("timed_outputs_failures") or []) or "no detail"
+        return _result(compiled=True, report=report,
+                       reason=f"not verified: the timed calls' outputs failed the checks: {why}")
+    if speedup is None:
+        why = (bench or {}).get("timing_error") or "no timing"
         return _result(score=w_c, correct=True, compiled=True, correctness=correctness,
                        reason=f"verified; not timed: {why}", report=report)
     speed = _speed_term(float(speedup), cap)
@@ -153,9 +158,11 @@ def _score(verify: dict, bench: Optional[dict], timed_device: bool, w_c: float, 
                    reason=f"verified; {float(speedup):.3f}x vs PyTorch eager", report=report)
 
 
-def _check_options(speedup_cap: float) -> None:
+def _check_options(speedup_cap: float, extract: str) -> None:
     if not (speedup_cap > 1 and math.isfinite(speedup_cap)):
         raise ValueError(f"speedup_cap must be a finite number above 1, not {speedup_cap!r}")
+    if extract not in ("last", "first"):
+        raise ValueError(f'extract must be "last" or "first", not {extract!r}')
 
 
 def score_batch(
@@ -175,7 +182,7 @@ def score_batch(
 ) -> list:
     """Scores many answers, spread over the worker pool (one worker per visible GPU, or
     ``workers`` CPU workers). Results are in order; see the module's docstring."""
-    _check_options(speedup_cap)
+    _check_options(speedup_cap, extract)
     n = len(solution_strs)
     if len(ground_truths) != n:
         raise ValueError(f"{n} answers but {len(ground_truths)} ground truths")

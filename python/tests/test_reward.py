@@ -79,6 +79,8 @@ def test_a_hanging_candidate_is_killed_and_the_pool_keeps_serving():
 def test_bad_options_are_errors_not_scores():
     with pytest.raises(ValueError, match="speedup_cap"):
         reward.compute_score("drtc", answer(CORRECT), REFERENCE, speedup_cap=1.0)
+    with pytest.raises(ValueError, match="extract"):
+        reward.compute_score("drtc", answer(CORRECT), REFERENCE, extract="middle")
     with pytest.raises(TypeError, match="ground_truths"):
         reward.compute_score(solution_strs=["x"])
 
@@ -89,3 +91,26 @@ def test_the_speed_term_is_capped_log_speedup():
     assert reward._speed_term(100.0, 10.0) == 1.0
     assert reward._speed_term(0.5, 10.0) == pytest.approx(-0.30103, abs=1e-5)
     assert reward._speed_term(1e-9, 10.0) == -1.0
+
+
+def test_gpu_reports_are_scored_with_the_decoupled_terms():
+    # the scoring of a CUDA bench report, fed a report of the runtime's shape (this machine
+    # has no GPU; the timing itself is the runtime's and is covered by its GPU checks)
+    verified = {"verified": True, "failures": [], "reasons": []}
+    timing = {"timed_outputs_ok": True, "timed_outputs_failures": []}
+    fast = reward._score(verified, {"verify": verified, "timing": timing, "speedup": 2.0},
+                         True, 1.0, 1.0, 10.0, False)
+    assert fast["timed"] is True and fast["speedup"] == 2.0
+    assert fast["score"] == pytest.approx(1.0 + 0.30103, abs=1e-5)
+    assert fast["speedup_reward"] == pytest.approx(0.30103, abs=1e-5)
+    slow = reward._score(verified, {"verify": verified, "timing": timing, "speedup": 0.5},
+                         True, 1.0, 0.5, 10.0, False)
+    assert slow["score"] == pytest.approx(1.0 - 0.5 * 0.30103, abs=1e-5)
+    replayed = dict(timing, timed_outputs_ok=False, timed_outputs_failures=["values: output 0"])
+    hack = reward._score(verified, {"verify": verified, "timing": replayed, "speedup": 50.0},
+                         True, 1.0, 1.0, 10.0, False)
+    assert hack["score"] == 0.0 and hack["correct"] is False
+    assert "timed calls" in hack["reason"]
+    untimed = reward._score(verified, {"verify": verified, "timing": None, "speedup": None,
+                                       "timing_error": "CUDA error"}, True, 1.0, 1.0, 10.0, False)
+    assert untimed["score"] == 1.0 and "not timed: CUDA error" in untimed["reason"]
