@@ -2,5 +2,6 @@
 //! tests share. The compile driver and the runtime (Python worker pool, verification,
 //! timing, device discovery).
 
+pub mod dataset;
 pub mod driver;
 pub mod runtime;

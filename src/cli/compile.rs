@@ -3,7 +3,7 @@
 use super::verify::runtime_error;
 use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
-use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
+use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::load_programs_with_types;
@@ -170,31 +170,6 @@ pub struct CompileArgs {
     pub llm: super::llm_args::LlmArgs,
 }
 
-/// The region summary of a compiled program, for reports.
-pub fn region_json(c: &Compiled) -> serde_json::Value {
-    let regions: Vec<serde_json::Value> = c
-        .module
-        .regions
-        .iter()
-        .map(|r| {
-            json!({
-                "index": r.index,
-                "kind": r.kind.name(),
-                "ops": r.ops,
-                "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
-                "pytorch_fallback": r.fallback,
-            })
-        })
-        .collect();
-    json!({
-        "regions": regions,
-        "kernels": c.module.kernel_count(),
-        "fallback_ops": c.module.fallback_ops(),
-        "fusion_log": c.plan.log,
-        "compile_ms": c.elapsed.as_secs_f64() * 1e3,
-    })
-}
-
 /// Verifies (and on CUDA times) one written module against its reference.
 fn check(
     pool: &WorkerPool,
@@ -237,7 +212,7 @@ fn memory_line(v: &serde_json::Value) -> Option<String> {
 }
 
 /// The options a module's guard repeats when it compiles the program again.
-fn recompile_args(args: &CompileArgs) -> Vec<String> {
+pub(super) fn recompile_args(args: &CompileArgs) -> Vec<String> {
     let mut v = vec![
         "--precision".to_string(),
         match args.precision {
@@ -406,7 +381,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     args.output.clone()
                 };
                 write(&candidate, &compiled.module.source)?;
-                entry = region_json(&compiled);
+                entry = compiled.report_json();
                 if args.search {
                     entry["search"] = json!(search_log);
                 }

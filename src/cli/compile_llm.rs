@@ -2,7 +2,11 @@
 //! `drtc::driver::llm::compile`), with the server checked before any work, and the
 //! template backend's module written instead when it cannot be used (`--fallback`).
 
-use super::compile::{run_template, write, CompileArgs, DeviceArg, FallbackArg, PrecisionArg};
+use super::compile::{
+    recompile_args, run_template, this_drtc, write, CompileArgs, DeviceArg, FallbackArg,
+    PrecisionArg,
+};
+use drtc_backends::guard::GuardOptions;
 use super::llm_args::program_dtype;
 use super::{read_file, DriverError, DriverResult};
 use drtc::driver::compile::CompileOptions;
@@ -69,6 +73,12 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             max_ops: args.max_ops,
         },
         simplify: args.simplify,
+        guard: GuardOptions {
+            mode: args.guard.mode(),
+            drtc_bin: this_drtc(),
+            compile_args: recompile_args(&args),
+            reference_source: prog.reference_source.clone(),
+        },
     };
     let setup = args.llm.setup(device, &program_dtype(&prog.graph))?;
     let cx = LlmContext::new(

@@ -8,11 +8,9 @@
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
+use drtc::driver::decompose::{run_pipeline, subproblem_records};
 use drtc::driver::program::load_programs;
 use drtc::driver::shrink::shrink_overrides;
-use drtc_backends::torch::emit_seed_program;
-use drtc_passes::decompose::{decompose, subproblem_graph, value_name};
-use serde_json::json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -52,20 +50,7 @@ pub struct DecomposeArgs {
 
 /// Runs `pipeline` (if any) over a loaded program's graph.
 pub fn prepare(graph: &mut drtc_ir::Graph, pipeline: Option<&str>) -> DriverResult<()> {
-    let Some(pipeline) = pipeline else {
-        return Ok(());
-    };
-    let options = drtc_passes::ManagerOptions {
-        verify_each: true,
-        print_ir_after: vec![],
-    };
-    let pm = drtc_passes::PassManager::parse(pipeline, options).map_err(|e| match e {
-        drtc_passes::PassError::Pipeline(p) => DriverError::Reported(p.render()),
-        other => DriverError::Reported(other.to_string()),
-    })?;
-    pm.run(graph)
-        .map_err(|e| DriverError::Reported(e.to_string()))?;
-    Ok(())
+    run_pipeline(graph, pipeline).map_err(DriverError::Reported)
 }
 
 /// The overrides for `file`: `--set`, plus the size caps with `--shrink` (`.py` only).
@@ -111,27 +96,9 @@ pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {
         };
         let mut graph = p.graph.clone();
         prepare(&mut graph, args.passes.as_deref())?;
-        let g = &graph;
-        let d = decompose(g, args.max_ops);
-        let k = d.subproblems.len();
-        for (i, sp) in d.subproblems.iter().enumerate() {
-            let sub = subproblem_graph(g, sp, &format!("subproblem_{i}"));
-            let names = |vs: &[drtc_ir::ValueId]| -> Vec<String> {
-                vs.iter().map(|&v| value_name(g, v)).collect()
-            };
-            let ops: Vec<&str> = sp.nodes.iter().map(|&n| g.node(n).op.name()).collect();
-            let record = json!({
-                "pytorch": emit_seed_program(&sub),
-                "difficulty": sp.op_count(g),
-                "source": p.name,
-                "source_line": p.line,
-                "subproblem": i,
-                "subproblems": k,
-                "reads": names(&sp.inputs),
-                "writes": names(&sp.outputs),
-                "ops": ops,
-                "max_ops": args.max_ops,
-            });
+        let records = subproblem_records(&graph, &p.name, p.line, args.max_ops);
+        let k = records.len();
+        for record in records {
             writeln!(out, "{record}").map_err(write_err)?;
             lines += 1;
         }

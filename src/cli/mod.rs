@@ -3,6 +3,7 @@
 mod bench_pair;
 mod compile;
 mod compile_llm;
+mod dataset;
 mod decompose;
 mod devices;
 mod eval;
@@ -100,6 +101,8 @@ pub enum Command {
     Stitch(stitch::StitchArgs),
     /// Evaluate a kernel-writing language model over a benchmark (pass@k, fast_p)
     Eval(eval::EvalArgs),
+    /// Write a verl training set (Parquet) of prompts and reference programs
+    Dataset(dataset::DatasetArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -120,5 +123,6 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Decompose(args) => decompose::run(args),
         Command::Stitch(args) => stitch::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Dataset(args) => dataset::run(args),
     }
 }

@@ -1,9 +1,9 @@
 //! `drtc synth-bench`: programs per second and time per solve at several op counts, on
 //! this machine's cores (no validation: it measures the synthesizer alone).
 
-use super::synth::{parse_op_set, parse_range, run_synthesis, RunSpec, ValidateMode};
 use super::{DriverError, DriverResult};
 use clap::Args;
+use drtc::driver::synth::{parse_op_set, parse_range, run_synthesis, RunSpec, ValidateMode};
 use drtc_cpsat::CpSat;
 use drtc_frontends::synth::{diversity_probe, Diversity, Selection, SynthOptions};
 use indicatif::ProgressBar;
@@ -63,7 +63,8 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
             trials: 1,
             retries: 0,
         };
-        let (programs, stats, _) = run_synthesis(&cp, &o, spec, &ProgressBar::hidden())?;
+        let (programs, stats, _) =
+            run_synthesis(&cp, &o, spec, &ProgressBar::hidden()).map_err(DriverError::Reported)?;
         let secs = t0.elapsed().as_secs_f64();
         println!(
             "{:>4} {:>10} {:>12.1} {:>10} {:>14.2} {:>10.1}",

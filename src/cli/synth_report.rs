@@ -2,10 +2,10 @@
 //! distinct-program rate, and the overlap of op sequences with a benchmark directory, as
 //! text and (with `--plots`) PNG charts.
 
-use super::synth::parse_op_set;
 use super::synth_plot::{bar_chart, heatmap};
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
+use drtc::driver::synth::parse_op_set;
 use drtc_frontends::synth::report::{overlap, scan_benchmark_dir, Record, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -7,6 +7,7 @@ use drtc_backends::triton::Precision;
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
 use drtc_passes::{ManagerOptions, PassManager};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// The cleanup pipeline run before fusion.
@@ -73,4 +74,33 @@ pub fn compile_graph(
         module,
         elapsed: start.elapsed(),
     })
+}
+
+impl Compiled {
+    /// The region summary of a compiled program, for reports: regions, kernels, fallbacks,
+    /// the fusion log and the compile time.
+    pub fn report_json(&self) -> serde_json::Value {
+        let c = self;
+        let regions: Vec<serde_json::Value> = c
+        .module
+        .regions
+        .iter()
+        .map(|r| {
+            json!({
+                "index": r.index,
+                "kind": r.kind.name(),
+                "ops": r.ops,
+                "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
+                "pytorch_fallback": r.fallback,
+            })
+        })
+        .collect();
+        json!({
+            "regions": regions,
+            "kernels": c.module.kernel_count(),
+            "fallback_ops": c.module.fallback_ops(),
+            "fusion_log": c.plan.log,
+            "compile_ms": c.elapsed.as_secs_f64() * 1e3,
+        })
+    }
 }

@@ -3,9 +3,11 @@
 
 pub mod compile;
 pub mod constants;
+pub mod decompose;
 pub mod input_types;
 pub mod llm;
 pub mod program;
 pub mod search;
 pub mod shrink;
 pub mod stitch;
+pub mod synth;

@@ -26,6 +26,17 @@ pub struct LoadError {
     pub message: String,
 }
 
+/// The module form generated for a program of `format` whose source is `text`: a
+/// KernelBench `Model` gets a `ModelNew`, a seed program a `triton_fused_operator`.
+pub fn module_form(format: Format, text: &str) -> ModuleForm {
+    match format {
+        Format::KernelBench => ModuleForm::KernelBench {
+            model_source: text.to_string(),
+        },
+        Format::Seed => ModuleForm::Seed,
+    }
+}
+
 /// Loads every program of `path` (one, or one per `.jsonl` line), applying overrides.
 pub fn load_programs(
     path: &Path,
@@ -113,12 +124,7 @@ pub fn load_programs_with_types(
         };
         match lower_with_input_types(&text, input_types) {
             Ok(lowered) => {
-                let form = match lowered.format {
-                    Format::KernelBench => ModuleForm::KernelBench {
-                        model_source: text.clone(),
-                    },
-                    Format::Seed => ModuleForm::Seed,
-                };
+                let form = module_form(lowered.format, &text);
                 out.push(Ok(LoadedProgram {
                     name: program.name,
                     line: program.line,

@@ -82,6 +82,7 @@ pub fn evaluate(
         DeviceKind::Cuda => match cx.pool.bench(&BenchRequest {
             verify: req,
             compile_baseline: cx.settings.compile_baseline,
+            torch_precision: None,
         }) {
             Ok(b) => {
                 let mut reasons = b.verify.reasons();

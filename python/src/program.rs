@@ -1,0 +1,257 @@
+//! `parse`, `compile` and `decompose`: programs given as source text, lowered natively.
+
+use crate::errors::{self, CompileError};
+use crate::json::to_py;
+use crate::verify::{device_kind, verify_sources, VerifySettings};
+use drtc::driver::compile::{compile_graph, CompileOptions};
+use drtc::driver::decompose::{run_pipeline, subproblem_records};
+use drtc::driver::program::module_form;
+use drtc::runtime::DeviceKind;
+use drtc_backends::triton::Precision;
+use drtc_frontends::{lower, Format, Lowered, Signature};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Lowers `src` or raises `FrontendError` with the CLI's caret message.
+pub fn lower_source(py: Python<'_>, src: &str, name: &str) -> PyResult<Lowered> {
+    lower(src).map_err(|e| errors::frontend(py, &e, name, src))
+}
+
+fn format_name(f: Format) -> &'static str {
+    match f {
+        Format::KernelBench => "kernelbench",
+        Format::Seed => "seed",
+    }
+}
+
+/// A lowered program: its IR text, signature, format, ops and FLOPs.
+#[pyclass(frozen, module = "drtc")]
+pub struct Program {
+    /// The typed IR in drtc's text format (what `drtc parse` prints).
+    #[pyo3(get)]
+    ir: String,
+    /// "kernelbench" (a `Model` class) or "seed" (`fused_operator`).
+    #[pyo3(get)]
+    format: &'static str,
+    /// The op of every node, in program order.
+    #[pyo3(get)]
+    ops: Vec<&'static str>,
+    /// Total FLOPs (ops.md's conventions).
+    #[pyo3(get)]
+    flops: u64,
+    signature: String,
+}
+
+#[pymethods]
+impl Program {
+    /// Inputs, parameters and outputs as `drtc parse --signature` prints them:
+    /// `{"inputs": [{"shape", "dtype"}...], "params": {name: ...}, "outputs": [...]}`.
+    #[getter]
+    fn signature<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.signature.as_str(),))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<drtc.Program {} with {} ops, {} FLOPs>",
+            self.format,
+            self.ops.len(),
+            self.flops
+        )
+    }
+
+    fn __str__(&self) -> String {
+        self.ir.clone()
+    }
+}
+
+/// Lowers a PyTorch program (KernelBench `Model` or seed `fused_operator` format) to IR.
+#[pyfunction]
+#[pyo3(signature = (src, *, name = "<program>"))]
+pub fn parse(py: Python<'_>, src: &str, name: &str) -> PyResult<Program> {
+    let lowered = lower_source(py, src, name)?;
+    let g = &lowered.graph;
+    Ok(Program {
+        ir: drtc_ir::text::print(g),
+        format: format_name(lowered.format),
+        ops: g.body().iter().map(|&n| g.node(n).op.name()).collect(),
+        flops: g.flops(),
+        signature: Signature::of(g).to_json(),
+    })
+}
+
+/// A generated module and its report.
+#[pyclass(frozen, module = "drtc")]
+pub struct Compiled {
+    /// The generated Python module (`ModelNew` or `triton_fused_operator`).
+    #[pyo3(get)]
+    source: String,
+    /// The IR after the cleanup (and `simplify`) passes.
+    #[pyo3(get)]
+    ir: String,
+    report: String,
+}
+
+#[pymethods]
+impl Compiled {
+    /// Regions, kernels, fallback ops, fusion log, compile time (and `verification` when
+    /// compiled with `verify=True`): what `drtc compile --report` writes.
+    #[getter]
+    fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.report.as_str(),))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<drtc.Compiled module of {} bytes>", self.source.len())
+    }
+}
+
+fn precision(name: &str) -> PyResult<Precision> {
+    match name {
+        "tf32" => Ok(Precision::Tf32),
+        "ieee" => Ok(Precision::Ieee),
+        other => Err(PyValueError::new_err(format!(
+            "precision must be \"tf32\" or \"ieee\", not {other:?}"
+        ))),
+    }
+}
+
+/// Compiles a program into one module of fused Triton kernels.
+///
+/// `device` decides the code ("cpu": for Triton's interpreter; "cuda"; default: cuda when
+/// a GPU is present). With `verify=True` the module is verified against `src` on that
+/// device and the report gets a `verification` entry (the runtime's full report).
+#[pyfunction]
+#[pyo3(signature = (src, *, precision = "tf32", backend = "triton", device = None, max_ops = 64, simplify = false, verify = false, name = "<program>"))]
+#[allow(clippy::too_many_arguments)]
+pub fn compile(
+    py: Python<'_>,
+    src: &str,
+    precision: &str,
+    backend: &str,
+    device: Option<&str>,
+    max_ops: usize,
+    simplify: bool,
+    verify: bool,
+    name: &str,
+) -> PyResult<Compiled> {
+    if backend != "triton" {
+        return Err(PyValueError::new_err(format!(
+            "backend must be \"triton\" (drtc's templates), not {backend:?}"
+        )));
+    }
+    if max_ops == 0 {
+        return Err(PyValueError::new_err("max_ops must be at least 1"));
+    }
+    let device = device_kind(device)?;
+    let opts = CompileOptions {
+        precision: self::precision(precision)?,
+        interpret: device == DeviceKind::Cpu,
+        fuse: drtc_passes::fuse::FuseOptions { max_ops },
+        simplify,
+    };
+    let lowered = lower_source(py, src, name)?;
+    let form = module_form(lowered.format, src);
+    let compiled = py
+        .detach(|| compile_graph(lowered.graph, &form, &opts))
+        .map_err(CompileError::new_err)?;
+    let mut report = compiled.report_json();
+    if verify {
+        let settings = VerifySettings::default();
+        let v = verify_sources(py, src, &compiled.module.source, device, &settings)?;
+        report["verification"] =
+            serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    }
+    Ok(Compiled {
+        source: compiled.module.source.clone(),
+        ir: drtc_ir::text::print(&compiled.graph),
+        report: report.to_string(),
+    })
+}
+
+/// Splits a program into subproblems of at most `max_ops` ops along fusion-legal cuts;
+/// one dict per subproblem, as `drtc decompose` writes them (`pytorch`, `difficulty`,
+/// `reads`, `writes`, `ops`, ...). `passes` runs a pipeline first (e.g. "canonicalize,dce").
+#[pyfunction]
+#[pyo3(signature = (src, max_ops = 8, *, passes = None, name = "<program>"))]
+pub fn decompose<'py>(
+    py: Python<'py>,
+    src: &str,
+    max_ops: usize,
+    passes: Option<&str>,
+    name: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    if max_ops == 0 {
+        return Err(PyValueError::new_err("max_ops must be at least 1"));
+    }
+    let mut lowered = lower_source(py, src, name)?;
+    run_pipeline(&mut lowered.graph, passes).map_err(CompileError::new_err)?;
+    let records = subproblem_records(&lowered.graph, name, None, max_ops);
+    to_py(py, &records)
+}
+
+/// Writes a verl training set, as `drtc dataset INPUT -o OUTPUT` does; returns
+/// `{"written": [[path, rows], ...], "skipped": [[source, reason], ...], "duplicates": n}`.
+#[pyfunction]
+#[pyo3(signature = (input, output, *, mode = "regions", max_ops = 8, gpu = "NVIDIA H200", dtype = None, template = None, data_source = "drtc", test_fraction = 0.0))]
+#[allow(clippy::too_many_arguments)]
+pub fn dataset<'py>(
+    py: Python<'py>,
+    input: std::path::PathBuf,
+    output: std::path::PathBuf,
+    mode: &str,
+    max_ops: usize,
+    gpu: &str,
+    dtype: Option<String>,
+    template: Option<std::path::PathBuf>,
+    data_source: &str,
+    test_fraction: f64,
+) -> PyResult<Bound<'py, PyAny>> {
+    use drtc::dataset::{build, input_files, write_all, DatasetMode, DatasetOptions};
+    let mode = match mode {
+        "regions" => DatasetMode::Regions,
+        "whole" => DatasetMode::Whole,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "mode must be \"regions\" or \"whole\", not {other:?}"
+            )))
+        }
+    };
+    if !(0.0..1.0).contains(&test_fraction) {
+        return Err(PyValueError::new_err("test_fraction must be in [0, 1)"));
+    }
+    if max_ops == 0 {
+        return Err(PyValueError::new_err("max_ops must be at least 1"));
+    }
+    let options = DatasetOptions {
+        mode,
+        max_ops,
+        gpu: gpu.to_string(),
+        dtype,
+        template,
+        data_source: data_source.to_string(),
+        test_fraction,
+        ..DatasetOptions::default()
+    };
+    let (written, skipped, duplicates) = py
+        .detach(|| {
+            let files = input_files(&input)?;
+            let d = build(&files, &options);
+            if d.rows.is_empty() {
+                return Err(format!(
+                    "no task could be made from `{}` ({} programs skipped)",
+                    input.display(),
+                    d.skipped.len()
+                ));
+            }
+            let written = write_all(&d, &output)?;
+            Ok((written, d.skipped, d.duplicates))
+        })
+        .map_err(CompileError::new_err)?;
+    to_py(
+        py,
+        &serde_json::json!({"written": written, "skipped": skipped, "duplicates": duplicates}),
+    )
+}
