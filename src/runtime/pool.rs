@@ -352,12 +352,13 @@ impl WorkerPool {
         let i = self.acquire();
         let gate = &self.gates[self.gate_of[i]];
         let whole = alone.then(|| gate.exclusive());
-        let started = Instant::now();
-        let prepared = {
+        let (prepared, spent) = {
             let _pass = whole.is_none().then(|| gate.shared());
-            self.call_on(i, payload, limit(budget))
+            // the clock starts once the pass is held: waiting for the gate is not spent
+            let started = Instant::now();
+            let prepared = self.call_on(i, payload, limit(budget));
+            (prepared, started.elapsed())
         };
-        let spent = started.elapsed();
         let result = prepared.and_then(|outcome| {
             let mut v = match outcome {
                 Outcome::Failed(r) => {
