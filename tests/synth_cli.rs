@@ -141,7 +141,11 @@ fn a_flop_floor_gives_every_program_and_names_the_excluded_ops_once() {
     assert!(st.status.success(), "{err}");
     let lines = std::fs::read_to_string(&out).unwrap();
     assert_eq!(lines.lines().count(), 120, "{err}");
-    assert_eq!(err.matches("excludes 5 ops without FLOPs").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("excludes 5 ops without FLOPs").count(),
+        1,
+        "{err}"
+    );
     assert!(err.contains("transpose, triu, tril, cat, stack"), "{err}");
     for l in lines.lines() {
         let r: serde_json::Value = serde_json::from_str(l).unwrap();
