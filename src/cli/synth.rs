@@ -186,6 +186,8 @@ pub fn record(p: &SynthProgram, run_seed: u64) -> serde_json::Value {
     for &n in g.body() {
         all.extend(g.node(n).outputs.iter().map(|&v| shape(v)));
     }
+    // every node of the program: the drawn ops plus guards and argmax's cast
+    let program_ops: Vec<&str> = g.body().iter().map(|&n| g.node(n).op.name()).collect();
     // the seed's levels 0..4 are 1, 2, 3, 5, 10 ops; the paper's 20 ops is level 5; other
     // counts take the level of the largest op count they reach
     let difficulty = [1usize, 2, 3, 5, 10, 20]
@@ -200,6 +202,7 @@ pub fn record(p: &SynthProgram, run_seed: u64) -> serde_json::Value {
         "ops": p.ops.iter().map(|o| o.name()).collect::<Vec<_>>(),
         "flops": p.flops,
         "guards": p.guards,
+        "program_ops": program_ops,
         "input_shapes": inputs,
         "output_shapes": outputs,
         "shapes": all,
