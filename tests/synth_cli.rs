@@ -115,3 +115,72 @@ fn bad_arguments_are_errors() {
         .unwrap();
     assert!(String::from_utf8_lossy(&st.stderr).contains("unknown op `frob`"));
 }
+
+#[test]
+fn a_flop_floor_gives_every_program_and_names_the_excluded_ops_once() {
+    // the reproduction (it wrote 111 of 120 programs and exited 1)
+    let dir = std::env::temp_dir().join(format!("drtc-synth-floor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("s.jsonl");
+    let st = drtc()
+        .args([
+            "synth",
+            "--ops",
+            "1",
+            "--count",
+            "120",
+            "--flops",
+            "100000..20000000",
+            "--quiet",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(st.status.success(), "{err}");
+    let lines = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(lines.lines().count(), 120, "{err}");
+    assert_eq!(
+        err.matches("excludes 5 ops without FLOPs").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("transpose, triu, tril, cat, stack"), "{err}");
+    for l in lines.lines() {
+        let r: serde_json::Value = serde_json::from_str(l).unwrap();
+        let op = r["ops"][0].as_str().unwrap();
+        assert!(!["transpose", "triu", "tril", "cat", "stack"].contains(&op));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_floor_no_op_can_meet_is_refused_before_solving() {
+    let dir = std::env::temp_dir().join(format!("drtc-synth-nofloor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("s.jsonl");
+    let st = drtc()
+        .args([
+            "synth",
+            "--ops",
+            "2",
+            "--count",
+            "4",
+            "--op-set",
+            "transpose,cat,flip",
+            "--flops",
+            "1000..100000",
+            "--quiet",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(!st.status.success());
+    assert!(err.contains("no op of the op set has FLOPs"), "{err}");
+    assert!(err.contains("--flops 0..100000"), "{err}");
+    assert!(!out.exists(), "nothing is solved or written");
+    std::fs::remove_dir_all(&dir).ok();
+}

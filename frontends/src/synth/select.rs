@@ -23,7 +23,7 @@ pub fn op_sequences(
     carriers: Option<&[Op]>,
     rng: &mut impl Rng,
 ) -> Vec<Vec<Op>> {
-    let carries = |op: &Op| carriers.map_or(true, |c| c.contains(op));
+    let carries = |op: &Op| carriers.is_none_or(|c| c.contains(op));
     let usable: Vec<Op> = op_set.iter().copied().filter(carries).collect();
     if op_set.is_empty() || usable.is_empty() || ops == 0 {
         return vec![vec![]; count];

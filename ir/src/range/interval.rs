@@ -59,46 +59,9 @@ impl Interval {
         Interval::new(self.lo.min(o.lo), self.hi.max(o.hi))
     }
 
-    pub fn add(self, o: Interval) -> Interval {
-        Interval::new(self.lo + o.lo, self.hi + o.hi)
-    }
-
-    pub fn neg(self) -> Interval {
-        Interval::new(-self.hi, -self.lo)
-    }
-
-    pub fn sub(self, o: Interval) -> Interval {
-        self.add(o.neg())
-    }
-
-    pub fn mul(self, o: Interval) -> Interval {
-        let c = [
-            self.lo * o.lo,
-            self.lo * o.hi,
-            self.hi * o.lo,
-            self.hi * o.hi,
-        ];
-        if c.iter().any(|x| x.is_nan()) {
-            // 0 * inf: unbounded
-            return Interval::ANY;
-        }
-        Interval::new(
-            c.iter().copied().fold(f64::INFINITY, f64::min),
-            c.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        )
-    }
-
     /// Scaled by a non-negative count (sums of `n` terms).
     pub fn scale(self, n: f64) -> Interval {
-        self.mul(Interval::point(n))
-    }
-
-    /// `self / o`; the whole line when `o` holds zero.
-    pub fn div(self, o: Interval) -> Interval {
-        if o.contains(0.0) {
-            return Interval::ANY;
-        }
-        self.mul(Interval::new(1.0 / o.hi, 1.0 / o.lo))
+        self * Interval::point(n)
     }
 
     /// The image under a non-decreasing function.
@@ -141,6 +104,59 @@ impl Interval {
         } else {
             Interval::new(a, b)
         }
+    }
+}
+
+impl std::ops::Add for Interval {
+    type Output = Interval;
+    fn add(self, o: Interval) -> Interval {
+        Interval::new(self.lo + o.lo, self.hi + o.hi)
+    }
+}
+
+impl std::ops::Sub for Interval {
+    type Output = Interval;
+    fn sub(self, o: Interval) -> Interval {
+        self + -o
+    }
+}
+
+/// `self * o` (`0 * inf` gives the whole line).
+impl std::ops::Mul for Interval {
+    type Output = Interval;
+    fn mul(self, o: Interval) -> Interval {
+        let c = [
+            self.lo * o.lo,
+            self.lo * o.hi,
+            self.hi * o.lo,
+            self.hi * o.hi,
+        ];
+        if c.iter().any(|x| x.is_nan()) {
+            // 0 * inf: unbounded
+            return Interval::ANY;
+        }
+        Interval::new(
+            c.iter().copied().fold(f64::INFINITY, f64::min),
+            c.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        )
+    }
+}
+
+/// `self / o`: the whole line when `o` holds zero.
+impl std::ops::Div for Interval {
+    type Output = Interval;
+    fn div(self, o: Interval) -> Interval {
+        if o.contains(0.0) {
+            return Interval::ANY;
+        }
+        self * Interval::new(1.0 / o.hi, 1.0 / o.lo)
+    }
+}
+
+impl std::ops::Neg for Interval {
+    type Output = Interval;
+    fn neg(self) -> Interval {
+        Interval::new(-self.hi, -self.lo)
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::interval::Interval as I;
 use crate::{Attr, Node, Op, TensorType};
+use std::ops::{Add, Div, Mul, Neg, Sub};
 
 fn attr<'a>(n: &'a Node, name: &str) -> Option<&'a Attr> {
     n.attrs.get(name)
