@@ -39,6 +39,9 @@ pub struct SuiteArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
+    /// Precision policy of fp32 matrix products (also the verifier's value rule).
+    #[arg(long, value_enum, default_value = "fp32")]
+    pub precision: super::compile::PrecisionArg,
     /// Only programs whose file name contains this text (repeatable).
     #[arg(long)]
     pub filter: Vec<String>,
@@ -97,6 +100,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     let opts = CompileOptions {
         interpret: device == DeviceKind::Cpu,
         simplify: args.simplify,
+        precision: args.precision.policy(),
         ..Default::default()
     };
     // compile everything first (fast), then verify/time through the pool
@@ -172,10 +176,25 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
                     row["kernels"] = json!(c.module.kernel_count());
                     row["regions"] = json!(c.module.regions.len());
                     row["fallback_ops"] = json!(c.module.fallback_ops());
+                    row["precision"] = json!(opts.precision.name());
+                    row["gemm"] = json!(c
+                        .module
+                        .regions
+                        .iter()
+                        .filter_map(|r| r.gemm.as_ref().map(|g| json!({
+                            "region": r.index,
+                            "implementation": g.imp.describe(),
+                            "mnk": [g.shape.m, g.shape.n, g.shape.k],
+                            "batch": g.shape.batch,
+                            "reason": g.reason,
+                        })))
+                        .collect::<Vec<_>>());
                     // parse to written module: loading (frontend) plus the compile pipeline
                     row["compile_ms"] = json!(t0.elapsed().as_secs_f64() * 1e3);
                     row["status"] = json!("pending");
-                    requests.push((i, VerifyRequest::new(refp, cand)));
+                    let mut req = VerifyRequest::new(refp, cand);
+                    req.rule = Some(opts.precision.rule().to_string());
+                    requests.push((i, req));
                 }
             },
         }

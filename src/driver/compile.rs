@@ -61,6 +61,7 @@ pub fn compile_graph(
         precision: opts.precision,
         interpret: opts.interpret,
         configs: Default::default(),
+        gemm: Default::default(),
     };
     let module = generate_module(&graph, &plan, form, &codegen);
     Ok(Compiled {

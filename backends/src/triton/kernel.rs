@@ -47,6 +47,9 @@ pub struct TritonKernel {
     pub outputs: Vec<ValueId>,
     /// The launch grid (static: every shape is known).
     pub grid: Vec<u64>,
+    /// A Python expression for a one-dimensional grid computed at launch (persistent
+    /// kernels: `min(tiles, _drtc_sms())`), used instead of `grid` when set.
+    pub grid_expr: Option<String>,
     pub config: LaunchConfig,
     /// Extra scalar arguments passed by the host after the outputs, with their values.
     pub extra_args: Vec<(String, String)>,

@@ -138,6 +138,7 @@ pub fn pointwise_kernel(
         inputs: prog.inputs,
         outputs: outputs.to_vec(),
         grid,
+        grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args: vec![],

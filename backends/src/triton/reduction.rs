@@ -709,6 +709,7 @@ pub fn reduction_kernel(
             inputs: b.prog.inputs.clone(),
             outputs: outputs.to_vec(),
             grid,
+            grid_expr: None,
             config,
             extra_args: vec![],
             scratch_args: vec![],
@@ -994,6 +995,7 @@ fn split_kernels(
             inputs: prog.inputs.clone(),
             outputs: if last { outputs.to_vec() } else { vec![] },
             grid: vec![rows, chunks],
+            grid_expr: None,
             config: LaunchConfig {
                 blocks: vec![("BLOCK_C", SPLIT_BLOCK_C), ("BLOCK_S", next_pow2(chunks))],
                 num_warps: 8,
