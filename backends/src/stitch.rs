@@ -272,8 +272,13 @@ impl Host<'_> {
             self.alloc(v);
         }
         let mut args = vec![];
-        for a in &k.inputs {
-            let n = self.name(a.value);
+        for (i, a) in k.inputs.iter().enumerate() {
+            let mut n = self.name(a.value);
+            if let Some((_, prep)) = k.operand_prep.iter().find(|(j, _)| *j == i) {
+                let prepared = format!("{}_in{i}", k.name);
+                writeln!(self.body, "    {prepared} = {}", prep.replace("{x}", &n)).unwrap();
+                n = prepared;
+            }
             args.push(n.clone());
             for (d, _) in &a.strides {
                 args.push(format!("{n}.stride({d})"));
@@ -303,7 +308,12 @@ impl Host<'_> {
         for (n, v) in &k.extra_args {
             let mut v = v.clone();
             for (i, a) in k.inputs.iter().enumerate() {
-                v = v.replace(&format!("{{arg{i}}}"), &self.name(a.value));
+                let n = if k.operand_prep.iter().any(|(j, _)| *j == i) {
+                    format!("{}_in{i}", k.name)
+                } else {
+                    self.name(a.value)
+                };
+                v = v.replace(&format!("{{arg{i}}}"), &n);
             }
             args.push(format!("{n}={v}"));
         }
@@ -459,7 +469,7 @@ fn region_kernel(
         }
         RegionKind::Contraction => {
             let mode = match gemm_choice(g, r, index, opts)?.0 {
-                GemmImpl::Triton { dot, acc } => DotMode { dot, acc },
+                GemmImpl::Triton { dot } => DotMode { dot },
                 GemmImpl::Library | GemmImpl::PyTorch => return None,
             };
             contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config)

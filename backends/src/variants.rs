@@ -45,7 +45,8 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
                 return vec![];
             }
             let half = matches!(g.ty(node.inputs[0]).dtype, DType::F16 | DType::BF16);
-            contraction_variants(out.shape[r - 2] as u64, out.shape[r - 1] as u64, half)
+            let k = g.ty(node.inputs[0]).shape.last().copied().unwrap_or(1) as u64;
+            contraction_variants(out.shape[r - 2] as u64, out.shape[r - 1] as u64, k, half)
         }
         _ => vec![],
     }
@@ -71,7 +72,7 @@ pub fn gemm_variants(
         .iter()
         .find(|c| c.admitted && matches!(c.imp, GemmImpl::Triton { .. }))
     {
-        for c in contraction_variants(shape.m, shape.n, shape.half) {
+        for c in contraction_variants(shape.m, shape.n, shape.k, shape.half) {
             out.push((t.imp, Some(c)));
         }
     }

@@ -11,17 +11,18 @@
 //!   inner dim with 16-byte aligned rows, the host passes `USE_TMA=True` and operand
 //!   tiles come through tensor descriptors; otherwise (and under the interpreter) through
 //!   masked pointer loads. The decision is made per call on the host.
-//! - Precision: `tl.dot`'s `input_precision` (tf32, tf32x3, ieee) and the accumulation
-//!   (in place, or a fresh dot per K-block added to the running sum) come from the
-//!   region's [`GemmImpl`], chosen by the precision policy (see `precision.rs`).
+//! - Precision: `tl.dot`'s `input_precision` (tf32, tf32x3, ieee) comes from the region's
+//!   implementation, chosen by the precision policy (see `precision.rs`).
 //!
 //! Heuristic configuration: BLOCK_M and BLOCK_N are 64 for dims up to 64 and 128 above
-//! (at least 16, as `tl.dot` requires); BLOCK_K = 32 (64 for 16-bit inputs); 8 warps for
-//! 128x128 tiles, else 4; 3 pipeline stages; GROUP_M = 8; persistent.
+//! (at least 16, as `tl.dot` requires), BLOCK_N = 256 for plain tf32 when N >= 256 and
+//! K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs); 8 warps for 128x128 tiles
+//! and up, else 4;
+//! 3 pipeline stages; GROUP_M = 8; persistent.
 
 use super::epilogue::{add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
-use super::precision::{Accumulation, DotPrecision};
+use super::precision::DotPrecision;
 use super::program::{IndexSource, InputArg, Program, Sp};
 use super::ty::{compute_ty, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
@@ -87,15 +88,38 @@ fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -
     }
 }
 
-pub fn contraction_config(m: u64, n: u64, half: bool) -> LaunchConfig {
+pub fn contraction_config(
+    m: u64,
+    n: u64,
+    k: u64,
+    half: bool,
+    dot: DotPrecision,
+) -> LaunchConfig {
     let bm = if m <= 64 { 64 } else { 128 };
-    let bn = if n <= 64 { 64 } else { 128 };
+    // plain tf32: 128x256 tiles reach cuBLAS on the H200 (367.6 against 373.6 TFLOP/s,
+    // 1024x8192x8192), 128x128 only 268; with K = 32 they ran out of shared memory
+    // (the epilogue's layout conversion on top of the stages)
+    let bn = match (n, dot) {
+        (0..=64, _) => 64,
+        (256.., DotPrecision::Tf32) if m > 64 && k >= 128 && !half => 256,
+        _ => 128,
+    };
+    // tf32x3: BLOCK_K = 64 measured 98 TFLOP/s against 78.5 with 32 (1024x8192x8192)
+    let bk = match (half, dot) {
+        (true, _) => 64,
+        (false, DotPrecision::Tf32x3) if k >= 64 => 64,
+        _ => 32,
+    };
     let warps = if bm * bn >= 128 * 128 { 8 } else { 4 };
-    config(bm, bn, if half { 64 } else { 32 }, warps, 3, 1)
+    config(bm, bn, bk, warps, 3, 1)
 }
 
-pub fn contraction_variants(m: u64, n: u64, half: bool) -> Vec<LaunchConfig> {
-    let mut out = vec![contraction_config(m, n, half)];
+pub fn contraction_variants(m: u64, n: u64, k: u64, half: bool) -> Vec<LaunchConfig> {
+    let mut out = vec![contraction_config(m, n, k, half, DotPrecision::Tf32)];
+    let x3 = contraction_config(m, n, k, half, DotPrecision::Tf32x3);
+    if !out.contains(&x3) {
+        out.push(x3);
+    }
     for (bm, bn, bk, w, s, p) in [
         (128, 128, 32, 8, 3, 0),
         (128, 128, 32, 8, 4, 1),
@@ -143,7 +167,6 @@ fn stride(arg: &InputArg, dim: usize) -> Option<&str> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DotMode {
     pub dot: DotPrecision,
-    pub acc: Accumulation,
 }
 
 /// Generates the kernel of a contraction region.
@@ -237,7 +260,7 @@ pub fn contraction_kernel(
         .iter()
         .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
         .collect();
-    let config = config.unwrap_or_else(|| contraction_config(m, n, half));
+    let config = config.unwrap_or_else(|| contraction_config(m, n, k, half, mode.dot));
     let wide = super::pointwise::needs_int64(
         g,
         outputs
@@ -369,12 +392,7 @@ pub fn contraction_kernel(
     } else {
         String::new()
     };
-    match mode.acc {
-        Accumulation::InPlace => {
-            writeln!(body, "{in2}acc = tl.dot({ca}, {cb}, acc{prec})").unwrap()
-        }
-        Accumulation::Split => writeln!(body, "{in2}acc += tl.dot({ca}, {cb}{prec})").unwrap(),
-    }
+    writeln!(body, "{in2}acc = tl.dot({ca}, {cb}, acc{prec})").unwrap();
     writeln!(body, "{ind}mask = (offs_m < {m}) & (offs_n < {n})").unwrap();
     let order = prog.closure(&roots, &|_| false);
     emit_stmts(&mut body, &prog, &order, ind);
@@ -414,12 +432,8 @@ pub fn contraction_kernel(
     source.push_str(&ops_comment(g, nodes));
     writeln!(
         source,
-        "    # [{m} x {k}] @ [{k} x {n}], {nbatch} batches; {} dot, {} accumulation",
-        mode.dot.name(),
-        match mode.acc {
-            Accumulation::InPlace => "in-place",
-            Accumulation::Split => "two-level",
-        }
+        "    # [{m} x {k}] @ [{k} x {n}], {nbatch} batches; {} dot",
+        mode.dot.name()
     )
     .unwrap();
     source.push_str(&body);
@@ -460,6 +474,24 @@ pub fn contraction_kernel(
     } else {
         ("False".to_string(), "False".to_string(), "False".to_string())
     };
+    // fp32 operands on the GPU: tf32 tensor-core products need both operands contiguous
+    // along K (A: [M, K] rows, B: [N, K] rows); Triton 3.6 reaches 67-85 TFLOP/s with an
+    // M- or N-contiguous operand against 250-370 with both K-contiguous on the H200
+    // (bench/results/gemm_h200.md), so the host copies such an operand once per call
+    // (its bytes read and written: a few percent of the product's time)
+    let mut operand_prep = vec![];
+    if !interpret && !half && ia != ib && ta.dtype == DType::F32 && tb.dtype == DType::F32 {
+        operand_prep.push((
+            ia,
+            "({x} if {x}.stride(-1) == 1 else {x}.contiguous())".to_string(),
+        ));
+        let b_prep = if linear {
+            "({x} if {x}.stride(-1) == 1 else {x}.contiguous())"
+        } else {
+            "({x} if {x}.stride(-2) == 1 else {x}.transpose(-1, -2).contiguous().transpose(-1, -2))"
+        };
+        operand_prep.push((ib, b_prep.to_string()));
+    }
     Some(TritonKernel {
         name: name.to_string(),
         source,
@@ -475,5 +507,6 @@ pub fn contraction_kernel(
             ("B_T".into(), b_t),
         ],
         scratch_args: vec![],
+        operand_prep,
     })
 }

@@ -55,6 +55,10 @@ pub struct TritonKernel {
     pub extra_args: Vec<(String, String)>,
     /// Scratch buffers of the region (allocated by the host), passed after the outputs.
     pub scratch_args: Vec<String>,
+    /// Host-side rewrites of inputs before the launch, by input index: a Python
+    /// expression over `{x}` (the input) whose value is passed instead (GEMM operands made
+    /// contiguous along K).
+    pub operand_prep: Vec<(usize, String)>,
 }
 
 /// A comment naming the IR ops a kernel computes.

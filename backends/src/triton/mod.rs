@@ -15,7 +15,7 @@ pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, DotMode, GemmShape,
 };
 pub use precision::{
-    candidates, choose, predicted_error, Accumulation, DotPrecision, GemmCandidate, GemmChoice,
+    candidates, choose, predicted_error, DotPrecision, GemmCandidate, GemmChoice,
     GemmImpl, Precision,
 };
 pub use kernel::{LaunchConfig, TritonKernel};

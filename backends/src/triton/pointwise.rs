@@ -142,5 +142,6 @@ pub fn pointwise_kernel(
         config,
         extra_args: vec![],
         scratch_args: vec![],
+        operand_prep: vec![],
     })
 }

@@ -713,6 +713,7 @@ pub fn reduction_kernel(
             config,
             extra_args: vec![],
             scratch_args: vec![],
+            operand_prep: vec![],
         }],
         scratch: vec![],
         stats,
@@ -1003,6 +1004,7 @@ fn split_kernels(
             },
             extra_args: vec![],
             scratch_args: scratch_params.clone(),
+            operand_prep: vec![],
         });
     }
     kernels

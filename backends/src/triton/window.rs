@@ -240,5 +240,6 @@ pub fn window_kernel(
         config,
         extra_args: vec![],
         scratch_args: vec![],
+        operand_prep: vec![],
     })
 }
