@@ -216,7 +216,11 @@ impl Host<'_> {
         }
         let domain = g.ty(out).shape.clone();
         let name = format!("drtc_k{index}_epilogue");
-        let cfg = opts.configs.get(&index).cloned().filter(|c| c.block("BLOCK") > 1);
+        let cfg = opts
+            .configs
+            .get(&index)
+            .cloned()
+            .filter(|c| c.block("BLOCK") > 1);
         match pointwise_kernel(g, &name, &rest, &outs, &domain, cfg) {
             Some(k) => {
                 self.launch(&k, &[]);
@@ -472,8 +476,7 @@ fn region_kernel(
                 GemmImpl::Triton { dot } => DotMode { dot },
                 GemmImpl::Library | GemmImpl::PyTorch => return None,
             };
-            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config)
-                .map(one)
+            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config).map(one)
         }
         RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
         _ => None,

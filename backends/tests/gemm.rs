@@ -78,7 +78,9 @@ fn every_gemm_implementation_matches_pytorch() {
                 GemmImpl::PyTorch => assert!(r.fallback && r.kernel.is_none(), "{prog}"),
                 GemmImpl::Library => {
                     assert!(!r.fallback);
-                    assert!(m.source.contains("_drtc_library(\"highest\", lambda: torch."));
+                    assert!(m
+                        .source
+                        .contains("_drtc_library(\"highest\", lambda: torch."));
                     if let Some((name, _)) = &r.kernel {
                         assert!(name.ends_with("_epilogue"), "{name}");
                     }
@@ -115,7 +117,10 @@ fn every_gemm_implementation_matches_pytorch() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&result.stderr)
     );
-    let failed: Vec<&str> = stdout.lines().filter(|l| !l.contains("\"ok\": true")).collect();
+    let failed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.contains("\"ok\": true"))
+        .collect();
     assert_eq!(stdout.lines().count(), pairs.len(), "{stdout}");
     assert!(failed.is_empty(), "mismatches:\n{}", failed.join("\n"));
 }
@@ -159,5 +164,8 @@ fn gpu_form_of_the_template() {
         .filter(|l| l.contains("drtc_k0_contraction") && !l.contains("def "))
         .collect::<Vec<_>>()
         .join("\n");
-    insta::assert_snapshot!(format!("{}\n\n# host\n{launch}", &m.source[start..kernel_end]));
+    insta::assert_snapshot!(format!(
+        "{}\n\n# host\n{launch}",
+        &m.source[start..kernel_end]
+    ));
 }

@@ -199,7 +199,11 @@ fn retry_gemm(
     form: &drtc_backends::stitch::ModuleForm,
     opts: &CompileOptions,
     first: &serde_json::Value,
-) -> DriverResult<(drtc_backends::stitch::GeneratedModule, serde_json::Value, String)> {
+) -> DriverResult<(
+    drtc_backends::stitch::GeneratedModule,
+    serde_json::Value,
+    String,
+)> {
     let why = first["reasons"]
         .as_array()
         .map(|r| {
@@ -218,7 +222,11 @@ fn retry_gemm(
             gemm: Default::default(),
         };
         for r in compiled.module.regions.iter().filter(|r| r.gemm.is_some()) {
-            let prev = r.gemm.as_ref().map(|g| g.imp.describe()).unwrap_or_default();
+            let prev = r
+                .gemm
+                .as_ref()
+                .map(|g| g.imp.describe())
+                .unwrap_or_default();
             let reason = match imp {
                 GemmImpl::PyTorch => format!(
                     "every implementation failed verification ({prev}, library); computed \
@@ -392,14 +400,7 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
                     if !ok && compiled.module.regions.iter().any(|r| r.gemm.is_some()) {
                         // GEMM regions: the library path, then PyTorch, before giving up
                         let (module, again, note) = retry_gemm(
-                            pool,
-                            device,
-                            &ref_path,
-                            &candidate,
-                            &compiled,
-                            &prog.form,
-                            &opts,
-                            &v,
+                            pool, device, &ref_path, &candidate, &compiled, &prog.form, &opts, &v,
                         )?;
                         eprintln!("{note}");
                         compiled.module = module;

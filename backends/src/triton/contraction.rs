@@ -88,13 +88,7 @@ fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -
     }
 }
 
-pub fn contraction_config(
-    m: u64,
-    n: u64,
-    k: u64,
-    half: bool,
-    dot: DotPrecision,
-) -> LaunchConfig {
+pub fn contraction_config(m: u64, n: u64, k: u64, half: bool, dot: DotPrecision) -> LaunchConfig {
     let bm = if m <= 64 { 64 } else { 128 };
     // plain tf32: 128x256 tiles reach cuBLAS on the H200 (367.6 against 373.6 TFLOP/s,
     // 1024x8192x8192), 128x128 only 268; with K = 32 they ran out of shared memory
@@ -472,7 +466,11 @@ pub fn contraction_kernel(
             format!("{b}.stride({bn_dim}) != 1"),
         )
     } else {
-        ("False".to_string(), "False".to_string(), "False".to_string())
+        (
+            "False".to_string(),
+            "False".to_string(),
+            "False".to_string(),
+        )
     };
     // fp32 operands on the GPU: tf32 tensor-core products need both operands contiguous
     // along K (A: [M, K] rows, B: [N, K] rows); Triton 3.6 reaches 67-85 TFLOP/s with an

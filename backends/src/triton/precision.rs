@@ -331,7 +331,10 @@ mod tests {
         assert_eq!(choose(Precision::Fp32, 1024, false).imp, x3);
         assert_eq!(choose(Precision::Fp32, 32768, false).imp, x3);
         // beyond K ~ 40k the reference's own rounding exceeds the budget
-        assert_eq!(choose(Precision::Fp32, 1 << 19, false).imp, GemmImpl::Library);
+        assert_eq!(
+            choose(Precision::Fp32, 1 << 19, false).imp,
+            GemmImpl::Library
+        );
         assert_eq!(choose(Precision::Ieee, 64, false).imp, GemmImpl::Library);
         let odd = choose(Precision::Fp32, 2949, false);
         assert_eq!(odd.imp, GemmImpl::Library);
