@@ -210,7 +210,7 @@ pub fn candidates(policy: Precision, k: u64, half: bool) -> Vec<GemmCandidate> {
         match policy {
             // rows of K not a multiple of 4 fp32 (16 bytes): no TMA, no wide loads, and
             // tf32x3 fell to 18 TFLOP/s against cuBLAS SGEMM's 44 (K = 2949)
-            Precision::Fp32 if k % 4 != 0 => vec![GemmImpl::Library, t(Tf32x3), t(Ieee)],
+            Precision::Fp32 if !k.is_multiple_of(4) => vec![GemmImpl::Library, t(Tf32x3), t(Ieee)],
             // tf32x3 at 70-98 TFLOP/s against cuBLAS SGEMM's 50 (bench/results/gemm_h200.md)
             Precision::Fp32 => vec![t(Tf32x3), GemmImpl::Library, t(Ieee)],
             Precision::Tf32 => vec![t(Tf32), GemmImpl::Library, t(Tf32x3)],
