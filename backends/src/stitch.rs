@@ -6,8 +6,8 @@ use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::torch::{py_ident, torch_dtype, torch_expr};
 use crate::triton::RegionCode;
 use crate::triton::{
-    contraction_kernel, pointwise_kernel, reduction_kernel, window_kernel, BatchStats,
-    LaunchConfig, Precision, TritonKernel,
+    choose, contraction_kernel, gemm_shape, pointwise_kernel, reduction_kernel, window_kernel,
+    BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig, Precision, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{check_reduction, pointwise_domain, FusionPlan, Region, RegionKind};
@@ -34,6 +34,19 @@ pub struct CodegenOptions {
     pub configs: HashMap<usize, LaunchConfig>,
     /// The module's input guards (what it does with inputs it was not compiled for).
     pub guard: GuardOptions,
+    /// GEMM implementations to use instead of the policy's choice, by region index (from
+    /// search), with the reason reported.
+    pub gemm: HashMap<usize, (GemmImpl, String)>,
+}
+
+/// How a GEMM region was computed, and why.
+#[derive(Clone, Debug)]
+pub struct GemmReport {
+    pub imp: GemmImpl,
+    pub shape: GemmShape,
+    /// The error model's prediction for the chosen implementation.
+    pub predicted_error: f64,
+    pub reason: String,
 }
 
 /// What happened to one region.
@@ -47,6 +60,8 @@ pub struct RegionReport {
     /// Ops computed with PyTorch although the region kind has a template (no template for
     /// something in it), or fallback regions.
     pub fallback: bool,
+    /// Contraction regions: the implementation and precision chosen, and why.
+    pub gemm: Option<GemmReport>,
 }
 
 /// A generated module.
@@ -76,6 +91,49 @@ impl GeneratedModule {
     }
 }
 
+/// Helpers of modules with GEMM regions: the multiprocessor count (persistent grids),
+/// the TMA feature test (and the scratch allocator device-side tensor descriptors need),
+/// and library calls at a given `torch.set_float32_matmul_precision`.
+const GEMM_PRELUDE: &str = r#"import os as _drtc_os
+
+_DRTC_SMS = []
+
+
+def _drtc_sms():
+    if not _DRTC_SMS:
+        if torch.cuda.is_available() and _drtc_os.environ.get("TRITON_INTERPRET") != "1":
+            _DRTC_SMS.append(torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count)
+        else:
+            _DRTC_SMS.append(4)
+    return _DRTC_SMS[0]
+
+
+def _drtc_tma_alloc(size, alignment, stream):
+    return torch.empty(size, dtype=torch.int8, device="cuda")
+
+
+# tensor descriptors: Triton >= 3.4 spells them tl.make_tensor_descriptor; Hopper or newer
+_DRTC_TMA = (hasattr(tl, "make_tensor_descriptor") and hasattr(triton, "set_allocator")
+             and _drtc_os.environ.get("TRITON_INTERPRET") != "1"
+             and _drtc_os.environ.get("DRTC_NO_TMA") != "1"
+             and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9)
+if _DRTC_TMA:
+    triton.set_allocator(_drtc_tma_alloc)
+
+
+def _drtc_library(precision, call):
+    prev = torch.get_float32_matmul_precision()
+    if prev == precision:
+        return call()
+    torch.set_float32_matmul_precision(precision)
+    try:
+        return call()
+    finally:
+        torch.set_float32_matmul_precision(prev)
+
+
+"#;
+
 fn var(v: ValueId) -> String {
     format!("v{}", v.0)
 }
@@ -102,6 +160,8 @@ struct Host<'g> {
     needs_mul: bool,
     /// Module form: training-mode batch_norm updates the module's running statistics.
     update_running_stats: bool,
+    /// A contraction region exists: the module needs the GEMM helpers.
+    uses_gemm: bool,
 }
 
 impl Host<'_> {
@@ -118,6 +178,61 @@ impl Host<'_> {
             let out = node.outputs[0];
             writeln!(self.body, "    {} = {expr}", var(out)).unwrap();
             self.names.insert(out, var(out));
+        }
+    }
+
+    /// The library path of a GEMM region: the product through PyTorch (cuBLAS) at the
+    /// policy's matmul precision, then the rest of the region in one fused pointwise
+    /// kernel over the product's shape (or with PyTorch when no template fits: reported).
+    /// Returns the epilogue kernel, if any.
+    fn library_gemm(
+        &mut self,
+        r: &Region,
+        main: NodeId,
+        index: usize,
+        precision: Precision,
+        opts: &CodegenOptions,
+    ) -> Option<TritonKernel> {
+        let g = self.g;
+        let node = g.node(main);
+        let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
+        let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
+        let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
+        let out = node.outputs[0];
+        writeln!(
+            self.body,
+            "    {v} = _drtc_library({:?}, lambda: {expr})",
+            precision.torch_matmul_precision(),
+            v = var(out)
+        )
+        .unwrap();
+        self.names.insert(out, var(out));
+        let rest: Vec<NodeId> = r.nodes.iter().copied().filter(|&n| n != main).collect();
+        let outs: Vec<ValueId> = r.outputs.iter().copied().filter(|&v| v != out).collect();
+        let computes = rest
+            .iter()
+            .any(|&n| !(g.node(n).op == Op::Full && g.ty(g.node(n).outputs[0]).rank() == 0));
+        if !computes || outs.is_empty() {
+            // constants only: emit them for any later use
+            self.torch_nodes(&rest);
+            return None;
+        }
+        let domain = g.ty(out).shape.clone();
+        let name = format!("drtc_k{index}_epilogue");
+        let cfg = opts
+            .configs
+            .get(&index)
+            .cloned()
+            .filter(|c| c.block("BLOCK") > 1);
+        match pointwise_kernel(g, &name, &rest, &outs, &domain, cfg) {
+            Some(k) => {
+                self.launch(&k, &[]);
+                Some(k)
+            }
+            None => {
+                self.torch_nodes(&rest);
+                None
+            }
         }
     }
 
@@ -164,8 +279,13 @@ impl Host<'_> {
             self.alloc(v);
         }
         let mut args = vec![];
-        for a in &k.inputs {
-            let n = self.name(a.value);
+        for (i, a) in k.inputs.iter().enumerate() {
+            let mut n = self.name(a.value);
+            if let Some((_, prep)) = k.operand_prep.iter().find(|(j, _)| *j == i) {
+                let prepared = format!("{}_in{i}", k.name);
+                writeln!(self.body, "    {prepared} = {}", prep.replace("{x}", &n)).unwrap();
+                n = prepared;
+            }
             args.push(n.clone());
             for (d, _) in &a.strides {
                 args.push(format!("{n}.stride({d})"));
@@ -193,6 +313,15 @@ impl Host<'_> {
         let _ = stat_start;
         args.extend(k.scratch_args.iter().cloned());
         for (n, v) in &k.extra_args {
+            let mut v = v.clone();
+            for (i, a) in k.inputs.iter().enumerate() {
+                let n = if k.operand_prep.iter().any(|(j, _)| *j == i) {
+                    format!("{}_in{i}", k.name)
+                } else {
+                    self.name(a.value)
+                };
+                v = v.replace(&format!("{{arg{i}}}"), &n);
+            }
             args.push(format!("{n}={v}"));
         }
         for (b, v) in &k.config.blocks {
@@ -202,7 +331,10 @@ impl Host<'_> {
         if k.config.num_stages > 1 {
             args.push(format!("num_stages={}", k.config.num_stages));
         }
-        let grid: Vec<String> = k.grid.iter().map(u64::to_string).collect();
+        let grid: Vec<String> = match &k.grid_expr {
+            Some(e) => vec![e.clone()],
+            None => k.grid.iter().map(u64::to_string).collect(),
+        };
         writeln!(
             self.body,
             "    {}[({},)]({})",
@@ -294,9 +426,36 @@ fn module_prefix(g: &Graph, node: NodeId) -> Option<String> {
     None
 }
 
+/// The implementation of contraction region `index`: the search's override, or the
+/// policy's choice by the error model; with the prediction, the reason and the shape.
+fn gemm_choice(
+    g: &Graph,
+    r: &Region,
+    index: usize,
+    opts: &CodegenOptions,
+) -> Option<(GemmImpl, f64, String, GemmShape)> {
+    let shape = gemm_shape(g, &r.nodes)?;
+    let policy_choice = choose(opts.precision, shape.k, shape.half);
+    Some(match opts.gemm.get(&index) {
+        Some((imp, why)) => (
+            *imp,
+            crate::triton::predicted_error(*imp, shape.k, opts.precision),
+            why.clone(),
+            shape,
+        ),
+        None => (
+            policy_choice.imp,
+            policy_choice.predicted,
+            policy_choice.reason,
+            shape,
+        ),
+    })
+}
+
 fn region_kernel(
     g: &Graph,
     r: &Region,
+    index: usize,
     name: &str,
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
@@ -315,16 +474,13 @@ fn region_kernel(
             let space = check_reduction(g, &r.nodes).ok()?;
             reduction_kernel(g, name, &r.nodes, &r.outputs, &space, config)
         }
-        RegionKind::Contraction => contraction_kernel(
-            g,
-            name,
-            &r.nodes,
-            &r.outputs,
-            opts.precision,
-            opts.interpret,
-            config,
-        )
-        .map(one),
+        RegionKind::Contraction => {
+            let mode = match gemm_choice(g, r, index, opts)?.0 {
+                GemmImpl::Triton { dot } => DotMode { dot },
+                GemmImpl::Library | GemmImpl::PyTorch => return None,
+            };
+            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config).map(one)
+        }
         RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
         _ => None,
     }
@@ -341,6 +497,7 @@ pub fn generate_region_kernel(
     region_kernel(
         g,
         &plan.regions[index],
+        index,
         &format!("drtc_k{index}"),
         opts,
         config,
@@ -455,6 +612,7 @@ pub fn generate_module(
         kernels: String::new(),
         device,
         needs_mul: false,
+        uses_gemm: false,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
@@ -479,10 +637,38 @@ pub fn generate_module(
             ops,
             kernel: None,
             fallback: r.kind == RegionKind::Fallback,
+            gemm: None,
         };
-        if r.kind.is_kernel() {
+        let gemm = if r.kind == RegionKind::Contraction {
+            gemm_choice(g, r, i, opts)
+        } else {
+            None
+        };
+        if let Some((imp, predicted, reason, shape)) = gemm.clone() {
+            report.gemm = Some(GemmReport {
+                imp,
+                shape,
+                predicted_error: predicted,
+                reason,
+            });
+            host.uses_gemm = true;
+        }
+        let host_gemm = gemm
+            .as_ref()
+            .filter(|c| matches!(c.0, GemmImpl::Library | GemmImpl::PyTorch));
+        if let Some((imp, ..)) = host_gemm {
+            if *imp == GemmImpl::PyTorch {
+                report.fallback = true;
+                host.torch_nodes(&r.nodes);
+            } else {
+                let main = gemm.as_ref().map(|c| c.3.main).expect("a GEMM region");
+                if let Some(k) = host.library_gemm(r, main, i, opts.precision, opts) {
+                    report.kernel = Some((k.name.clone(), k.config.clone()));
+                }
+            }
+        } else if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
-            match region_kernel(g, r, &name, opts, opts.configs.get(&i).cloned()) {
+            match region_kernel(g, r, i, &name, opts, opts.configs.get(&i).cloned()) {
                 Some(code) => {
                     let last = code.kernels.last().expect("a region has a kernel");
                     report.kernel = Some((last.name.clone(), last.config.clone()));
@@ -520,6 +706,9 @@ pub fn generate_module(
     };
     src.push_str(header);
     src.push_str(imports);
+    if host.uses_gemm {
+        src.push_str(GEMM_PRELUDE);
+    }
     if host.needs_mul {
         src.push_str("@triton.jit\ndef _drtc_mul(a, b):\n    return a * b\n\n\n");
     }

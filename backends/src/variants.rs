@@ -2,7 +2,8 @@
 //! fastest one is cached (region contents, shapes and device).
 
 use crate::triton::{
-    contraction_variants, pointwise_variants, reduction_shape, reduction_variants, LaunchConfig,
+    candidates, contraction_variants, gemm_shape, pointwise_variants, reduction_shape,
+    reduction_variants, GemmImpl, LaunchConfig, Precision,
 };
 use drtc_ir::{DType, Graph, Op};
 use drtc_passes::fuse::{check_reduction, pointwise_domain, Region, RegionKind};
@@ -44,10 +45,39 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
                 return vec![];
             }
             let half = matches!(g.ty(node.inputs[0]).dtype, DType::F16 | DType::BF16);
-            contraction_variants(out.shape[r - 2] as u64, out.shape[r - 1] as u64, half)
+            let k = g.ty(node.inputs[0]).shape.last().copied().unwrap_or(1) as u64;
+            contraction_variants(out.shape[r - 2] as u64, out.shape[r - 1] as u64, k, half)
         }
         _ => vec![],
     }
+}
+
+/// The implementations worth trying for a contraction region under `policy`: the
+/// library call (with its fused epilogue), and the fastest Triton precision the error
+/// model admits with each of its launch configurations. Empty for other regions.
+pub fn gemm_variants(
+    g: &Graph,
+    region: &Region,
+    policy: Precision,
+) -> Vec<(GemmImpl, Option<LaunchConfig>)> {
+    if region.kind != RegionKind::Contraction {
+        return vec![];
+    }
+    let Some(shape) = gemm_shape(g, &region.nodes) else {
+        return vec![];
+    };
+    let all = candidates(policy, shape.k, shape.half);
+    let mut out = vec![];
+    if let Some(t) = all
+        .iter()
+        .find(|c| c.admitted && matches!(c.imp, GemmImpl::Triton { .. }))
+    {
+        for c in contraction_variants(shape.m, shape.n, shape.k, shape.half) {
+            out.push((t.imp, Some(c)));
+        }
+    }
+    out.push((GemmImpl::Library, None));
+    out
 }
 
 /// FNV-1a, 64 bits: a stable hash for cache keys (std's hasher may change between

@@ -110,10 +110,11 @@ impl Compiled {
 
 fn precision(name: &str) -> PyResult<Precision> {
     match name {
+        "fp32" => Ok(Precision::Fp32),
         "tf32" => Ok(Precision::Tf32),
         "ieee" => Ok(Precision::Ieee),
         other => Err(PyValueError::new_err(format!(
-            "precision must be \"tf32\" or \"ieee\", not {other:?}"
+            "precision must be \"fp32\", \"tf32\" or \"ieee\", not {other:?}"
         ))),
     }
 }
@@ -151,6 +152,14 @@ pub fn compile(
         interpret: device == DeviceKind::Cpu,
         fuse: drtc_passes::fuse::FuseOptions { max_ops },
         simplify,
+        // the module's guards compile other input shapes again through `$DRTC_BIN` or
+        // `drtc` on PATH (this process is Python, not drtc)
+        guard: drtc_backends::guard::GuardOptions {
+            mode: drtc_backends::guard::GuardMode::Recompile,
+            drtc_bin: None,
+            compile_args: vec![],
+            reference_source: Some(src.to_string()),
+        },
     };
     let lowered = lower_source(py, src, name)?;
     let form = module_form(lowered.format, src);

@@ -87,6 +87,7 @@ impl PairFiles {
             seed: s.seed,
             strict: s.strict,
             library_ops: s.library_ops.clone(),
+            rule: None,
         }
     }
 }
@@ -214,6 +215,7 @@ pub fn bench<'py>(
             pool.bench(&BenchRequest {
                 verify: files.request(&settings),
                 compile_baseline,
+                torch_precision: None,
             })
         })
         .map_err(errors::runtime)?;
@@ -274,6 +276,7 @@ impl Verifier {
             self.pool.bench(&BenchRequest {
                 verify: files.request(s),
                 compile_baseline: false,
+                torch_precision: None,
             })
         });
         match r {

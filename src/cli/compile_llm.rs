@@ -4,9 +4,7 @@
 
 use super::compile::{
     recompile_args, run_template, this_drtc, write, CompileArgs, DeviceArg, FallbackArg,
-    PrecisionArg,
 };
-use drtc_backends::guard::GuardOptions;
 use super::llm_args::program_dtype;
 use super::{read_file, DriverError, DriverResult};
 use drtc::driver::compile::CompileOptions;
@@ -14,7 +12,7 @@ use drtc::driver::llm::compile::compile_with_llm;
 use drtc::driver::llm::LlmContext;
 use drtc::driver::program::load_programs;
 use drtc::runtime::DeviceKind;
-use drtc_backends::triton::Precision;
+use drtc_backends::guard::GuardOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 
@@ -64,10 +62,7 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
         None => DeviceKind::detect(),
     };
     let opts = CompileOptions {
-        precision: match args.precision {
-            PrecisionArg::Tf32 => Precision::Tf32,
-            PrecisionArg::Ieee => Precision::Ieee,
-        },
+        precision: args.precision.precision(),
         interpret: device == DeviceKind::Cpu,
         fuse: drtc_passes::fuse::FuseOptions {
             max_ops: args.max_ops,
@@ -80,7 +75,8 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             reference_source: prog.reference_source.clone(),
         },
     };
-    let setup = args.llm.setup(device, &program_dtype(&prog.graph))?;
+    let mut setup = args.llm.setup(device, &program_dtype(&prog.graph))?;
+    setup.settings.rule = Some(opts.precision.rule().to_string());
     let cx = LlmContext::new(
         &setup.client,
         &setup.checker,

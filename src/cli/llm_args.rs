@@ -201,6 +201,7 @@ impl LlmArgs {
             max_region_ops: self.max_region_ops.max(1),
             trials: self.trials.max(drtc::runtime::verify::MIN_TRIALS),
             compile_baseline: false,
+            rule: None,
         };
         Ok(LlmSetup {
             client,

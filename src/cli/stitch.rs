@@ -8,12 +8,12 @@
 //! reference's `Model`, so it owns the same parameters).
 
 use super::compile::GuardArg;
-use drtc::driver::stitch::this_drtc;
 use super::decompose::{overrides, prepare};
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::program::load_programs;
+use drtc::driver::stitch::this_drtc;
 use drtc::driver::stitch::{stitched_module, Piece};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -150,7 +150,10 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
             Some(l) => format!("program_{l}.py"),
             None => "program.py".to_string(),
         };
-        modules.push((stem, stitched_module(&p, &pieces, args.guard.mode(), this_drtc())));
+        modules.push((
+            stem,
+            stitched_module(&p, &pieces, args.guard.mode(), this_drtc()),
+        ));
     }
     if !missing.is_empty() {
         return Err(DriverError::Reported(format!(

@@ -55,8 +55,8 @@ pub struct SuiteArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
-    /// drtc's precision of fp32 matrix products.
-    #[arg(long, value_enum, default_value = "tf32")]
+    /// Precision policy of fp32 matrix products (also the verifier's value rule).
+    #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
     /// `compile`: also time torch.compile (default mode) of the reference, interleaved with
     /// eager and drtc on the same inputs (GPU only).

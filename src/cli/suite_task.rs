@@ -38,6 +38,8 @@ enum Front {
         regions: usize,
         fallback_ops: Vec<String>,
         compile_ms: f64,
+        /// Per GEMM region: the implementation chosen and why.
+        gemm: Value,
     },
     Rejected {
         status: &'static str,
@@ -110,6 +112,18 @@ fn build(
                 .into_iter()
                 .map(str::to_string)
                 .collect(),
+            gemm: json!(c
+                .module
+                .regions
+                .iter()
+                .filter_map(|r| r.gemm.as_ref().map(|g| json!({
+                    "region": r.index,
+                    "implementation": g.imp.describe(),
+                    "mnk": [g.shape.m, g.shape.n, g.shape.k],
+                    "batch": g.shape.batch,
+                    "reason": g.reason,
+                })))
+                .collect::<Vec<_>>()),
             module: c.module.source,
             reference: p.reference_source.unwrap_or_default(),
             // parse to written module: loading (frontend) plus the compile pipeline
@@ -197,7 +211,9 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             regions,
             fallback_ops,
             compile_ms,
+            gemm,
         } => {
+            row["gemm"] = gemm;
             row["kernels"] = json!(kernels);
             row["regions"] = json!(regions);
             row["fallback_ops"] = json!(fallback_ops);
@@ -215,7 +231,8 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
         )]);
         return;
     }
-    let req = VerifyRequest::new(&refp, &cand);
+    let mut req = VerifyRequest::new(&refp, &cand);
+    req.rule = Some(cx.opts.precision.rule().to_string());
     check(row, &req, cx, started, false);
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
     // more with the device to itself, and keep both answers.

@@ -18,6 +18,16 @@ pub enum DeviceArg {
     Cuda,
 }
 
+/// The verifier's value rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuleArg {
+    /// `norm(ref - out) / (1e-6 + norm(ref)) < 1e-3`.
+    RelNorm,
+    /// The relative norm and `allclose(atol=rtol=1e-4)`, the reference in full fp32.
+    #[value(name = "allclose-1e-4")]
+    Allclose1e4,
+}
+
 /// Options shared by `verify` and `bench-pair`.
 #[derive(Args, Debug)]
 pub struct PairArgs {
@@ -42,6 +52,10 @@ pub struct PairArgs {
     /// Library ops strict mode allows, comma-separated (default: conv and matmul families).
     #[arg(long, value_delimiter = ',')]
     pub library_ops: Option<Vec<String>>,
+    /// Value rule for floats: the relative norm (1e-3), or also allclose(atol=rtol=1e-4)
+    /// against a full-fp32 reference (the fp32 precision policy).
+    #[arg(long, value_enum, default_value = "rel-norm")]
+    pub rule: RuleArg,
     /// Seconds before a hanging candidate is killed.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
@@ -84,6 +98,13 @@ pub(super) fn prepare(
         seed: pair.seed,
         strict: pair.strict,
         library_ops: pair.library_ops.clone(),
+        rule: Some(
+            match pair.rule {
+                RuleArg::RelNorm => "rel_norm",
+                RuleArg::Allclose1e4 => "allclose_1e-4",
+            }
+            .to_string(),
+        ),
     };
     Ok((req, pool))
 }

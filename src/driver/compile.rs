@@ -66,6 +66,7 @@ pub fn compile_graph(
         interpret: opts.interpret,
         configs: Default::default(),
         guard: opts.guard.clone(),
+        gemm: Default::default(),
     };
     let module = generate_module(&graph, &plan, form, &codegen);
     Ok(Compiled {
@@ -92,6 +93,13 @@ impl Compiled {
                 "ops": r.ops,
                 "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
                 "pytorch_fallback": r.fallback,
+                "gemm": r.gemm.as_ref().map(|g| json!({
+                    "implementation": g.imp.describe(),
+                    "m": g.shape.m, "n": g.shape.n, "k": g.shape.k, "batch": g.shape.batch,
+                    "flops": g.shape.flops(),
+                    "predicted_error": g.predicted_error,
+                    "reason": g.reason,
+                })),
             })
         })
         .collect();

@@ -25,6 +25,11 @@ pub struct VerifyRequest {
     /// The library ops strict mode allows (default: conv and matmul families).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub library_ops: Option<Vec<String>>,
+    /// The value rule for floats: `rel_norm` (default: the relative-norm rule, 1e-3) or
+    /// `allclose_1e-4` (also `allclose(atol=rtol=1e-4)` against the reference run with
+    /// full-fp32 matmuls: the fp32 precision policy, KernelBench's current rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl VerifyRequest {
@@ -36,6 +41,7 @@ impl VerifyRequest {
             seed: 0,
             strict: false,
             library_ops: None,
+            rule: None,
         }
     }
 }

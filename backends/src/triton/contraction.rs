@@ -1,57 +1,134 @@
 //! The contraction template: batched matrix products (matmul, bmm, linear) with `tl.dot`
-//! and a fused pointwise epilogue.
+//! and a fused pointwise epilogue, written for Hopper.
 //!
-//! Heuristic: BLOCK_M and BLOCK_N are 64 for dims up to 64 and 128 above (at least 16,
-//! as `tl.dot` requires); BLOCK_K = 32 (64 for 16-bit inputs); 8 warps for 128x128 tiles,
-//! else 4; 3 pipeline stages. Programs are ordered in groups of 8 rows of tiles so that
-//! neighbouring programs share operand tiles in L2. fp32 operands use tf32 unless the
-//! precision is `ieee`.
+//! - Persistent tile scheduling: the grid is at most one program per multiprocessor
+//!   (`PERSISTENT=1`; read off the device at launch) and each program walks the tiles
+//!   `pid, pid + NUM_PROGS, ...`; `PERSISTENT=0` launches one program per tile.
+//! - Grouped ordering: tiles go in groups of `GROUP_M` rows of tiles so programs running
+//!   together share operand tiles in L2.
+//! - TMA: when the installed Triton has `tl.make_tensor_descriptor`, the GPU is Hopper or
+//!   newer, the region has no batch dims and both operands are contiguous along their
+//!   inner dim with 16-byte aligned rows, the host passes `USE_TMA=True` and operand
+//!   tiles come through tensor descriptors; otherwise (and under the interpreter) through
+//!   masked pointer loads. The decision is made per call on the host.
+//! - Precision: `tl.dot`'s `input_precision` (tf32, tf32x3, ieee) comes from the region's
+//!   implementation, chosen by the precision policy (see `precision.rs`).
+//!
+//! Heuristic configuration: BLOCK_M and BLOCK_N are 64 for dims up to 64 and 128 above
+//! (at least 16, as `tl.dot` requires), BLOCK_N = 256 for plain tf32 when N >= 256 and
+//! K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs); 8 warps for 128x128 tiles
+//! and up, else 4;
+//! 3 pipeline stages; GROUP_M = 8; persistent.
 
 use super::epilogue::{add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use super::precision::DotPrecision;
 use super::program::{IndexSource, InputArg, Program, Sp};
 use super::ty::{compute_ty, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use std::fmt::Write;
 
-/// Precision of fp32 matrix products.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Precision {
-    /// TensorFloat-32 inputs, fp32 accumulation (within the verification tolerance).
-    #[default]
-    Tf32,
-    /// Full fp32.
-    Ieee,
+/// The matrix product at the heart of a contraction region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmShape {
+    pub main: NodeId,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    /// Product of the batch dims of the output.
+    pub batch: u64,
+    /// 16-bit operands.
+    pub half: bool,
 }
 
-pub fn contraction_config(m: u64, n: u64, half: bool) -> LaunchConfig {
-    let bm = if m <= 64 { 64 } else { 128 };
-    let bn = if n <= 64 { 64 } else { 128 };
+impl GemmShape {
+    pub fn flops(&self) -> u64 {
+        2 * self.m * self.n * self.k * self.batch
+    }
+}
+
+/// The matrix product of a contraction region, when the template can compute it.
+pub fn gemm_shape(g: &Graph, nodes: &[NodeId]) -> Option<GemmShape> {
+    let main = *nodes
+        .iter()
+        .find(|&&n| matches!(g.node(n).op, Op::Matmul | Op::Bmm | Op::Linear))?;
+    let mn = g.node(main);
+    let out_ty = g.ty(mn.outputs[0]);
+    let (ta, tb) = (g.ty(mn.inputs[0]), g.ty(mn.inputs[1]));
+    if ta.rank() < 2
+        || out_ty.rank() < 2
+        || !ta.dtype.is_float()
+        || ta.dtype == DType::F64
+        || tb.dtype == DType::F64
+    {
+        return None;
+    }
+    let r = out_ty.rank();
+    Some(GemmShape {
+        main,
+        m: out_ty.shape[r - 2] as u64,
+        n: out_ty.shape[r - 1] as u64,
+        k: *ta.shape.last()? as u64,
+        batch: out_ty.shape[..r - 2].iter().map(|&d| d as u64).product(),
+        half: matches!(ta.dtype, DType::F16 | DType::BF16),
+    })
+}
+
+fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -> LaunchConfig {
     LaunchConfig {
         blocks: vec![
             ("BLOCK_M", bm),
             ("BLOCK_N", bn),
-            ("BLOCK_K", if half { 64 } else { 32 }),
+            ("BLOCK_K", bk),
+            ("GROUP_M", 8),
+            ("PERSISTENT", persistent),
         ],
-        num_warps: if bm * bn >= 128 * 128 { 8 } else { 4 },
-        num_stages: 3,
+        num_warps: warps,
+        num_stages: stages,
     }
 }
 
-pub fn contraction_variants(m: u64, n: u64, half: bool) -> Vec<LaunchConfig> {
-    let mut out = vec![contraction_config(m, n, half)];
-    for (bm, bn, bk, w, s) in [
-        (64, 64, 32, 4, 4),
-        (128, 64, 32, 4, 4),
-        (64, 128, 32, 4, 4),
-        (128, 128, 32, 8, 3),
-        (128, 256, 64, 8, 3),
+pub fn contraction_config(m: u64, n: u64, k: u64, half: bool, dot: DotPrecision) -> LaunchConfig {
+    let bm = if m <= 64 { 64 } else { 128 };
+    // plain tf32: 128x256 tiles reach cuBLAS on the H200 (367.6 against 373.6 TFLOP/s,
+    // 1024x8192x8192), 128x128 only 268; with K = 32 they ran out of shared memory
+    // (the epilogue's layout conversion on top of the stages)
+    let bn = match (n, dot) {
+        (0..=64, _) => 64,
+        (256.., DotPrecision::Tf32) if m > 64 && k >= 128 && !half => 256,
+        _ => 128,
+    };
+    // tf32x3: BLOCK_K = 64 measured 98 TFLOP/s against 78.5 with 32 (1024x8192x8192)
+    let bk = match (half, dot) {
+        (true, _) => 64,
+        (false, DotPrecision::Tf32x3) if k >= 64 => 64,
+        _ => 32,
+    };
+    let warps = if bm * bn >= 128 * 128 { 8 } else { 4 };
+    config(bm, bn, bk, warps, 3, 1)
+}
+
+pub fn contraction_variants(m: u64, n: u64, k: u64, half: bool) -> Vec<LaunchConfig> {
+    let mut out = vec![contraction_config(m, n, k, half, DotPrecision::Tf32)];
+    let x3 = contraction_config(m, n, k, half, DotPrecision::Tf32x3);
+    if !out.contains(&x3) {
+        out.push(x3);
+    }
+    for (bm, bn, bk, w, s, p) in [
+        (128, 128, 32, 8, 3, 0),
+        (128, 128, 32, 8, 4, 1),
+        (128, 256, 32, 8, 3, 1),
+        (256, 128, 32, 8, 3, 1),
+        (128, 128, 64, 8, 3, 1),
+        (128, 64, 32, 4, 4, 1),
+        (64, 128, 32, 4, 4, 1),
+        (64, 64, 32, 4, 4, 0),
     ] {
-        let c = LaunchConfig {
-            blocks: vec![("BLOCK_M", bm), ("BLOCK_N", bn), ("BLOCK_K", bk)],
-            num_warps: w,
-            num_stages: s,
-        };
+        // tiles far larger than the matrix only waste work
+        if (bm > 64 && m <= 64) || (bn > 64 && n <= 64) {
+            continue;
+        }
+        let c = config(bm, bn, if half { bk.max(64) } else { bk }, w, s, p);
         if !out.contains(&c) {
             out.push(c);
         }
@@ -80,37 +157,33 @@ fn stride(arg: &InputArg, dim: usize) -> Option<&str> {
         .map(|(_, s)| s.as_str())
 }
 
+/// How the template computes the product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotMode {
+    pub dot: DotPrecision,
+}
+
 /// Generates the kernel of a contraction region.
 pub fn contraction_kernel(
     g: &Graph,
     name: &str,
     nodes: &[NodeId],
     outputs: &[ValueId],
-    precision: Precision,
+    mode: DotMode,
     interpret: bool,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
-    let main = *nodes
-        .iter()
-        .find(|&&n| matches!(g.node(n).op, Op::Matmul | Op::Bmm | Op::Linear))?;
+    let shape = gemm_shape(g, nodes)?;
+    let main = shape.main;
     let mn = g.node(main);
     let out_ty = g.ty(mn.outputs[0]);
     let (a, b) = (mn.inputs[0], mn.inputs[1]);
     let (ta, tb) = (g.ty(a), g.ty(b));
-    if ta.rank() < 2
-        || out_ty.rank() < 2
-        || !ta.dtype.is_float()
-        || ta.dtype == DType::F64
-        || tb.dtype == DType::F64
-    {
-        return None;
-    }
     let domain = out_ty.shape.clone();
     let r = domain.len();
-    let (m, n) = (domain[r - 2], domain[r - 1]);
-    let k = *ta.shape.last()?;
+    let (m, n, k) = (shape.m, shape.n, shape.k);
     let batch: Vec<i64> = domain[..r - 2].to_vec();
-    let nbatch: i64 = batch.iter().product();
+    let nbatch = shape.batch;
     let mut prog = Program::new();
     let ia = prog.input_arg(g, a);
     let ib = prog.input_arg(g, b);
@@ -121,7 +194,8 @@ pub fn contraction_kernel(
     let a_k = stride(&arg_a, ra - 1);
     // operand B: [batch..., K, N] for matmul/bmm, weight [N, K] for linear
     let rb = tb.rank();
-    let (b_k, b_n) = if mn.op == Op::Linear {
+    let linear = mn.op == Op::Linear;
+    let (b_k, b_n) = if linear {
         (stride(&arg_b, 1), stride(&arg_b, 0))
     } else {
         (stride(&arg_b, rb - 2), stride(&arg_b, rb - 1))
@@ -146,7 +220,7 @@ pub fn contraction_kernel(
         }
     };
     let a_batch = batch_off(&arg_a, ra);
-    let b_batch = if mn.op == Op::Linear {
+    let b_batch = if linear {
         "0".to_string()
     } else {
         batch_off(&arg_b, rb)
@@ -156,9 +230,9 @@ pub fn contraction_kernel(
     dims.push("offs_n".into());
     let ix = TileIndex { dims };
     // the product, then the bias of linear, then the epilogue
-    let half = matches!(ta.dtype, DType::F16 | DType::BF16);
+    let half = shape.half;
     let mut acc = prog.expr(Sp::Full, DType::F32, "acc".into(), vec![]);
-    if mn.op == Op::Linear {
+    if linear {
         if let Some(&bias) = mn.inputs.get(2) {
             let map = vec![if g.ty(bias).shape[0] == 1 {
                 None
@@ -180,7 +254,7 @@ pub fn contraction_kernel(
         .iter()
         .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
         .collect();
-    let config = config.unwrap_or_else(|| contraction_config(m as u64, n as u64, half));
+    let config = config.unwrap_or_else(|| contraction_config(m, n, k, half, mode.dot));
     let wide = super::pointwise::needs_int64(
         g,
         outputs
@@ -188,89 +262,140 @@ pub fn contraction_kernel(
             .copied()
             .chain(prog.inputs.iter().map(|x| x.value)),
     );
+    // TMA needs plain 2-D operands (the host checks strides and alignment per call)
+    let tma_able = nbatch == 1
+        && ra == 2
+        && rb == 2
+        && !interpret
+        && a_m.is_some()
+        && a_k.is_some()
+        && b_k.is_some()
+        && b_n.is_some();
     let mut body = String::new();
     let p = if wide { ".to(tl.int64)" } else { "" };
-    writeln!(body, "    pid = tl.program_id(0){p}").unwrap();
     writeln!(body, "    num_m = tl.cdiv({m}, BLOCK_M)").unwrap();
     writeln!(body, "    num_n = tl.cdiv({n}, BLOCK_N)").unwrap();
-    writeln!(body, "    group = pid // (8 * num_n)").unwrap();
-    writeln!(body, "    first_m = group * 8").unwrap();
-    writeln!(body, "    size_m = tl.minimum(num_m - first_m, 8)").unwrap();
-    writeln!(body, "    pm = first_m + (pid % (8 * num_n)) % size_m").unwrap();
-    writeln!(body, "    pn = (pid % (8 * num_n)) // size_m").unwrap();
+    writeln!(body, "    tiles = num_m * num_n").unwrap();
+    if tma_able {
+        // each operand through a descriptor over its memory layout: row-major in its
+        // logical shape, or transposed (`A_T`/`B_T`: contiguous along M / K)
+        let (am, ak, bk, bn) = (
+            a_m.unwrap_or("1"),
+            a_k.unwrap_or("1"),
+            b_k.unwrap_or("1"),
+            b_n.unwrap_or("1"),
+        );
+        let (pa, pb) = (&arg_a.ptr, &arg_b.ptr);
+        writeln!(body, "    if USE_TMA:").unwrap();
+        writeln!(body, "        if A_T:").unwrap();
+        writeln!(body, "            a_desc = tl.make_tensor_descriptor({pa}, shape=[{k}, {m}], strides=[{ak}, 1], block_shape=[BLOCK_K, BLOCK_M])").unwrap();
+        writeln!(body, "        else:").unwrap();
+        writeln!(body, "            a_desc = tl.make_tensor_descriptor({pa}, shape=[{m}, {k}], strides=[{am}, 1], block_shape=[BLOCK_M, BLOCK_K])").unwrap();
+        writeln!(body, "        if B_T:").unwrap();
+        writeln!(body, "            b_desc = tl.make_tensor_descriptor({pb}, shape=[{n}, {k}], strides=[{bn}, 1], block_shape=[BLOCK_N, BLOCK_K])").unwrap();
+        writeln!(body, "        else:").unwrap();
+        writeln!(body, "            b_desc = tl.make_tensor_descriptor({pb}, shape=[{k}, {n}], strides=[{bk}, 1], block_shape=[BLOCK_K, BLOCK_N])").unwrap();
+    }
+    writeln!(
+        body,
+        "    for tile0 in range(tl.program_id(0), tiles * {nbatch}, NUM_PROGS):"
+    )
+    .unwrap();
+    let ind = "        ";
+    writeln!(body, "{ind}tile = tile0{p}").unwrap();
+    writeln!(body, "{ind}t = tile % tiles").unwrap();
+    writeln!(body, "{ind}group = t // (GROUP_M * num_n)").unwrap();
+    writeln!(body, "{ind}first_m = group * GROUP_M").unwrap();
+    writeln!(body, "{ind}size_m = tl.minimum(num_m - first_m, GROUP_M)").unwrap();
+    writeln!(body, "{ind}pm = first_m + (t % (GROUP_M * num_n)) % size_m").unwrap();
+    writeln!(body, "{ind}pn = (t % (GROUP_M * num_n)) // size_m").unwrap();
     if nbatch > 1 {
-        writeln!(body, "    pb = tl.program_id(1){p}").unwrap();
-        decompose(&mut body, "    ", "pb", &batch, &batch_names);
+        writeln!(body, "{ind}pb = tile // tiles").unwrap();
+        decompose(&mut body, ind, "pb", &batch, &batch_names);
     }
     for (d, &s) in batch.iter().enumerate() {
         if s == 1 {
-            writeln!(body, "    {} = 0", batch_names[d]).unwrap();
+            writeln!(body, "{ind}{} = 0", batch_names[d]).unwrap();
         }
     }
     writeln!(
         body,
-        "    offs_m = pm * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]"
+        "{ind}offs_m = pm * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]"
     )
     .unwrap();
     writeln!(
         body,
-        "    offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
+        "{ind}offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
     )
     .unwrap();
-    writeln!(body, "    offs_k = tl.arange(0, BLOCK_K)").unwrap();
+    writeln!(body, "{ind}offs_k = tl.arange(0, BLOCK_K)").unwrap();
     // a dim of size 1 has no stride argument; `* 0` keeps the tile's shape
     let term = |idx: &str, s: Option<&str>| match s {
         Some(s) => format!(" + {idx} * {s}"),
         None => format!(" + {idx} * 0"),
     };
-    writeln!(body, "    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
-    writeln!(body, "    for k0 in range(0, {k}, BLOCK_K):").unwrap();
-    writeln!(body, "        ka = k0 + offs_k[None, :]").unwrap();
-    writeln!(body, "        kb = k0 + offs_k[:, None]").unwrap();
+    writeln!(body, "{ind}acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
+    writeln!(body, "{ind}for k0 in range(0, {k}, BLOCK_K):").unwrap();
+    let in2 = format!("{ind}    ");
+    let mut loads = String::new();
+    writeln!(loads, "ka = k0 + offs_k[None, :]").unwrap();
+    writeln!(loads, "kb = k0 + offs_k[:, None]").unwrap();
     writeln!(
-        body,
-        "        a = tl.load({} + {a_batch}{}{}, mask=(offs_m < {m}) & (ka < {k}), other=0.0)",
+        loads,
+        "a = tl.load({} + {a_batch}{}{}, mask=(offs_m < {m}) & (ka < {k}), other=0.0)",
         arg_a.ptr,
         term("offs_m", a_m),
         term("ka", a_k)
     )
     .unwrap();
     writeln!(
-        body,
-        "        b = tl.load({} + {b_batch}{}{}, mask=(kb < {k}) & (offs_n < {n}), other=0.0)",
+        loads,
+        "b = tl.load({} + {b_batch}{}{}, mask=(kb < {k}) & (offs_n < {n}), other=0.0)",
         arg_b.ptr,
         term("kb", b_k),
         term("offs_n", b_n)
     )
     .unwrap();
+    if tma_able {
+        writeln!(body, "{in2}if USE_TMA:").unwrap();
+        writeln!(body, "{in2}    if A_T:").unwrap();
+        writeln!(body, "{in2}        a = a_desc.load([k0, pm * BLOCK_M]).T").unwrap();
+        writeln!(body, "{in2}    else:").unwrap();
+        writeln!(body, "{in2}        a = a_desc.load([pm * BLOCK_M, k0])").unwrap();
+        writeln!(body, "{in2}    if B_T:").unwrap();
+        writeln!(body, "{in2}        b = b_desc.load([pn * BLOCK_N, k0]).T").unwrap();
+        writeln!(body, "{in2}    else:").unwrap();
+        writeln!(body, "{in2}        b = b_desc.load([k0, pn * BLOCK_N])").unwrap();
+        writeln!(body, "{in2}else:").unwrap();
+        for l in loads.lines() {
+            writeln!(body, "{in2}    {l}").unwrap();
+        }
+    } else {
+        for l in loads.lines() {
+            writeln!(body, "{in2}{l}").unwrap();
+        }
+    }
     let bf16_in_interpreter = interpret && (ta.dtype == DType::BF16 || tb.dtype == DType::BF16);
     let (ca, cb) = if bf16_in_interpreter || ta.dtype != tb.dtype {
         ("a.to(tl.float32)", "b.to(tl.float32)")
     } else {
         ("a", "b")
     };
-    let prec = match precision {
-        Precision::Tf32 => "tf32",
-        Precision::Ieee => "ieee",
-    };
-    if ta.dtype == DType::F32 || ca != "a" {
-        writeln!(
-            body,
-            "        acc = tl.dot({ca}, {cb}, acc, input_precision=\"{prec}\")"
-        )
-        .unwrap();
+    let prec = if ta.dtype == DType::F32 || ca != "a" {
+        format!(", input_precision=\"{}\"", mode.dot.name())
     } else {
-        writeln!(body, "        acc = tl.dot({ca}, {cb}, acc)").unwrap();
-    }
-    writeln!(body, "    mask = (offs_m < {m}) & (offs_n < {n})").unwrap();
+        String::new()
+    };
+    writeln!(body, "{in2}acc = tl.dot({ca}, {cb}, acc{prec})").unwrap();
+    writeln!(body, "{ind}mask = (offs_m < {m}) & (offs_n < {n})").unwrap();
     let order = prog.closure(&roots, &|_| false);
-    emit_stmts(&mut body, &prog, &order, "    ");
+    emit_stmts(&mut body, &prog, &order, ind);
     let off = contiguous_offset(&domain, &|d| ix.dims[d].clone());
     for (kk, (&v, &rt)) in outputs.iter().zip(&roots).enumerate() {
         let st = storage_ty(g.ty(v).dtype);
         writeln!(
             body,
-            "    tl.store(out{kk} + {off} + offs_m * 0 + offs_n * 0, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st}), mask=mask)",
+            "{ind}tl.store(out{kk} + {off} + offs_m * 0 + offs_n * 0, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st}), mask=mask)",
             prog.var(rt),
             compute_ty(prog.stmts[rt].dtype)
         )
@@ -284,28 +409,102 @@ pub fn contraction_kernel(
         signature(
             &prog,
             outputs.len(),
-            &[],
-            &["BLOCK_M", "BLOCK_N", "BLOCK_K"]
+            &["NUM_PROGS".to_string()],
+            &[
+                "USE_TMA",
+                "A_T",
+                "B_T",
+                "BLOCK_M",
+                "BLOCK_N",
+                "BLOCK_K",
+                "GROUP_M",
+                "PERSISTENT"
+            ]
         )
     )
     .unwrap();
     source.push_str(&ops_comment(g, nodes));
-    writeln!(source, "    # [{m} x {k}] @ [{k} x {n}], {nbatch} batches").unwrap();
+    writeln!(
+        source,
+        "    # [{m} x {k}] @ [{k} x {n}], {nbatch} batches; {} dot",
+        mode.dot.name()
+    )
+    .unwrap();
     source.push_str(&body);
-    let tiles =
-        (m as u64).div_ceil(config.block("BLOCK_M")) * (n as u64).div_ceil(config.block("BLOCK_N"));
-    let mut grid = vec![tiles.max(1)];
-    if nbatch > 1 {
-        grid.push(nbatch as u64);
+    let tiles = m.div_ceil(config.block("BLOCK_M")) * n.div_ceil(config.block("BLOCK_N"));
+    let total = (tiles * nbatch).max(1);
+    let grid_expr = if config.block("PERSISTENT") == 1 {
+        format!("min({total}, _drtc_sms())")
+    } else {
+        total.to_string()
+    };
+    // the host's TMA test: Hopper+, 2-D operands contiguous along their inner dim,
+    // 16-byte aligned rows and base
+    let align = if half { 8 } else { 4 };
+    let (tma_expr, a_t, b_t) = if tma_able {
+        // `{argI}`: the host's name of kernel input I; dims of A (M, K) and B (K, N) in
+        // the host tensors
+        let (a, b) = (format!("{{arg{ia}}}"), format!("{{arg{ib}}}"));
+        let (bk_dim, bn_dim) = if linear { (1, 0) } else { (0, 1) };
+        let operand = |x: &str, inner: usize, outer: usize| {
+            format!("({x}.stride({inner}) == 1 and {x}.stride({outer}) % {align} == 0)")
+        };
+        let ok = |x: &str, d0: usize, d1: usize| {
+            format!(
+                "({} or {}) and {x}.data_ptr() % 16 == 0",
+                operand(x, d1, d0),
+                operand(x, d0, d1)
+            )
+        };
+        (
+            format!(
+                "_DRTC_TMA and {} and {}",
+                ok(&a, 0, 1),
+                ok(&b, bk_dim, bn_dim)
+            ),
+            format!("{a}.stride(1) != 1"),
+            format!("{b}.stride({bn_dim}) != 1"),
+        )
+    } else {
+        (
+            "False".to_string(),
+            "False".to_string(),
+            "False".to_string(),
+        )
+    };
+    // fp32 operands on the GPU: tf32 tensor-core products need both operands contiguous
+    // along K (A: [M, K] rows, B: [N, K] rows); Triton 3.6 reaches 67-85 TFLOP/s with an
+    // M- or N-contiguous operand against 250-370 with both K-contiguous on the H200
+    // (bench/results/gemm_h200.md), so the host copies such an operand once per call
+    // (its bytes read and written: a few percent of the product's time)
+    let mut operand_prep = vec![];
+    if !interpret && !half && ia != ib && ta.dtype == DType::F32 && tb.dtype == DType::F32 {
+        operand_prep.push((
+            ia,
+            "({x} if {x}.stride(-1) == 1 else {x}.contiguous())".to_string(),
+        ));
+        let b_prep = if linear {
+            "({x} if {x}.stride(-1) == 1 else {x}.contiguous())"
+        } else {
+            "({x} if {x}.stride(-2) == 1 else {x}.transpose(-1, -2).contiguous().transpose(-1, -2))"
+        };
+        operand_prep.push((ib, b_prep.to_string()));
     }
     Some(TritonKernel {
         name: name.to_string(),
         source,
         inputs: prog.inputs,
         outputs: outputs.to_vec(),
-        grid,
+        grid: vec![total],
+        grid_expr: Some(grid_expr.clone()),
         config,
-        extra_args: vec![],
+        extra_args: vec![
+            ("NUM_PROGS".into(), grid_expr),
+            ("USE_TMA".into(), tma_expr),
+            ("A_T".into(), a_t),
+            ("B_T".into(), b_t),
+        ],
         scratch_args: vec![],
+        operand_prep,
     })
 }

@@ -47,11 +47,18 @@ pub struct TritonKernel {
     pub outputs: Vec<ValueId>,
     /// The launch grid (static: every shape is known).
     pub grid: Vec<u64>,
+    /// A Python expression for a one-dimensional grid computed at launch (persistent
+    /// kernels: `min(tiles, _drtc_sms())`), used instead of `grid` when set.
+    pub grid_expr: Option<String>,
     pub config: LaunchConfig,
     /// Extra scalar arguments passed by the host after the outputs, with their values.
     pub extra_args: Vec<(String, String)>,
     /// Scratch buffers of the region (allocated by the host), passed after the outputs.
     pub scratch_args: Vec<String>,
+    /// Host-side rewrites of inputs before the launch, by input index: a Python
+    /// expression over `{x}` (the input) whose value is passed instead (GEMM operands made
+    /// contiguous along K).
+    pub operand_prep: Vec<(usize, String)>,
 }
 
 /// A comment naming the IR ops a kernel computes.

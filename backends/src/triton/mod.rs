@@ -5,14 +5,21 @@ mod epilogue;
 mod expr;
 mod kernel;
 mod pointwise;
+pub mod precision;
 mod program;
 mod reduction;
 pub mod ty;
 mod window;
 
-pub use contraction::{contraction_config, contraction_kernel, contraction_variants, Precision};
+pub use contraction::{
+    contraction_config, contraction_kernel, contraction_variants, gemm_shape, DotMode, GemmShape,
+};
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{pointwise_config, pointwise_kernel, pointwise_variants};
+pub use precision::{
+    candidates, choose, predicted_error, DotPrecision, GemmCandidate, GemmChoice, GemmImpl,
+    Precision,
+};
 pub use reduction::{
     reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
     RegionCode, Scratch,

@@ -138,8 +138,10 @@ pub fn pointwise_kernel(
         inputs: prog.inputs,
         outputs: outputs.to_vec(),
         grid,
+        grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args: vec![],
+        operand_prep: vec![],
     })
 }

@@ -709,9 +709,11 @@ pub fn reduction_kernel(
             inputs: b.prog.inputs.clone(),
             outputs: outputs.to_vec(),
             grid,
+            grid_expr: None,
             config,
             extra_args: vec![],
             scratch_args: vec![],
+            operand_prep: vec![],
         }],
         scratch: vec![],
         stats,
@@ -994,6 +996,7 @@ fn split_kernels(
             inputs: prog.inputs.clone(),
             outputs: if last { outputs.to_vec() } else { vec![] },
             grid: vec![rows, chunks],
+            grid_expr: None,
             config: LaunchConfig {
                 blocks: vec![("BLOCK_C", SPLIT_BLOCK_C), ("BLOCK_S", next_pow2(chunks))],
                 num_warps: 8,
@@ -1001,6 +1004,7 @@ fn split_kernels(
             },
             extra_args: vec![],
             scratch_args: scratch_params.clone(),
+            operand_prep: vec![],
         });
     }
     kernels

@@ -236,8 +236,10 @@ pub fn window_kernel(
         inputs: prog.inputs,
         outputs: outputs.to_vec(),
         grid: vec![numel.div_ceil(config.block("BLOCK")).max(1)],
+        grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args: vec![],
+        operand_prep: vec![],
     })
 }

@@ -226,7 +226,13 @@ fn eval_regions(
                 compile_ms: None,
             },
             None => {
-                let e = evaluate(cx, &reference, &stitched_module(prog, &pieces, GuardMode::Error, None), false, None);
+                let e = evaluate(
+                    cx,
+                    &reference,
+                    &stitched_module(prog, &pieces, GuardMode::Error, None),
+                    false,
+                    None,
+                );
                 SampleResult {
                     sample: j,
                     verified: e.verified,

@@ -40,6 +40,9 @@ pub struct LlmSettings {
     /// Verification trials per candidate.
     pub trials: u32,
     /// Time the eager reference against torch.compile too (GPU only).
+    /// The verifier's value rule (`rel_norm`, or `allclose_1e-4` under the fp32 policy);
+    /// `None` is the relative-norm rule.
+    pub rule: Option<String>,
     pub compile_baseline: bool,
 }
 

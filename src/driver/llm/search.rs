@@ -69,6 +69,7 @@ pub fn evaluate(
         seed: 0,
         strict,
         library_ops: library_ops.map(<[String]>::to_vec),
+        rule: cx.settings.rule.clone(),
     };
     let eval = match cx.device() {
         DeviceKind::Cpu => match cx.pool.verify(&req) {

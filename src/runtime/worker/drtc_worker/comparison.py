@@ -218,3 +218,34 @@ def compare_state(ref_state, cand_state):
         for _, msg in f:
             fails.append(f"`{name}` after the call: {msg}")
     return report, fails
+
+
+VALUE_RULES = ("rel_norm", "allclose_1e-4")
+
+
+def rule_failures(outputs, rule):
+    """The fp32 policy's rule (KernelBench's current one): on top of the relative norm,
+    every float output must pass allclose(atol=rtol=1e-4)."""
+    if rule != "allclose_1e-4":
+        return []
+    return [("values", m["index"], "allclose(atol=rtol=1e-4) fails (the fp32 rule; "
+             f"relative norm {m.get('rel_err', float('nan')):.3e}, max abs error "
+             f"{m.get('max_abs_err')})") for m in outputs if m.get("allclose_1e-4") is False]
+
+
+class RulePrecision:
+    """Under the fp32 rule the reference is full-fp32 PyTorch: fp32 matmuls run with
+    `torch.set_float32_matmul_precision("highest")` while verifying (restored after)."""
+
+    def __init__(self, rule):
+        self.rule = rule
+        self.prev = None
+
+    def __enter__(self):
+        if self.rule == "allclose_1e-4":
+            self.prev = torch.get_float32_matmul_precision()
+            torch.set_float32_matmul_precision("highest")
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            torch.set_float32_matmul_precision(self.prev)

@@ -15,7 +15,8 @@ import torch
 
 from . import memory
 from .common import DEVICE, Failure, exc_line, flatten, sync
-from .comparison import check_aliasing, clone_all, compare_outputs, compare_state, inputs_equal
+from .comparison import (VALUE_RULES, RulePrecision, check_aliasing, clone_all, compare_outputs,
+                         compare_state, inputs_equal, rule_failures)
 from .guards import STRICT_LIBRARY_DEFAULT, PoisonedAllocation, SideStreamGuard, StrictMode
 from .guards import poison_note
 from .pair import Pair
@@ -71,7 +72,7 @@ class Stop(Exception):
 
 def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     """Runs trial `t`; returns its inputs (the next refill trial reuses the buffers)."""
-    strict, library_ops = opts
+    strict, library_ops, rule = opts
     if kind == "fresh":
         inputs = pair.make_inputs(seed)
     else:
@@ -150,8 +151,10 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
         raise Stop()
 
     outputs, fails = compare_outputs(ref_out, ordered)
+    fails += rule_failures(outputs, rule)
     if fails and DEVICE == "cuda":
-        _, late = compare_outputs(ref_out, cand_out)
+        late_out, late = compare_outputs(ref_out, cand_out)
+        late += rule_failures(late_out, rule)
         if not late:
             fail("side_stream", "outputs are right only after a device-wide "
                                 "synchronize: work left running on a side stream that "
@@ -189,7 +192,7 @@ def run_trials(pair, req, result, tamper, peaks):
     library_ops = req.get("library_ops")
     if library_ops is None:
         library_ops = STRICT_LIBRARY_DEFAULT
-    opts = (bool(req.get("strict", False)), library_ops)
+    opts = (bool(req.get("strict", False)), library_ops, req.get("rule"))
     if not tamper.intact():
         result["fatal"] = True
         result["failures"].append({"check": "tampering", "trial": None, "output": None,
@@ -216,7 +219,12 @@ def verify_pair(req, tamper):
         pair = Pair(req)
         result["kind"] = pair.kind
         peaks = Peaks()
-        run_trials(pair, req, result, tamper, peaks)
+        rule = req.get("rule") or "rel_norm"
+        if rule not in VALUE_RULES:
+            raise Failure("other", f"unknown value rule {rule!r} (known: {', '.join(VALUE_RULES)})")
+        result["rule"] = rule
+        with RulePrecision(rule):
+            run_trials(pair, req, result, tamper, peaks)
     except Failure as f:
         result["failures"].append({"check": f.check, "trial": None, "output": None,
                                    "inputs": None, "message": f.message})

@@ -1,0 +1,171 @@
+//! GEMM regions under each implementation the precision policy can choose: drtc's Triton
+//! template at tf32, tf32x3 and ieee, the library call with its fused epilogue, and the
+//! all-PyTorch fallback. Each module runs under Triton's CPU interpreter against the
+//! program emitted as PyTorch; the reports say what was chosen. The GPU form of the
+//! template (persistent grid, TMA descriptors behind a host test, K-major operands) is
+//! snapshotted. Needs the Python of `drtc setup` (or `DRTC_PYTHON`).
+
+use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
+use drtc_backends::torch::emit_seed_program;
+use drtc_backends::triton::{DotPrecision, GemmImpl, Precision};
+use drtc_ir::Graph;
+use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan, RegionKind};
+use std::path::{Path, PathBuf};
+
+fn python() -> PathBuf {
+    if let Ok(p) = std::env::var("DRTC_PYTHON") {
+        return PathBuf::from(p);
+    }
+    let root = std::env::var("DRTC_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/drtc")
+        });
+    root.join("venv/bin/python")
+}
+
+fn load(name: &str) -> (Graph, FusionPlan, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.drt"));
+    let src = std::fs::read_to_string(path).unwrap();
+    let g = drtc_ir::text::parse(&src).unwrap();
+    let reference = emit_seed_program(&g);
+    let plan = plan_fusion(&g, &FuseOptions::default());
+    (g, plan, reference)
+}
+
+fn module(g: &Graph, plan: &FusionPlan, imp: Option<GemmImpl>, interpret: bool) -> GeneratedModule {
+    let mut opts = CodegenOptions {
+        interpret,
+        ..Default::default()
+    };
+    if let Some(imp) = imp {
+        for (i, r) in plan.regions.iter().enumerate() {
+            if r.kind == RegionKind::Contraction {
+                opts.gemm.insert(i, (imp, "test".into()));
+            }
+        }
+    }
+    generate_module(g, plan, &ModuleForm::Seed, &opts)
+}
+
+#[test]
+fn every_gemm_implementation_matches_pytorch() {
+    let out = std::env::temp_dir().join(format!("drtc-gemm-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let imps = [
+        GemmImpl::Triton {
+            dot: DotPrecision::Tf32,
+        },
+        GemmImpl::Triton {
+            dot: DotPrecision::Tf32x3,
+        },
+        GemmImpl::Triton {
+            dot: DotPrecision::Ieee,
+        },
+        GemmImpl::Library,
+        GemmImpl::PyTorch,
+    ];
+    let mut pairs = vec![];
+    for prog in ["linear_gelu_softmax", "bmm_max"] {
+        let (g, plan, reference) = load(prog);
+        for imp in imps {
+            let m = module(&g, &plan, Some(imp), true);
+            let gemm: Vec<_> = m.regions.iter().filter(|r| r.gemm.is_some()).collect();
+            assert_eq!(gemm.len(), 1, "{prog}: one GEMM region");
+            let r = gemm[0];
+            assert_eq!(r.gemm.as_ref().unwrap().imp, imp);
+            match imp {
+                GemmImpl::PyTorch => assert!(r.fallback && r.kernel.is_none(), "{prog}"),
+                GemmImpl::Library => {
+                    assert!(!r.fallback);
+                    assert!(m
+                        .source
+                        .contains("_drtc_library(\"highest\", lambda: torch."));
+                    if let Some((name, _)) = &r.kernel {
+                        assert!(name.ends_with("_epilogue"), "{name}");
+                    }
+                }
+                GemmImpl::Triton { dot } => {
+                    assert!(!r.fallback && r.kernel.is_some());
+                    let want = format!("input_precision=\"{}\"", dot.name());
+                    assert!(m.source.contains(&want), "{prog}: {want}");
+                    // the interpreter gets pointer loads only
+                    assert!(m.source.contains("USE_TMA=False"));
+                }
+            }
+            let tag = imp.describe().replace(':', "_");
+            let (rp, cp) = (
+                out.join(format!("{prog}_{tag}_ref.py")),
+                out.join(format!("{prog}_{tag}_drtc.py")),
+            );
+            std::fs::write(&rp, &reference).unwrap();
+            std::fs::write(&cp, &m.source).unwrap();
+            pairs.push(serde_json::json!({"name": format!("{prog}/{tag}"), "reference": rp, "candidate": cp}));
+        }
+    }
+    let list = out.join("pairs.json");
+    std::fs::write(&list, serde_json::to_string(&pairs).unwrap()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_pairs.py");
+    let result = std::process::Command::new(python())
+        .arg(&script)
+        .arg(&list)
+        .output()
+        .expect("run `drtc setup` or set DRTC_PYTHON");
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let failed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.contains("\"ok\": true"))
+        .collect();
+    assert_eq!(stdout.lines().count(), pairs.len(), "{stdout}");
+    assert!(failed.is_empty(), "mismatches:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn the_policy_reports_its_choice_and_reason() {
+    let (g, plan, _) = load("linear_gelu_softmax");
+    for (policy, want) in [
+        (Precision::Fp32, "triton:tf32x3"),
+        (Precision::Tf32, "triton:tf32"),
+        (Precision::Ieee, "library"),
+    ] {
+        let opts = CodegenOptions {
+            precision: policy,
+            ..Default::default()
+        };
+        let m = generate_module(&g, &plan, &ModuleForm::Seed, &opts);
+        let r = m.regions.iter().find_map(|r| r.gemm.as_ref()).unwrap();
+        assert_eq!(r.imp.describe(), want, "{policy:?}");
+        assert!(r.reason.contains(policy.name()), "{}", r.reason);
+        assert_eq!((r.shape.m, r.shape.n, r.shape.k), (6, 24, 20));
+    }
+}
+
+#[test]
+fn gpu_form_of_the_template() {
+    let (g, plan, _) = load("linear_gelu_softmax");
+    let m = module(
+        &g,
+        &plan,
+        Some(GemmImpl::Triton {
+            dot: DotPrecision::Tf32x3,
+        }),
+        false,
+    );
+    let start = m.source.find("@triton.jit\ndef drtc_k0").unwrap();
+    let kernel_end = m.source[start..].find("\n\n").unwrap() + start;
+    let launch = m
+        .source
+        .lines()
+        .filter(|l| l.contains("drtc_k0_contraction") && !l.contains("def "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(format!(
+        "{}\n\n# host\n{launch}",
+        &m.source[start..kernel_end]
+    ));
+}

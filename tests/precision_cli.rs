@@ -1,0 +1,79 @@
+//! The precision policy through the CLI, on CPU: the verifier's fp32 rule
+//! (`allclose(atol=rtol=1e-4)`) rejects what the relative-norm rule lets through; a
+//! compile reports each GEMM region's implementation and why; `--search` on CPU says it
+//! needs a GPU and still verifies. Needs the Python of `drtc setup` (or `DRTC_PYTHON`).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn data(p: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data")).join(p)
+}
+
+fn drtc(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(args)
+        .output()
+        .expect("drtc runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn the_fp32_rule_is_stricter_than_the_relative_norm() {
+    let (r, c) = (
+        data("runtime/seed_relu_add.py"),
+        data("runtime/near_tolerance.py"),
+    );
+    let (r, c) = (r.to_str().unwrap(), c.to_str().unwrap());
+    let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu"]);
+    assert!(ok, "rel-norm rule: {out}{err}");
+    let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu", "--rule", "allclose-1e-4"]);
+    assert!(!ok, "allclose rule must reject: {out}{err}");
+    assert!(out.contains("allclose(atol=rtol=1e-4) fails"), "{out}");
+}
+
+#[test]
+fn compile_reports_the_gemm_choice_and_search_needs_a_gpu() {
+    let dir = std::env::temp_dir().join(format!("drtc-precision-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = data("gemm/linear_relu.py");
+    for (policy, want) in [("fp32", "triton:tf32x3"), ("tf32", "triton:tf32")] {
+        let out = dir.join(format!("{policy}.py"));
+        let report = dir.join(format!("{policy}.json"));
+        let (ok, _, err) = drtc(&[
+            "compile",
+            model.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--precision",
+            policy,
+            "--search",
+            "--report",
+            report.to_str().unwrap(),
+        ]);
+        assert!(ok, "{policy}: {err}");
+        assert!(err.contains("need a CUDA GPU"), "{err}");
+        assert!(err.contains("verified on cpu"), "{err}");
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        let gemm = r["regions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|x| x["gemm"].as_object().cloned())
+            .expect("a GEMM region");
+        assert_eq!(gemm["implementation"], want, "{policy}");
+        assert_eq!(gemm["k"], 40);
+        assert!(gemm["reason"].as_str().unwrap().contains(policy));
+        let summary = r["verification"]["summary"].as_str().unwrap_or("");
+        if policy == "fp32" {
+            assert!(summary.contains("1e-4: yes"), "{summary}");
+        }
+    }
+}
