@@ -47,6 +47,7 @@ const CASES: &[Case] = &[
     case(SEED, "ok_relu_add.py", &[]),
     case(SEED, "ok_reordered.py", &[]),
     case(SEED, "ok_torch_only.py", &[]),
+    case(SEED, "ok_imports_dynamo.py", &[]),
     case(KB, "kb_ok.py", &[]),
     // broken candidates
     case(SEED, "bad_values.py", &[Check::Values]),

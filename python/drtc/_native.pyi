@@ -51,7 +51,7 @@ def parse(src: str, *, name: str = "<program>") -> Program: ...
 def compile(
     src: str,
     *,
-    precision: Literal["tf32", "ieee"] = "tf32",
+    precision: Literal["fp32", "tf32", "ieee"] = "fp32",
     backend: Literal["triton"] = "triton",
     device: Optional[Device] = None,
     max_ops: int = 64,

@@ -125,7 +125,7 @@ fn precision(name: &str) -> PyResult<Precision> {
 /// a GPU is present). With `verify=True` the module is verified against `src` on that
 /// device and the report gets a `verification` entry (the runtime's full report).
 #[pyfunction]
-#[pyo3(signature = (src, *, precision = "tf32", backend = "triton", device = None, max_ops = 64, simplify = false, verify = false, name = "<program>"))]
+#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = false, verify = false, name = "<program>"))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
     py: Python<'_>,

@@ -51,6 +51,13 @@ class Tamper:
     """The fingerprint taken once every worker module is loaded, and what changed since."""
 
     def __init__(self):
+        # torch._dynamo wraps torch.manual_seed once, when it is first imported (by
+        # torch.compile of a baseline, or by a candidate): import it before the baseline
+        # is taken, so that PyTorch's own one-time patch is not taken for tampering
+        try:
+            import torch._dynamo  # noqa: F401
+        except Exception:
+            pass
         self.baseline = fingerprint()
 
     def intact(self):
