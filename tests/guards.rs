@@ -347,12 +347,12 @@ fn seed_module_recompiles_for_other_dtypes_and_checks_numbers() {
     assert_eq!(stat(views, "mismatches"), 0);
     let f64 = fact(&facts, "float64");
     assert_matches(f64);
-    assert_eq!(stat(f64, "compiles"), 1);
-    assert_eq!(stat(f64, "reference"), 0);
+    assert_eq!(stat(f64, "compiles"), 1, "{f64}");
+    assert_eq!(stat(f64, "reference"), 0, "{f64}");
     let f16 = fact(&facts, "float16 rows");
     assert_matches(f16);
-    assert_eq!(stat(f16, "compiles"), 2);
-    assert_eq!(stat(f16, "reference"), 0);
+    assert_eq!(stat(f16, "compiles"), 2, "{f16}");
+    assert_eq!(stat(f16, "reference"), 0, "{f16}");
     // an int where a float was compiled: not the same program, so the reference computes it
     let int = fact(&facts, "int alpha");
     assert_matches(int);
