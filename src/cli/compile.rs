@@ -322,6 +322,31 @@ fn retry_gemm(
     Err(DriverError::Reported("no GEMM retry ran".into()))
 }
 
+/// The device `drtc compile` runs on and its compile options (the guards' reference source
+/// is filled in per program).
+pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOptions) {
+    let device = match args.device {
+        Some(DeviceArg::Cpu) => DeviceKind::Cpu,
+        Some(DeviceArg::Cuda) => DeviceKind::Cuda,
+        None => DeviceKind::detect(),
+    };
+    let opts = CompileOptions {
+        precision: args.precision.precision(),
+        interpret: device == DeviceKind::Cpu,
+        fuse: drtc_passes::fuse::FuseOptions {
+            max_ops: args.max_ops,
+        },
+        simplify: args.simplify,
+        guard: GuardOptions {
+            mode: args.guard.mode(),
+            drtc_bin: this_drtc(),
+            compile_args: recompile_args(args),
+            reference_source: None,
+        },
+    };
+    (device, opts)
+}
+
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
     match args.backend {
         BackendArg::Template => run_template(args),
@@ -355,25 +380,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         (!types.is_empty()).then_some(types.as_slice()),
     )
     .map_err(DriverError::Reported)?;
-    let device = match args.device {
-        Some(DeviceArg::Cpu) => DeviceKind::Cpu,
-        Some(DeviceArg::Cuda) => DeviceKind::Cuda,
-        None => DeviceKind::detect(),
-    };
-    let opts = CompileOptions {
-        precision: args.precision.precision(),
-        interpret: device == DeviceKind::Cpu,
-        fuse: drtc_passes::fuse::FuseOptions {
-            max_ops: args.max_ops,
-        },
-        simplify: args.simplify,
-        guard: GuardOptions {
-            mode: args.guard.mode(),
-            drtc_bin: this_drtc(),
-            compile_args: recompile_args(&args),
-            reference_source: None,
-        },
-    };
+    let (device, opts) = device_and_options(&args);
     let home = DrtcHome::from_env();
     if args.search && args.no_verify {
         return Err(DriverError::Reported(

@@ -2,17 +2,12 @@
 //! `drtc::driver::llm::compile`), with the server checked before any work, and the
 //! template backend's module written instead when it cannot be used (`--fallback`).
 
-use super::compile::{
-    recompile_args, run_template, this_drtc, write, CompileArgs, DeviceArg, FallbackArg,
-};
+use super::compile::{device_and_options, run_template, write, CompileArgs, FallbackArg};
 use super::llm_args::program_dtype;
 use super::{read_file, DriverError, DriverResult};
-use drtc::driver::compile::CompileOptions;
 use drtc::driver::llm::compile::compile_with_llm;
 use drtc::driver::llm::LlmContext;
 use drtc::driver::program::load_programs;
-use drtc::runtime::DeviceKind;
-use drtc_backends::guard::GuardOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 
@@ -56,25 +51,8 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
     let mut prog = programs
         .remove(0)
         .map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
-    let device = match args.device {
-        Some(DeviceArg::Cpu) => DeviceKind::Cpu,
-        Some(DeviceArg::Cuda) => DeviceKind::Cuda,
-        None => DeviceKind::detect(),
-    };
-    let opts = CompileOptions {
-        precision: args.precision.precision(),
-        interpret: device == DeviceKind::Cpu,
-        fuse: drtc_passes::fuse::FuseOptions {
-            max_ops: args.max_ops,
-        },
-        simplify: args.simplify,
-        guard: GuardOptions {
-            mode: args.guard.mode(),
-            drtc_bin: this_drtc(),
-            compile_args: recompile_args(&args),
-            reference_source: prog.reference_source.clone(),
-        },
-    };
+    let (device, mut opts) = device_and_options(&args);
+    opts.guard.reference_source = prog.reference_source.clone();
     let mut setup = args.llm.setup(device, &program_dtype(&prog.graph))?;
     setup.settings.rule = Some(opts.precision.rule().to_string());
     let cx = LlmContext::new(

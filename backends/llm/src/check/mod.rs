@@ -40,7 +40,16 @@ impl StaticChecker {
         if !fresh {
             std::fs::create_dir_all(dir)
                 .and_then(|_| {
-                    let tmp = dir.join(format!("drtc_llm_checker.{}.tmp", std::process::id()));
+                    // unique per process and thread: checkers made at once in one process
+                    // (parallel tests, concurrent searches) must not share a temporary file
+                    let thread: String = format!("{:?}", std::thread::current().id())
+                        .chars()
+                        .filter(char::is_ascii_digit)
+                        .collect();
+                    let tmp = dir.join(format!(
+                        "drtc_llm_checker.{}.{thread}.tmp",
+                        std::process::id()
+                    ));
                     std::fs::write(&tmp, CHECKER_SOURCE)?;
                     std::fs::rename(&tmp, &script)
                 })
