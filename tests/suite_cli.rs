@@ -94,7 +94,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         assert_eq!(x["device"], "cpu");
         assert_eq!(x["baseline"], "compile");
         assert_eq!(x["torch_precision"], "high");
-        assert_eq!(x["precision"], "tf32");
+        assert_eq!(x["precision"], "fp32");
         assert_eq!(x["jobs"], 2);
     }
     let slow = row(&r, "1_");
