@@ -347,13 +347,6 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
     (device, opts)
 }
 
-pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
-    match args.backend {
-        BackendArg::Template => run_template(args),
-        BackendArg::Llm => super::compile_llm::run(args),
-    }
-}
-
 /// The template backend.
 pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;

@@ -107,7 +107,10 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
     match cli.command {
-        Command::Compile(args) => compile::run(args),
+        Command::Compile(args) => match args.backend {
+            compile::BackendArg::Template => compile::run_template(args),
+            compile::BackendArg::Llm => compile_llm::run(args),
+        },
         Command::Suite(args) => suite::run(args),
         Command::SuiteReport(args) => suite_report::run(args),
         Command::Fmt(args) => fmt::run(args),

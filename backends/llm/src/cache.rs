@@ -2,7 +2,7 @@
 //! rerun costs no request. One JSON file per answer, named by the SHA-256 of its key,
 //! written to a temporary file and renamed (a concurrent reader never sees half a file).
 
-use crate::client::{Completion, Sampling};
+use crate::completion::{Completion, Sampling};
 use crate::error::LlmError;
 use crate::prompt::ChatMessage;
 use serde::Serialize;

@@ -8,6 +8,7 @@ pub mod cache;
 pub mod candidate;
 pub mod check;
 pub mod client;
+pub mod completion;
 pub mod error;
 pub mod extract;
 pub mod prompt;
