@@ -40,6 +40,11 @@ enum Front {
         compile_ms: f64,
         /// Per GEMM region: the implementation chosen and why.
         gemm: Value,
+        /// Per convolution: its layout and why.
+        layout: Vec<String>,
+        /// The module in NCHW, when `module` has channels-last convolutions (verified if
+        /// that one fails).
+        nchw_module: Option<String>,
     },
     Rejected {
         status: &'static str,
@@ -104,6 +109,11 @@ fn build(
             error_full: None,
         },
         Ok(c) => Front::Built {
+            layout: c.module.layout.clone(),
+            nchw_module: c
+                .module
+                .channels_last
+                .then(|| c.nchw_module(&p.form, &opts).source),
             kernels: c.module.kernel_count(),
             regions: c.module.regions.len(),
             fallback_ops: c
@@ -191,6 +201,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             return;
         }
     };
+    let fallback_module;
     let (module, reference) = match front {
         Front::Rejected {
             status,
@@ -212,8 +223,14 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             fallback_ops,
             compile_ms,
             gemm,
+            layout,
+            nchw_module,
         } => {
             row["gemm"] = gemm;
+            if !layout.is_empty() {
+                row["layout"] = json!(layout);
+            }
+            fallback_module = nchw_module;
             row["kernels"] = json!(kernels);
             row["regions"] = json!(regions);
             row["fallback_ops"] = json!(fallback_ops);
@@ -234,6 +251,20 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     let mut req = VerifyRequest::new(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     check(row, &req, cx, started, false);
+    if let (Some(nchw), true) = (fallback_module, row["status"] == "failed") {
+        // a layout change that breaks verification: the reference layout instead
+        let first = row["reasons"].clone();
+        if let Err(e) = std::fs::write(&cand, nchw) {
+            row["reasons"] = json!([format!("cannot write the NCHW module: {e}")]);
+            return;
+        }
+        check(row, &req, cx, started, false);
+        row["layout_fallback"] = json!({
+            "first_attempt": first,
+            "note": "the channels-last module failed verification; every convolution region \
+                     fell back to the reference layout (nchw)",
+        });
+    }
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
     // more with the device to itself, and keep both answers.
     let oom = row["reasons"].to_string().contains("out_of_memory: ")
