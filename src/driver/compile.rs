@@ -29,6 +29,19 @@ pub struct CompileOptions {
     pub guard: GuardOptions,
 }
 
+impl CompileOptions {
+    /// The code generator's options of this compilation (no search choices yet).
+    pub fn codegen(&self) -> CodegenOptions {
+        CodegenOptions {
+            precision: self.precision,
+            interpret: self.interpret,
+            configs: Default::default(),
+            guard: self.guard.clone(),
+            gemm: Default::default(),
+        }
+    }
+}
+
 /// The result of compiling one program.
 pub struct Compiled {
     pub graph: Graph,
@@ -61,14 +74,7 @@ pub fn compile_graph(
     pm.run(&mut graph).map_err(|e| e.to_string())?;
     graph.compact();
     let plan = plan_fusion(&graph, &opts.fuse);
-    let codegen = CodegenOptions {
-        precision: opts.precision,
-        interpret: opts.interpret,
-        configs: Default::default(),
-        guard: opts.guard.clone(),
-        gemm: Default::default(),
-    };
-    let module = generate_module(&graph, &plan, form, &codegen);
+    let module = generate_module(&graph, &plan, form, &opts.codegen());
     Ok(Compiled {
         graph,
         plan,
