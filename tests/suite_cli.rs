@@ -79,13 +79,14 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         "compile",
         "--torch-precision",
         "high",
+        "--search",
     ];
 
     let out = drtc(&[&common[..], &["--task-timeout", "20", "--markdown", m]].concat());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
-        stderr.contains("timing and baselines need a GPU"),
+        stderr.contains("timing, baselines and search need a GPU"),
         "{stderr}"
     );
     let r = rows(&json);
@@ -96,6 +97,8 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         assert_eq!(x["torch_precision"], "high");
         assert_eq!(x["precision"], "fp32");
         assert_eq!(x["jobs"], 2);
+        // search runs on a GPU only: the rows say it did not run
+        assert_eq!(x["search"], false);
     }
     let slow = row(&r, "1_");
     assert_eq!(slow["status"], "timeout", "{slow}");

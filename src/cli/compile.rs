@@ -7,13 +7,13 @@ use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::load_programs_with_types;
-use drtc::driver::search::{search, SearchContext};
+use drtc::driver::search::{search_compiled, SearchContext};
 use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;
-use drtc_backends::stitch::{generate_module, CodegenOptions};
+use drtc_backends::stitch::generate_module;
 use drtc_backends::triton::{GemmImpl, Precision};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -255,15 +255,6 @@ pub(super) fn write(path: &Path, text: &str) -> DriverResult<()> {
     })
 }
 
-/// The Triton version of the worker environment (for the search cache key).
-fn pool_triton_version(home: &DrtcHome) -> String {
-    PythonEnv::locate(home)
-        .ok()
-        .and_then(|p| p.installed_versions(&["triton"]).ok())
-        .and_then(|v| v.into_iter().next().and_then(|(_, ver)| ver))
-        .unwrap_or_else(|| "unknown".into())
-}
-
 /// After a failed verification of a module with GEMM regions: every GEMM region through
 /// the library call (the reference's own computation, epilogue fused), and if that fails
 /// too, every GEMM region with PyTorch. Rewrites `candidate`; returns the module, its
@@ -294,14 +285,7 @@ fn retry_gemm(
         .unwrap_or_default();
     let mut tried = vec![];
     for imp in [GemmImpl::Library, GemmImpl::PyTorch] {
-        let mut cg = CodegenOptions {
-            precision: opts.precision,
-            interpret: opts.interpret,
-            configs: Default::default(),
-            gemm: Default::default(),
-            guard: opts.guard.clone(),
-            layout: opts.layout,
-        };
+        let mut cg = opts.codegen();
         for r in compiled.module.regions.iter().filter(|r| r.gemm.is_some()) {
             let prev = r
                 .gemm
@@ -359,15 +343,7 @@ fn retry_nchw(
                 .join("; ")
         })
         .unwrap_or_default();
-    let cg = CodegenOptions {
-        precision: opts.precision,
-        interpret: opts.interpret,
-        configs: Default::default(),
-        gemm: Default::default(),
-        guard: opts.guard.clone(),
-        layout: LayoutChoice::Nchw,
-    };
-    let module = generate_module(&compiled.graph, &compiled.plan, form, &cg);
+    let module = compiled.nchw_module(form, opts);
     write(candidate, &module.source)?;
     let v = check(pool, device, reference, candidate, opts.precision);
     let note = format!(
@@ -496,36 +472,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 {
                     let ref_path = work.join(format!("search_ref_{}_{i}.py", std::process::id()));
                     write(&ref_path, reference)?;
-                    let device_name = match drtc::runtime::devices::scan() {
-                        drtc::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
-                        _ => "cuda".into(),
-                    };
-                    let triton = pool_triton_version(&home);
-                    let cx = SearchContext {
-                        pool,
-                        reference: &ref_path,
-                        work: work.clone(),
-                        cache: home.dir("search").map_err(runtime_error)?,
-                        device: device_name,
-                        triton,
-                        rule: opts.precision.rule().to_string(),
-                    };
-                    let base = CodegenOptions {
-                        precision: opts.precision,
-                        interpret: opts.interpret,
-                        configs: Default::default(),
-                        guard: popts.guard.clone(),
-                        gemm: Default::default(),
-                        layout: popts.layout,
-                    };
-                    let outcome = search(&compiled.graph, &compiled.plan, &prog.form, &base, &cx);
-                    let chosen = CodegenOptions {
-                        configs: outcome.configs.clone(),
-                        gemm: outcome.gemm.clone(),
-                        ..base
-                    };
-                    compiled.module =
-                        generate_module(&compiled.graph, &compiled.plan, &prog.form, &chosen);
+                    let cx = SearchContext::in_home(pool, &home, &ref_path, opts.precision.rule())
+                        .map_err(DriverError::Reported)?;
+                    let outcome = search_compiled(&mut compiled, &prog.form, popts.codegen(), &cx);
                     for l in &outcome.log {
                         eprintln!("search: {l}");
                     }

@@ -55,6 +55,12 @@ pub struct SuiteArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
+    /// On a GPU: test-time search per task, as `drtc compile --search` does (each kernel
+    /// region's launch configurations, and for GEMM regions the library call against the
+    /// Triton template; the fastest verified candidate is kept and cached under the drtc
+    /// home). Ignored with a note on --device cpu.
+    #[arg(long)]
+    pub search: bool,
     /// Precision policy of fp32 matrix products (also the verifier's value rule).
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
@@ -191,6 +197,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "shrink": args.shrink,
         "layout": args.layout.choice().name(),
         "simplify": args.simplify,
+        "search": args.search && device == DeviceKind::Cuda,
         "jobs": args.jobs.max(1),
     });
     let (mut results, mut rows) = ResultsFile::open(args.json.as_deref(), args.resume, &settings)?;
@@ -209,10 +216,12 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
             todo.len()
         );
     }
-    if device == DeviceKind::Cpu && (compile_baseline || args.torch_precision.is_some()) {
+    if device == DeviceKind::Cpu
+        && (compile_baseline || args.torch_precision.is_some() || args.search)
+    {
         eprintln!(
-            "note: --device cpu: timing and baselines need a GPU; the suite verifies only \
-             (--baseline and --torch-precision apply on cuda)"
+            "note: --device cpu: timing, baselines and search need a GPU; the suite verifies \
+             only (--baseline, --torch-precision and --search apply on cuda)"
         );
     }
     let home = DrtcHome::from_env();
@@ -236,6 +245,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         task_timeout: Duration::from_secs(args.task_timeout),
         compile_baseline,
         torch_precision: args.torch_precision.map(|p| p.name().to_string()),
+        search: (args.search && device == DeviceKind::Cuda).then_some(&home),
         settings,
     };
     let bar = ProgressBar::new(todo.len() as u64);

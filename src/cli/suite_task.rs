@@ -2,10 +2,14 @@
 //! module, verify it and, on a GPU, time it against eager PyTorch (and torch.compile). The
 //! result is one JSON row, whatever happened.
 
-use drtc::driver::compile::{compile_graph, CompileOptions};
+use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::program::load_programs;
+use drtc::driver::search::{search_compiled, SearchContext};
 use drtc::driver::shrink::shrink_overrides;
-use drtc::runtime::{BenchReport, BenchRequest, Check, DeviceKind, VerifyRequest, WorkerPool};
+use drtc::runtime::{
+    BenchReport, BenchRequest, Check, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
+};
+use drtc_backends::stitch::{GeneratedModule, ModuleForm};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -25,6 +29,8 @@ pub struct TaskContext<'a> {
     pub task_timeout: Duration,
     pub compile_baseline: bool,
     pub torch_precision: Option<String>,
+    /// Test-time search on the GPU (`--search`), with the home of its cache.
+    pub search: Option<&'a DrtcHome>,
     /// The run's settings, copied into every row.
     pub settings: Value,
 }
@@ -32,19 +38,10 @@ pub struct TaskContext<'a> {
 /// The compiled module of a task, or why there is none.
 enum Front {
     Built {
-        module: String,
+        compiled: Box<Compiled>,
+        form: ModuleForm,
         reference: String,
-        kernels: usize,
-        regions: usize,
-        fallback_ops: Vec<String>,
         compile_ms: f64,
-        /// Per GEMM region: the implementation chosen and why.
-        gemm: Value,
-        /// Per convolution: its layout and why.
-        layout: Vec<String>,
-        /// The module in NCHW, when `module` has channels-last convolutions (verified if
-        /// that one fails).
-        nchw_module: Option<String>,
     },
     Rejected {
         status: &'static str,
@@ -109,36 +106,58 @@ fn build(
             error_full: None,
         },
         Ok(c) => Front::Built {
-            layout: c.module.layout.clone(),
-            nchw_module: c
-                .module
-                .channels_last
-                .then(|| c.nchw_module(&p.form, &opts).source),
-            kernels: c.module.kernel_count(),
-            regions: c.module.regions.len(),
-            fallback_ops: c
-                .module
-                .fallback_ops()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
-            gemm: json!(c
-                .module
-                .regions
-                .iter()
-                .filter_map(|r| r.gemm.as_ref().map(|g| json!({
-                    "region": r.index,
-                    "implementation": g.imp.describe(),
-                    "mnk": [g.shape.m, g.shape.n, g.shape.k],
-                    "batch": g.shape.batch,
-                    "reason": g.reason,
-                })))
-                .collect::<Vec<_>>()),
-            module: c.module.source,
+            compiled: Box::new(c),
+            form: p.form,
             reference: p.reference_source.unwrap_or_default(),
             // parse to written module: loading (frontend) plus the compile pipeline
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
         },
+    }
+}
+
+/// The row's fields that describe the generated module.
+fn module_fields(row: &mut Value, m: &GeneratedModule) {
+    row["gemm"] = json!(m
+        .regions
+        .iter()
+        .filter_map(|r| r.gemm.as_ref().map(|g| json!({
+            "region": r.index,
+            "implementation": g.imp.describe(),
+            "mnk": [g.shape.m, g.shape.n, g.shape.k],
+            "batch": g.shape.batch,
+            "reason": g.reason,
+        })))
+        .collect::<Vec<_>>());
+    row["kernels"] = json!(m.kernel_count());
+    row["regions"] = json!(m.regions.len());
+    row["fallback_ops"] = json!(m.fallback_ops());
+    if !m.layout.is_empty() {
+        row["layout"] = json!(m.layout);
+    }
+}
+
+/// Test-time search of the compiled task on the GPU; the module is regenerated with the
+/// fastest verified choices and the row records what was tried.
+fn search_task(
+    row: &mut Value,
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    refp: &Path,
+    home: &DrtcHome,
+    cx: &TaskContext,
+) {
+    let t0 = Instant::now();
+    match SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule()) {
+        Ok(scx) => {
+            let outcome = search_compiled(compiled, form, cx.opts.codegen(), &scx);
+            row["search"] = json!({
+                "log": outcome.log,
+                "timed": outcome.timed,
+                "cache_hits": outcome.cache_hits,
+                "ms": t0.elapsed().as_secs_f64() * 1e3,
+            });
+        }
+        Err(e) => row["search"] = json!({ "error": e }),
     }
 }
 
@@ -201,8 +220,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             return;
         }
     };
-    let fallback_module;
-    let (module, reference) = match front {
+    let (mut compiled, form, reference) = match front {
         Front::Rejected {
             status,
             error,
@@ -216,31 +234,25 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             return;
         }
         Front::Built {
-            module,
+            compiled,
+            form,
             reference,
-            kernels,
-            regions,
-            fallback_ops,
             compile_ms,
-            gemm,
-            layout,
-            nchw_module,
         } => {
-            row["gemm"] = gemm;
-            if !layout.is_empty() {
-                row["layout"] = json!(layout);
-            }
-            fallback_module = nchw_module;
-            row["kernels"] = json!(kernels);
-            row["regions"] = json!(regions);
-            row["fallback_ops"] = json!(fallback_ops);
             row["compile_ms"] = json!(compile_ms);
-            (module, reference)
+            (compiled, form, reference)
         }
     };
     let cand = cx.work.join(format!("{task}_drtc.py"));
     let refp = cx.work.join(format!("{task}_ref.py"));
-    if let Err(e) = std::fs::write(&cand, module).and_then(|_| std::fs::write(&refp, reference)) {
+    let written = std::fs::write(&refp, reference).and_then(|_| {
+        if let Some(home) = cx.search {
+            search_task(row, &mut compiled, &form, &refp, home, cx);
+        }
+        module_fields(row, &compiled.module);
+        std::fs::write(&cand, &compiled.module.source)
+    });
+    if let Err(e) = written {
         row["status"] = json!("failed");
         row["reasons"] = json!([format!(
             "cannot write the module under {}: {e}",
@@ -251,10 +263,12 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     let mut req = VerifyRequest::new(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     check(row, &req, cx, started, false);
-    if let (Some(nchw), true) = (fallback_module, row["status"] == "failed") {
+    if compiled.module.channels_last && row["status"] == "failed" {
         // a layout change that breaks verification: the reference layout instead
         let first = row["reasons"].clone();
-        if let Err(e) = std::fs::write(&cand, nchw) {
+        let nchw = compiled.nchw_module(&form, &cx.opts);
+        module_fields(row, &nchw);
+        if let Err(e) = std::fs::write(&cand, &nchw.source) {
             row["reasons"] = json!([format!("cannot write the NCHW module: {e}")]);
             return;
         }

@@ -36,6 +36,20 @@ pub struct CompileOptions {
     pub layout: LayoutChoice,
 }
 
+impl CompileOptions {
+    /// The code generator's options of this compilation (no search choices yet).
+    pub fn codegen(&self) -> CodegenOptions {
+        CodegenOptions {
+            precision: self.precision,
+            interpret: self.interpret,
+            configs: Default::default(),
+            guard: self.guard.clone(),
+            gemm: Default::default(),
+            layout: self.layout,
+        }
+    }
+}
+
 /// The result of compiling one program.
 pub struct Compiled {
     pub graph: Graph,
@@ -70,15 +84,7 @@ pub fn compile_graph(
     }
     graph.compact();
     let plan = plan_fusion(&graph, &opts.fuse);
-    let codegen = CodegenOptions {
-        precision: opts.precision,
-        interpret: opts.interpret,
-        configs: Default::default(),
-        guard: opts.guard.clone(),
-        gemm: Default::default(),
-        layout: opts.layout,
-    };
-    let module = generate_module(&graph, &plan, form, &codegen);
+    let module = generate_module(&graph, &plan, form, &opts.codegen());
     Ok(Compiled {
         graph,
         plan,

@@ -9,7 +9,8 @@
 //! and the precision policy; an entry whose recorded device, version or policy differs is
 //! ignored. Regions are searched one after another, earlier regions' choices fixed.
 
-use crate::runtime::{BenchRequest, VerifyRequest, WorkerPool};
+use crate::driver::compile::Compiled;
+use crate::runtime::{BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
@@ -33,6 +34,58 @@ pub struct SearchContext<'a> {
     pub triton: String,
     /// The verifier's value rule (`rel_norm` or `allclose_1e-4`) of the policy.
     pub rule: String,
+}
+
+impl<'a> SearchContext<'a> {
+    /// A context under the drtc home (scratch and cache directories), naming the first GPU
+    /// and the workers' Triton version for the cache key.
+    pub fn in_home(
+        pool: &'a WorkerPool,
+        home: &DrtcHome,
+        reference: &'a Path,
+        rule: &str,
+    ) -> Result<Self, String> {
+        let device = match crate::runtime::devices::scan() {
+            crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
+            _ => "cuda".into(),
+        };
+        Ok(SearchContext {
+            pool,
+            reference,
+            work: home.dir("compile").map_err(|e| e.to_string())?,
+            cache: home.dir("search").map_err(|e| e.to_string())?,
+            device,
+            triton: triton_version(home),
+            rule: rule.to_string(),
+        })
+    }
+}
+
+/// The Triton version of the worker environment (part of the search cache key).
+fn triton_version(home: &DrtcHome) -> String {
+    PythonEnv::locate(home)
+        .ok()
+        .and_then(|p| p.installed_versions(&["triton"]).ok())
+        .and_then(|v| v.into_iter().next().and_then(|(_, ver)| ver))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Searches `compiled`'s regions and regenerates its module with the fastest verified
+/// choices (`base`: the options the module was generated with).
+pub fn search_compiled(
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    base: CodegenOptions,
+    cx: &SearchContext,
+) -> SearchOutcome {
+    let outcome = search(&compiled.graph, &compiled.plan, form, &base, cx);
+    let chosen = CodegenOptions {
+        configs: outcome.configs.clone(),
+        gemm: outcome.gemm.clone(),
+        ..base
+    };
+    compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
+    outcome
 }
 
 /// What the search chose and did.
