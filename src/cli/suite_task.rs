@@ -132,7 +132,7 @@ fn module_fields(row: &mut Value, m: &GeneratedModule) {
     row["regions"] = json!(m.regions.len());
     row["fallback_ops"] = json!(m.fallback_ops());
     if !m.layout.is_empty() {
-        row["layout"] = json!(m.layout);
+        row["conv_layouts"] = json!(m.layout);
     }
 }
 

@@ -137,7 +137,7 @@ impl Compiled {
             "regions": regions,
             "kernels": c.module.kernel_count(),
             "fallback_ops": c.module.fallback_ops(),
-            "layout": c.module.layout,
+            "conv_layouts": c.module.layout,
             "fusion_log": c.plan.log,
             "compile_ms": c.elapsed.as_secs_f64() * 1e3,
         })
