@@ -151,6 +151,35 @@ fn channels_last_epilogues_verify_under_the_interpreter() {
 }
 
 #[test]
+fn a_channels_last_module_that_fails_verification_falls_back_to_nchw() {
+    // cuDNN / oneDNN pick other kernels for channels-last: here the 1e5-amplified last bits
+    // of their other summation order fail the fp32 rule, while the NCHW call is the
+    // reference's own
+    let d = dir("fallback");
+    let out = d.join("sensitive.py");
+    let r = compile_verified(&data("conv_layout_sensitive.py"), "channels-last", &out);
+    assert_eq!(r["first_verification"]["verified"], false, "{r}");
+    let note = r["layout_retry"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("fell back to the reference layout (nchw)"),
+        "{r}"
+    );
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(
+        r["conv_layouts"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains(": nchw ("),
+        "{r}"
+    );
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        !src.contains("channels_last"),
+        "the written module is the NCHW one"
+    );
+}
+
+#[test]
 fn channels_last_weights_keep_the_state_dict() {
     let d = dir("state_dict");
     let out = d.join("cl.py");

@@ -104,9 +104,6 @@ fn layout_capable(g: &Graph, node: NodeId) -> bool {
 /// Decides the layout of every convolution of `plan`, and propagates it.
 pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> LayoutPlan {
     let mut out = LayoutPlan::default();
-    if choice == LayoutChoice::Nchw {
-        return out;
-    }
     let region_of: HashMap<NodeId, usize> = plan
         .regions
         .iter()
@@ -137,7 +134,13 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
             let groups = node.attrs.get("groups").and_then(Attr::as_int).unwrap_or(1);
             // the regions that read the layout without continuing it
             let blockers = blockers(g, plan, y, &readers);
-            let why = if choice == LayoutChoice::ChannelsLast {
+            let why = if choice == LayoutChoice::Nchw {
+                Err(
+                    "--layout nchw, or the fallback of a channels-last module that failed \
+                     verification"
+                        .to_string(),
+                )
+            } else if choice == LayoutChoice::ChannelsLast {
                 Ok("forced by --layout channels-last".to_string())
             } else if groups != 1 {
                 Err(format!("grouped (groups={groups})"))
