@@ -482,7 +482,8 @@ fn region_kernel(
             contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config).map(one)
         }
         RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
-        _ => None,
+        // host regions: no kernel
+        RegionKind::Library | RegionKind::View | RegionKind::Fallback => None,
     }
 }
 

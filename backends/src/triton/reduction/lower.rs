@@ -154,6 +154,18 @@ impl Builder<'_> {
         y
     }
 
+    /// The row max `m`, `e = exp(x - m)` and the row sum `s` of `e`: softmax-likes.
+    fn exp_sum(&mut self, x: usize, dt: DType) -> (usize, usize, usize) {
+        let m = self.prog.reduce(RedKind::Max, x);
+        let e = self.full(
+            dt,
+            format!("tl.exp({} - {})", self.v(x), self.v(m)),
+            vec![x, m],
+        );
+        let s = self.prog.reduce(RedKind::Sum, e);
+        (m, e, s)
+    }
+
     pub(super) fn node(&mut self, node: NodeId) -> Option<()> {
         let g = self.g;
         let n = g.node(node);
@@ -260,36 +272,34 @@ impl Builder<'_> {
                     return None;
                 }
             }
-            Op::Logsumexp | Op::Softmax | Op::LogSoftmax => {
-                let m = self.prog.reduce(RedKind::Max, x);
-                let e = self.full(
-                    dt,
-                    format!("tl.exp({} - {})", self.v(x), self.v(m)),
-                    vec![x, m],
-                );
-                let s = self.prog.reduce(RedKind::Sum, e);
-                match n.op {
-                    Op::Logsumexp => (
-                        Sp::Row,
-                        self.row(
-                            dt,
-                            format!("{} + tl.log({})", self.v(m), self.v(s)),
-                            vec![m, s],
-                        ),
+            Op::Logsumexp => {
+                let (m, _, s) = self.exp_sum(x, dt);
+                (
+                    Sp::Row,
+                    self.row(
+                        dt,
+                        format!("{} + tl.log({})", self.v(m), self.v(s)),
+                        vec![m, s],
                     ),
-                    Op::Softmax => (
-                        Sp::Full,
-                        self.full(dt, format!("{} / {}", self.v(e), self.v(s)), vec![e, s]),
+                )
+            }
+            Op::Softmax => {
+                let (_, e, s) = self.exp_sum(x, dt);
+                (
+                    Sp::Full,
+                    self.full(dt, format!("{} / {}", self.v(e), self.v(s)), vec![e, s]),
+                )
+            }
+            Op::LogSoftmax => {
+                let (m, _, s) = self.exp_sum(x, dt);
+                (
+                    Sp::Full,
+                    self.full(
+                        dt,
+                        format!("({} - {}) - tl.log({})", self.v(x), self.v(m), self.v(s)),
+                        vec![x, m, s],
                     ),
-                    _ => (
-                        Sp::Full,
-                        self.full(
-                            dt,
-                            format!("({} - {}) - tl.log({})", self.v(x), self.v(m), self.v(s)),
-                            vec![x, m, s],
-                        ),
-                    ),
-                }
+                )
             }
             Op::BatchNorm | Op::InstanceNorm | Op::GroupNorm | Op::LayerNorm => {
                 if n.op == Op::BatchNorm
@@ -329,7 +339,97 @@ impl Builder<'_> {
                 let y = self.full(dt, format!("{} * {}", self.v(x), self.v(r)), vec![x, r]);
                 (Sp::Full, self.affine(node, y, false))
             }
-            _ => return None,
+            // no reduction template: a region holding these falls back to PyTorch (the
+            // planner keeps them out of reduction regions, or handles them above as
+            // pointwise)
+            Op::Cumsum
+            | Op::Cumprod
+            | Op::Cummax
+            | Op::Cummin
+            | Op::MseLoss
+            | Op::SmoothL1Loss
+            | Op::KlDiv
+            | Op::CrossEntropy
+            | Op::TripletMarginLoss
+            | Op::Full
+            | Op::Cast
+            | Op::Dropout
+            | Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::Maximum
+            | Op::Minimum
+            | Op::Pow
+            | Op::Lerp
+            | Op::Eq
+            | Op::Ne
+            | Op::Lt
+            | Op::Le
+            | Op::Gt
+            | Op::Ge
+            | Op::Where
+            | Op::Relu
+            | Op::LeakyRelu
+            | Op::Sigmoid
+            | Op::Tanh
+            | Op::Silu
+            | Op::Gelu
+            | Op::Selu
+            | Op::Hardsigmoid
+            | Op::Hardswish
+            | Op::Softplus
+            | Op::Softsign
+            | Op::Elu
+            | Op::Hardtanh
+            | Op::Clamp
+            | Op::Logsigmoid
+            | Op::Mish
+            | Op::Abs
+            | Op::Neg
+            | Op::Sign
+            | Op::Cos
+            | Op::Sin
+            | Op::Exp
+            | Op::Exp2
+            | Op::Log
+            | Op::Sqrt
+            | Op::Rsqrt
+            | Op::Erf
+            | Op::Reciprocal
+            | Op::Matmul
+            | Op::Bmm
+            | Op::Linear
+            | Op::Einsum
+            | Op::Attention
+            | Op::Conv1d
+            | Op::Conv2d
+            | Op::Conv3d
+            | Op::ConvTranspose1d
+            | Op::ConvTranspose2d
+            | Op::ConvTranspose3d
+            | Op::MaxPool1d
+            | Op::MaxPool2d
+            | Op::MaxPool3d
+            | Op::AvgPool1d
+            | Op::AvgPool2d
+            | Op::AvgPool3d
+            | Op::Transpose
+            | Op::Permute
+            | Op::Reshape
+            | Op::Flatten
+            | Op::Squeeze
+            | Op::Unsqueeze
+            | Op::Expand
+            | Op::Narrow
+            | Op::Slice
+            | Op::Select
+            | Op::Flip
+            | Op::Diag
+            | Op::Triu
+            | Op::Tril
+            | Op::Cat
+            | Op::Stack => return None,
         };
         self.prog.vars.insert((out, sp), result);
         Some(())
