@@ -4,6 +4,7 @@
 //! FLOP rule) + a test in `tests.rs`.
 
 pub mod domain;
+pub mod example;
 mod flops;
 mod infer;
 mod table;

@@ -23,7 +23,15 @@ pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
                 RegionKind::Pointwise
             }
         }
-        Op::Full => RegionKind::Pointwise,
+        Op::Full => {
+            // a scalar is inlined into kernels; a filled tensor has no Triton form (in a
+            // pointwise region it would send the whole region to PyTorch)
+            if g.ty(n.outputs[0]).rank() == 0 {
+                RegionKind::Pointwise
+            } else {
+                RegionKind::Fallback
+            }
+        }
         Op::Cast
         | Op::Add
         | Op::Sub
