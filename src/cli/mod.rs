@@ -10,6 +10,7 @@ mod eval;
 mod fmt;
 mod ir_file;
 mod llm_args;
+mod ops;
 mod opt;
 mod parse;
 mod setup;
@@ -103,6 +104,7 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Write a verl training set (Parquet) of prompts and reference programs
     Dataset(dataset::DatasetArgs),
+    Ops(ops::OpsArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -127,5 +129,6 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Stitch(args) => stitch::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Dataset(args) => dataset::run(args),
+        Command::Ops(args) => ops::run(args),
     }
 }
