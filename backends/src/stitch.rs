@@ -512,7 +512,8 @@ fn region_kernel(
             contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config).map(one)
         }
         RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
-        _ => None,
+        // host regions: no kernel
+        RegionKind::Library | RegionKind::View | RegionKind::Fallback => None,
     }
 }
 
@@ -663,13 +664,14 @@ pub fn generate_module(
         names.insert(v, n.clone());
         params.push(n);
     }
-    // the device of the first input that is a real tensor (0-dim inputs may be Python numbers)
+    // the device of the first input that is a real tensor (0-dim inputs may be Python numbers),
+    // else the device the module is generated for
     let device = g
         .inputs()
         .iter()
         .position(|&v| g.ty(v).rank() > 0)
         .map(|i| format!("{}.device", params[i]))
-        .unwrap_or_else(|| "'cuda'".into());
+        .unwrap_or_else(|| if opts.interpret { "'cpu'" } else { "'cuda'" }.into());
     // Python numbers among the inputs (`get_inputs()` returning `3.14`) become tensors
     let mut prologue = String::new();
     for (i, &v) in g.inputs().iter().enumerate() {

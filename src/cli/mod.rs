@@ -11,6 +11,7 @@ mod fmt;
 mod ir_file;
 mod layout_arg;
 mod llm_args;
+mod ops;
 mod opt;
 mod parse;
 mod setup;
@@ -104,6 +105,7 @@ pub enum Command {
     Eval(eval::EvalArgs),
     /// Write a verl training set (Parquet) of prompts and reference programs
     Dataset(dataset::DatasetArgs),
+    Ops(ops::OpsArgs),
 }
 
 pub fn run(cli: Cli) -> DriverResult<ExitCode> {
@@ -128,5 +130,6 @@ pub fn run(cli: Cli) -> DriverResult<ExitCode> {
         Command::Stitch(args) => stitch::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Dataset(args) => dataset::run(args),
+        Command::Ops(args) => ops::run(args),
     }
 }

@@ -6,6 +6,7 @@ pub mod constants;
 pub mod decompose;
 pub mod input_types;
 pub mod llm;
+pub mod ops;
 pub mod program;
 pub mod search;
 pub mod shrink;

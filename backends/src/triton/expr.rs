@@ -75,6 +75,13 @@ pub fn pointwise_expr(op: Op, attrs: &Attrs, args: &[Operand], out: DType) -> Op
         });
     let c = |i: usize| convert(&args[i], out);
     let x = || c(0);
+    let compare = |sym: &str| {
+        format!(
+            "({} {sym} {})",
+            convert(&args[0], promoted),
+            convert(&args[1], promoted)
+        )
+    };
     Some(match op {
         Op::Add => format!("({} + {})", c(0), c(1)),
         Op::Sub => format!("({} - {})", c(0), c(1)),
@@ -89,17 +96,12 @@ pub fn pointwise_expr(op: Op, attrs: &Attrs, args: &[Operand], out: DType) -> Op
             pow(&c(0), &args[1], &c(1))
         }
         Op::Lerp => format!("({a} + {w} * ({b} - {a}))", a = c(0), b = c(1), w = c(2)),
-        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-            let sym = match op {
-                Op::Eq => "==",
-                Op::Ne => "!=",
-                Op::Lt => "<",
-                Op::Le => "<=",
-                Op::Gt => ">",
-                _ => ">=",
-            };
-            format!("({} {sym} {})", convert(&args[0], promoted), convert(&args[1], promoted))
-        }
+        Op::Eq => compare("=="),
+        Op::Ne => compare("!="),
+        Op::Lt => compare("<"),
+        Op::Le => compare("<="),
+        Op::Gt => compare(">"),
+        Op::Ge => compare(">="),
         Op::Where => format!("tl.where({}, {}, {})", convert(&args[0], DType::Bool), c(1), c(2)),
         Op::Cast | Op::Dropout => x(),
         Op::Relu => {
@@ -173,6 +175,70 @@ pub fn pointwise_expr(op: Op, attrs: &Attrs, args: &[Operand], out: DType) -> Op
             format!("tl.{}({})", op.name(), x())
         }
         Op::Reciprocal => format!("(1.0 / {})", x()),
-        _ => return None,
+        // not pointwise: other templates (or PyTorch) compute these, never an expression
+        Op::Full
+        | Op::Sum
+        | Op::Mean
+        | Op::Prod
+        | Op::Max
+        | Op::Min
+        | Op::Argmax
+        | Op::Argmin
+        | Op::Var
+        | Op::Std
+        | Op::Norm
+        | Op::Logsumexp
+        | Op::Softmax
+        | Op::LogSoftmax
+        | Op::Cumsum
+        | Op::Cumprod
+        | Op::Cummax
+        | Op::Cummin
+        | Op::MseLoss
+        | Op::SmoothL1Loss
+        | Op::KlDiv
+        | Op::CrossEntropy
+        | Op::TripletMarginLoss
+        | Op::Matmul
+        | Op::Bmm
+        | Op::Linear
+        | Op::Einsum
+        | Op::Attention
+        | Op::Conv1d
+        | Op::Conv2d
+        | Op::Conv3d
+        | Op::ConvTranspose1d
+        | Op::ConvTranspose2d
+        | Op::ConvTranspose3d
+        | Op::MaxPool1d
+        | Op::MaxPool2d
+        | Op::MaxPool3d
+        | Op::AvgPool1d
+        | Op::AvgPool2d
+        | Op::AvgPool3d
+        | Op::AdaptiveAvgPool1d
+        | Op::AdaptiveAvgPool2d
+        | Op::AdaptiveAvgPool3d
+        | Op::BatchNorm
+        | Op::LayerNorm
+        | Op::GroupNorm
+        | Op::InstanceNorm
+        | Op::RmsNorm
+        | Op::Transpose
+        | Op::Permute
+        | Op::Reshape
+        | Op::Flatten
+        | Op::Squeeze
+        | Op::Unsqueeze
+        | Op::Expand
+        | Op::Narrow
+        | Op::Slice
+        | Op::Select
+        | Op::Flip
+        | Op::Diag
+        | Op::Triu
+        | Op::Tril
+        | Op::Cat
+        | Op::Stack => return None,
     })
 }

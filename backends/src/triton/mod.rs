@@ -8,6 +8,7 @@ mod pointwise;
 pub mod precision;
 mod program;
 mod reduction;
+mod supports;
 pub mod ty;
 mod window;
 
@@ -26,4 +27,5 @@ pub use reduction::{
     reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
     RegionCode, Scratch,
 };
+pub use supports::{supports, Support};
 pub use window::{window_config, window_kernel};

@@ -613,3 +613,13 @@ fn graph_flops_sum_the_nodes() {
     let g = b.finish(vec![z]);
     assert_eq!(g.flops(), 2 * 4 * 6 * 5 + 4 * 4 * 6);
 }
+
+#[test]
+fn every_op_has_an_example_that_type_checks() {
+    for &op in Op::ALL {
+        let g = example::example_graph(op).unwrap_or_else(|e| panic!("{op}: {e}"));
+        let report = crate::verify(&g);
+        assert!(report.is_empty(), "{op}: {report:?}");
+        assert!(!g.outputs().is_empty(), "{op}");
+    }
+}

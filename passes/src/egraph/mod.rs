@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod canonicalize;
 pub mod convert;
 pub mod cost;
+pub mod coverage;
 pub mod engine;
 pub mod lang;
 pub mod rule;

@@ -23,8 +23,59 @@ pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
                 RegionKind::Pointwise
             }
         }
-        Op::Full => RegionKind::Pointwise,
-        op if op.category() == drtc_ir::Category::Pointwise => RegionKind::Pointwise,
+        Op::Full => {
+            // a scalar is inlined into kernels; a filled tensor has no Triton form (in a
+            // pointwise region it would send the whole region to PyTorch)
+            if g.ty(n.outputs[0]).rank() == 0 {
+                RegionKind::Pointwise
+            } else {
+                RegionKind::Fallback
+            }
+        }
+        Op::Cast
+        | Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Div
+        | Op::Maximum
+        | Op::Minimum
+        | Op::Pow
+        | Op::Lerp
+        | Op::Eq
+        | Op::Ne
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::Where
+        | Op::Relu
+        | Op::LeakyRelu
+        | Op::Sigmoid
+        | Op::Tanh
+        | Op::Silu
+        | Op::Gelu
+        | Op::Selu
+        | Op::Hardsigmoid
+        | Op::Hardswish
+        | Op::Softplus
+        | Op::Softsign
+        | Op::Elu
+        | Op::Hardtanh
+        | Op::Clamp
+        | Op::Logsigmoid
+        | Op::Mish
+        | Op::Abs
+        | Op::Neg
+        | Op::Sign
+        | Op::Cos
+        | Op::Sin
+        | Op::Exp
+        | Op::Exp2
+        | Op::Log
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Erf
+        | Op::Reciprocal => RegionKind::Pointwise,
         Op::Sum
         | Op::Mean
         | Op::Max
@@ -96,7 +147,22 @@ pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
         | Op::Narrow
         | Op::Slice
         | Op::Select => RegionKind::View,
-        _ => RegionKind::Fallback,
+        // no template: scans, losses, copies (flip, diag, triangles, cat, stack)
+        Op::Cumsum
+        | Op::Cumprod
+        | Op::Cummax
+        | Op::Cummin
+        | Op::MseLoss
+        | Op::SmoothL1Loss
+        | Op::KlDiv
+        | Op::CrossEntropy
+        | Op::TripletMarginLoss
+        | Op::Flip
+        | Op::Diag
+        | Op::Triu
+        | Op::Tril
+        | Op::Cat
+        | Op::Stack => RegionKind::Fallback,
     }
 }
 
@@ -160,6 +226,7 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
             Some(ds) => ds.iter().for_each(|&d| reduced[norm_dim(d, rank)] = true),
             None => reduced.iter_mut().for_each(|r| *r = true),
         },
+        // the other reductions need a dim to reduce
         _ if rank == 0 => return None,
         Op::Argmax | Op::Argmin => match n.attrs.get("dim").and_then(Attr::as_int) {
             Some(d) => reduced[norm_dim(d, rank)] = true,
@@ -193,7 +260,95 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
                 .for_each(|(i, r)| *r = i >= 2);
             groups = Some((1, n.attrs.get("num_groups")?.as_int()?));
         }
-        _ => return None,
+        // no reduction space
+        Op::Full
+        | Op::Cast
+        | Op::Dropout
+        | Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Div
+        | Op::Maximum
+        | Op::Minimum
+        | Op::Pow
+        | Op::Lerp
+        | Op::Eq
+        | Op::Ne
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::Where
+        | Op::Relu
+        | Op::LeakyRelu
+        | Op::Sigmoid
+        | Op::Tanh
+        | Op::Silu
+        | Op::Gelu
+        | Op::Selu
+        | Op::Hardsigmoid
+        | Op::Hardswish
+        | Op::Softplus
+        | Op::Softsign
+        | Op::Elu
+        | Op::Hardtanh
+        | Op::Clamp
+        | Op::Logsigmoid
+        | Op::Mish
+        | Op::Abs
+        | Op::Neg
+        | Op::Sign
+        | Op::Cos
+        | Op::Sin
+        | Op::Exp
+        | Op::Exp2
+        | Op::Log
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Erf
+        | Op::Reciprocal
+        | Op::Cumsum
+        | Op::Cumprod
+        | Op::Cummax
+        | Op::Cummin
+        | Op::MseLoss
+        | Op::SmoothL1Loss
+        | Op::KlDiv
+        | Op::CrossEntropy
+        | Op::TripletMarginLoss
+        | Op::Matmul
+        | Op::Bmm
+        | Op::Linear
+        | Op::Einsum
+        | Op::Attention
+        | Op::Conv1d
+        | Op::Conv2d
+        | Op::Conv3d
+        | Op::ConvTranspose1d
+        | Op::ConvTranspose2d
+        | Op::ConvTranspose3d
+        | Op::MaxPool1d
+        | Op::MaxPool2d
+        | Op::MaxPool3d
+        | Op::AvgPool1d
+        | Op::AvgPool2d
+        | Op::AvgPool3d
+        | Op::Transpose
+        | Op::Permute
+        | Op::Reshape
+        | Op::Flatten
+        | Op::Squeeze
+        | Op::Unsqueeze
+        | Op::Expand
+        | Op::Narrow
+        | Op::Slice
+        | Op::Select
+        | Op::Flip
+        | Op::Diag
+        | Op::Triu
+        | Op::Tril
+        | Op::Cat
+        | Op::Stack => return None,
     }
     Some(ReduceSpace {
         domain: x.shape.clone(),

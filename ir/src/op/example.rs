@@ -1,0 +1,206 @@
+//! One example application per op: input types and attributes its inference rule
+//! accepts. `drtc ops` builds a one-op program from each to ask every layer what it does
+//! with the op (`tests.rs` checks that every example type-checks).
+
+use super::Op;
+use crate::{Attr, BuildError, DType, Graph, GraphBuilder, TensorType};
+
+/// Input types and the attributes that are not defaults.
+#[derive(Clone, Debug)]
+pub struct Example {
+    pub inputs: Vec<TensorType>,
+    pub attrs: Vec<(&'static str, Attr)>,
+}
+
+fn f32(shape: &[i64]) -> TensorType {
+    TensorType::new(DType::F32, shape.to_vec())
+}
+
+fn ints(v: &[i64]) -> Attr {
+    Attr::Ints(v.to_vec())
+}
+
+/// The example application of `op`.
+pub fn example(op: Op) -> Example {
+    let x = f32(&[4, 8]);
+    let ex = |inputs: Vec<TensorType>, attrs: Vec<(&'static str, Attr)>| Example { inputs, attrs };
+    let unary = || ex(vec![x.clone()], vec![]);
+    let binary = || ex(vec![x.clone(), x.clone()], vec![]);
+    let img = |n: usize| {
+        let mut s = vec![2, 3];
+        s.extend(vec![6; n]);
+        f32(&s)
+    };
+    let conv = |n: usize, transposed: bool| {
+        let mut w = if transposed { vec![3, 4] } else { vec![4, 3] };
+        w.extend(vec![3; n]);
+        ex(vec![img(n), f32(&w), f32(&[4])], vec![])
+    };
+    let pool = |n: usize| ex(vec![img(n)], vec![("kernel_size", ints(&vec![2; n]))]);
+    let adaptive = |n: usize| ex(vec![img(n)], vec![("output_size", ints(&vec![1; n]))]);
+    let channels = || ex(vec![f32(&[4, 3, 6, 6]), f32(&[3]), f32(&[3])], vec![]);
+    let dim = |d: i64| ex(vec![x.clone()], vec![("dim", Attr::Int(d))]);
+    let dims = || ex(vec![x.clone()], vec![("dim", ints(&[1]))]);
+    match op {
+        Op::Full => ex(
+            vec![],
+            vec![("shape", ints(&[4, 8])), ("value", Attr::Float(1.0))],
+        ),
+        Op::Cast => ex(vec![x.clone()], vec![("dtype", Attr::DType(DType::F16))]),
+        Op::Dropout
+        | Op::Relu
+        | Op::LeakyRelu
+        | Op::Sigmoid
+        | Op::Tanh
+        | Op::Silu
+        | Op::Gelu
+        | Op::Selu
+        | Op::Hardsigmoid
+        | Op::Hardswish
+        | Op::Softplus
+        | Op::Softsign
+        | Op::Elu
+        | Op::Hardtanh
+        | Op::Logsigmoid
+        | Op::Mish
+        | Op::Abs
+        | Op::Neg
+        | Op::Sign
+        | Op::Cos
+        | Op::Sin
+        | Op::Exp
+        | Op::Exp2
+        | Op::Log
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Erf
+        | Op::Reciprocal => unary(),
+        Op::Clamp => ex(vec![x.clone()], vec![("min", Attr::Float(0.0))]),
+        Op::Add
+        | Op::Sub
+        | Op::Mul
+        | Op::Div
+        | Op::Maximum
+        | Op::Minimum
+        | Op::Pow
+        | Op::Eq
+        | Op::Ne
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::MseLoss
+        | Op::SmoothL1Loss
+        | Op::KlDiv => binary(),
+        Op::Lerp | Op::TripletMarginLoss => ex(vec![x.clone(), x.clone(), x.clone()], vec![]),
+        Op::Where => ex(
+            vec![
+                TensorType::new(DType::Bool, vec![4, 8]),
+                x.clone(),
+                x.clone(),
+            ],
+            vec![],
+        ),
+        Op::Sum
+        | Op::Mean
+        | Op::Prod
+        | Op::Max
+        | Op::Min
+        | Op::Var
+        | Op::Std
+        | Op::Norm
+        | Op::Logsumexp => dims(),
+        Op::Argmax
+        | Op::Argmin
+        | Op::Softmax
+        | Op::LogSoftmax
+        | Op::Cumsum
+        | Op::Cumprod
+        | Op::Cummax
+        | Op::Cummin => dim(1),
+        Op::CrossEntropy => ex(
+            vec![x.clone(), TensorType::new(DType::I64, vec![4])],
+            vec![],
+        ),
+        Op::Matmul => ex(vec![x.clone(), f32(&[8, 16])], vec![]),
+        Op::Bmm => ex(vec![f32(&[2, 4, 8]), f32(&[2, 8, 16])], vec![]),
+        Op::Linear => ex(vec![x.clone(), f32(&[16, 8]), f32(&[16])], vec![]),
+        Op::Einsum => ex(
+            vec![x.clone(), f32(&[8, 16])],
+            vec![("equation", Attr::Str("ij,jk->ik".into()))],
+        ),
+        Op::Attention => ex(
+            vec![f32(&[2, 4, 8]), f32(&[2, 6, 8]), f32(&[2, 6, 8])],
+            vec![],
+        ),
+        Op::Conv1d => conv(1, false),
+        Op::Conv2d => conv(2, false),
+        Op::Conv3d => conv(3, false),
+        Op::ConvTranspose1d => conv(1, true),
+        Op::ConvTranspose2d => conv(2, true),
+        Op::ConvTranspose3d => conv(3, true),
+        Op::MaxPool1d | Op::AvgPool1d => pool(1),
+        Op::MaxPool2d | Op::AvgPool2d => pool(2),
+        Op::MaxPool3d | Op::AvgPool3d => pool(3),
+        Op::AdaptiveAvgPool1d => adaptive(1),
+        Op::AdaptiveAvgPool2d => adaptive(2),
+        Op::AdaptiveAvgPool3d => adaptive(3),
+        Op::BatchNorm | Op::InstanceNorm => channels(),
+        Op::LayerNorm => ex(
+            vec![x.clone(), f32(&[8]), f32(&[8])],
+            vec![("normalized_shape", ints(&[8]))],
+        ),
+        Op::RmsNorm => ex(
+            vec![x.clone(), f32(&[8])],
+            vec![("normalized_shape", ints(&[8]))],
+        ),
+        Op::GroupNorm => ex(
+            vec![f32(&[4, 6, 8]), f32(&[6]), f32(&[6])],
+            vec![("num_groups", Attr::Int(2))],
+        ),
+        Op::Transpose => ex(
+            vec![x.clone()],
+            vec![("dim0", Attr::Int(0)), ("dim1", Attr::Int(1))],
+        ),
+        Op::Permute => ex(vec![x.clone()], vec![("dims", ints(&[1, 0]))]),
+        Op::Reshape => ex(vec![x.clone()], vec![("shape", ints(&[8, 4]))]),
+        Op::Flatten => ex(vec![f32(&[2, 4, 8])], vec![]),
+        Op::Squeeze => ex(vec![f32(&[4, 1, 8])], vec![("dim", ints(&[1]))]),
+        Op::Unsqueeze => dim(0),
+        Op::Expand => ex(vec![f32(&[1, 8])], vec![("shape", ints(&[4, 8]))]),
+        Op::Narrow => ex(
+            vec![x.clone()],
+            vec![
+                ("dim", Attr::Int(1)),
+                ("start", Attr::Int(0)),
+                ("length", Attr::Int(4)),
+            ],
+        ),
+        Op::Slice => ex(
+            vec![x.clone()],
+            vec![("dim", Attr::Int(1)), ("end", Attr::Int(4))],
+        ),
+        Op::Select => ex(
+            vec![x.clone()],
+            vec![("dim", Attr::Int(0)), ("index", Attr::Int(1))],
+        ),
+        Op::Flip => ex(vec![x.clone()], vec![("dims", ints(&[1]))]),
+        Op::Diag | Op::Triu | Op::Tril => unary(),
+        Op::Cat | Op::Stack => binary(),
+    }
+}
+
+/// A program applying `op` once to its example inputs (`x0`, `x1`, ...), returning every
+/// result.
+pub fn example_graph(op: Op) -> Result<Graph, BuildError> {
+    let e = example(op);
+    let mut b = GraphBuilder::new(format!("{}_example", op.name()));
+    let inputs: Vec<_> = e
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| b.input(format!("x{i}"), t.clone()))
+        .collect();
+    let outs = b.op(op, &inputs, e.attrs)?;
+    Ok(b.finish(outs))
+}

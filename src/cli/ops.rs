@@ -1,0 +1,108 @@
+//! `drtc ops`: the matrix of which layer supports which op, from each layer's own code
+//! (see `drtc::driver::ops`).
+
+use super::{DriverError, DriverResult};
+use clap::Args;
+use drtc::driver::ops::{op_matrix, OpRow};
+use std::process::ExitCode;
+
+#[derive(Args, Debug)]
+#[command(
+    about = "Print which layer supports which op (frontend, inference, FLOPs, Triton, torch, synth, e-graph)",
+    long_about = "Print the op matrix: for every op of the IR, what each layer's own code does \
+with the op's example application (no hand-written list).\n\n\
+frontend  the Python frontend reads back the PyTorch call the emitter writes (yes, as other ops, or the error)\n\
+infer     the example's result types\n\
+flops     its FLOP count\n\
+triton    what the Triton backend supports: template:KIND, library call, host view, or gap: REASON\n\
+codegen   what the stitcher generated: kernel, library, host, or pytorch (computed with PyTorch, reported)\n\
+torch     the PyTorch call the emitter writes\n\
+synth     the synthesizer's family (- when it does not place the op)\n\
+e-graph   rewrite rules matching the op, and fold when constant folding evaluates it"
+)]
+pub struct OpsArgs {
+    /// Print JSON lines, one object per op.
+    #[arg(long)]
+    pub json: bool,
+    /// Only the ops whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+}
+
+const HEADER: [&str; 10] = [
+    "op", "category", "frontend", "infer", "flops", "triton", "codegen", "torch", "synth",
+    "e-graph",
+];
+
+fn cells(r: &OpRow) -> [String; 10] {
+    let egraph = match (r.egraph_rules, r.egraph_folds) {
+        (0, false) => "-".to_string(),
+        (0, true) => "fold".to_string(),
+        (1, false) => "1 rule".to_string(),
+        (1, true) => "1 rule, fold".to_string(),
+        (n, false) => format!("{n} rules"),
+        (n, true) => format!("{n} rules, fold"),
+    };
+    // long messages in full with --json
+    let short = |s: &str| match s.char_indices().nth(48) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    };
+    [
+        r.op.to_string(),
+        r.category.to_string(),
+        short(&r.frontend),
+        r.infer.clone(),
+        r.flops.to_string(),
+        r.triton.clone(),
+        r.codegen.clone(),
+        r.torch.clone(),
+        r.synth.clone(),
+        egraph,
+    ]
+}
+
+pub fn run(args: OpsArgs) -> DriverResult<ExitCode> {
+    let rows: Vec<OpRow> = op_matrix()
+        .into_iter()
+        .filter(|r| args.only.as_deref().is_none_or(|s| r.op.contains(s)))
+        .collect();
+    if args.json {
+        for r in &rows {
+            let line =
+                serde_json::to_string(r).map_err(|e| DriverError::Reported(e.to_string()))?;
+            println!("{line}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let table: Vec<[String; 10]> = rows.iter().map(cells).collect();
+    let mut width = HEADER.map(str::len);
+    for row in &table {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |row: &[String]| {
+        let padded: Vec<String> = row
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(&HEADER.map(String::from));
+    for row in &table {
+        line(row);
+    }
+    let count = |f: &dyn Fn(&OpRow) -> bool| rows.iter().filter(|r| f(r)).count();
+    println!(
+        "\n{} ops: frontend reads {}, Triton templates {}, generated as kernels {}, synthesized {}, in e-graph rules {}",
+        rows.len(),
+        count(&|r| r.frontend == "yes"),
+        count(&|r| r.triton.starts_with("template:")),
+        count(&|r| r.codegen == "kernel"),
+        count(&|r| r.synth != "-"),
+        count(&|r| r.egraph_rules > 0),
+    );
+    Ok(ExitCode::SUCCESS)
+}
