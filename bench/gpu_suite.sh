@@ -10,6 +10,7 @@
 # Protocols (PROTOCOLS, default "fp32 tf32"), each into $OUT/${NAME}_<protocol>_vs_compile.{jsonl,md}:
 #   fp32  drtc --precision fp32 (FP32_PRECISION overrides the value), torch --torch-precision highest
 #   tf32  drtc --precision tf32, torch --torch-precision high (TF32 for everyone)
+#   default  drtc at its default (fp32), eager and torch.compile at PyTorch's own defaults
 #
 # Each task's row is written as soon as it finishes. JOBS tasks (default 4) compile, verify
 # and warm up torch.compile at once in their own workers; timing phases run one at a time,
@@ -24,7 +25,7 @@
 # $TMPDIR/drtc-gpu-suite), EXTRA (more `drtc suite` arguments, e.g. "--simplify").
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,25p' "$0"
+  sed -n '2,26p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -48,7 +49,8 @@ for proto in $PROTOCOLS; do
   case $proto in
     fp32) args="--precision $FP32_PRECISION --torch-precision highest" ;;
     tf32) args="--precision tf32 --torch-precision high" ;;
-    *) echo "unknown protocol $proto (fp32 or tf32)"; exit 2 ;;
+    default) args="--precision fp32" ;;
+    *) echo "unknown protocol $proto (fp32, tf32 or default)"; exit 2 ;;
   esac
   base="$OUT/${NAME}_${proto}_vs_compile"
   echo "== protocol $proto: drtc suite $TASKS --device cuda --baseline compile $args"

@@ -50,6 +50,10 @@ pub struct GuardInput {
     pub name: String,
     pub kind: InputKind,
     pub ty: TensorType,
+    /// The torch memory format the kernels want this argument in when not the contiguous
+    /// one (`torch.channels_last` for weights of channels-last convolutions): the guard
+    /// accepts it dense in that format and converts it to it otherwise.
+    pub memory_format: Option<&'static str>,
 }
 
 impl GuardInput {
@@ -65,6 +69,7 @@ impl GuardInput {
                     ValueDef::Node { .. } => InputKind::Activation,
                 },
                 ty: g.ty(v).clone(),
+                memory_format: None,
             })
             .collect()
     }
@@ -131,6 +136,14 @@ pub fn guard_section(
         .unwrap();
     }
     s.push_str("    ],\n}\n");
+    let formats: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(k, i)| i.memory_format.map(|f| format!("{k}: {f}")))
+        .collect();
+    if !formats.is_empty() {
+        writeln!(s, "_DRTC_LAYOUTS = {{{}}}", formats.join(", ")).unwrap();
+    }
     writeln!(s, "_DRTC_SOURCE = {}\n\n", py_str(source)).unwrap();
     s
 }

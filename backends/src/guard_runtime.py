@@ -3,7 +3,8 @@
 # ("inputs": name, kind, shape, dtype of every argument; "device": the device type, or
 # None when the kernels decide). Every call goes through `_drtc_dispatch` first:
 #   * inputs that match run the kernels; a non-contiguous input is made contiguous first
-#     (a non-contiguous buffer, which the kernels may update in place, is a mismatch);
+#     (channels-last for the arguments in _DRTC_LAYOUTS; a non-contiguous buffer, which
+#     the kernels may update in place, is a mismatch);
 #   * on a mismatch, guard mode "error" raises a ValueError naming the expected and the
 #     given inputs; mode "reference" computes the reference program (the `Model.forward`
 #     or `fused_operator` this module was compiled from) and warns once per signature;
@@ -97,17 +98,27 @@ def _drtc_check(args):
                             f"compiled for {_drtc_type_text(shape, dtype)}")
             if kind != "activation" or a.dtype not in _DRTC_DTYPE_NAMES:
                 recompilable = False
-        if not a.is_contiguous():
+        if not _drtc_dense(i, a):
             if kind == "buffer":
                 problems.append(f"buffer `{name}` is not contiguous")
                 recompilable = False
             else:
-                args[i] = a.contiguous()
+                args[i] = a.contiguous(memory_format=_DRTC_LAYOUTS.get(i, torch.contiguous_format))
     want = _DRTC_GUARD["device"]
     if device is not None and want is not None and device.type != want:
         problems.append(f"the inputs are on {device}, the kernels were compiled for {want}")
         recompilable = False
     return args, "; ".join(problems) or None, recompilable
+
+
+# argument index -> the memory format the kernels want it in, where not the contiguous one
+# (weights of channels-last convolutions; the module sets it after this runtime)
+_DRTC_LAYOUTS = {}
+
+
+def _drtc_dense(i, a):
+    fmt = _DRTC_LAYOUTS.get(i)
+    return a.is_contiguous() if fmt is None else a.is_contiguous(memory_format=fmt)
 
 
 def _drtc_matches(args):
@@ -118,8 +129,8 @@ def _drtc_matches(args):
         return False
     try:
         device = args[0].device
-        for a, (_, _, shape, dtype) in zip(args, spec):
-            if a.dtype != dtype or a.shape != shape or not a.is_contiguous() \
+        for i, (a, (_, _, shape, dtype)) in enumerate(zip(args, spec)):
+            if a.dtype != dtype or a.shape != shape or not _drtc_dense(i, a) \
                     or a.device != device:
                 return False
     except AttributeError:  # a Python number (or another non-tensor): the full check

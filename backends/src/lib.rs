@@ -2,6 +2,7 @@
 //! stitch them into one runnable module.
 
 pub mod guard;
+pub mod layout;
 pub mod stitch;
 pub mod torch;
 pub mod triton;

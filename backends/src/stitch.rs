@@ -3,11 +3,13 @@
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
 use crate::guard::{guard_section, GuardInput, GuardOptions};
+use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
 use crate::torch::{py_ident, torch_dtype, torch_expr};
 use crate::triton::RegionCode;
 use crate::triton::{
-    choose, contraction_kernel, gemm_shape, pointwise_kernel, reduction_kernel, window_kernel,
-    BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig, Precision, TritonKernel,
+    choose, contraction_kernel, gemm_shape, pointwise_kernel, pointwise_kernel_in_order,
+    reduction_kernel, window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig,
+    Precision, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{check_reduction, pointwise_domain, FusionPlan, Region, RegionKind};
@@ -37,6 +39,8 @@ pub struct CodegenOptions {
     /// GEMM implementations to use instead of the policy's choice, by region index (from
     /// search), with the reason reported.
     pub gemm: HashMap<usize, (GemmImpl, String)>,
+    /// The layout of convolution regions (`--layout`).
+    pub layout: LayoutChoice,
 }
 
 /// How a GEMM region was computed, and why.
@@ -69,6 +73,10 @@ pub struct RegionReport {
 pub struct GeneratedModule {
     pub source: String,
     pub regions: Vec<RegionReport>,
+    /// The layout decision of each convolution (empty without convolutions).
+    pub layout: Vec<String>,
+    /// Whether some convolution runs channels-last.
+    pub channels_last: bool,
 }
 
 impl GeneratedModule {
@@ -162,6 +170,8 @@ struct Host<'g> {
     update_running_stats: bool,
     /// A contraction region exists: the module needs the GEMM helpers.
     uses_gemm: bool,
+    /// Which convolutions and values are channels-last.
+    layout: LayoutPlan,
 }
 
 impl Host<'_> {
@@ -172,7 +182,15 @@ impl Host<'_> {
     fn torch_nodes(&mut self, nodes: &[NodeId]) {
         for &n in nodes {
             let node = self.g.node(n);
-            let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
+            let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
+            if self.layout.convs.contains(&n) {
+                // the input at the region boundary, the weight (converted when ModelNew
+                // was built: then a no-op)
+                for (a, &v) in args.iter_mut().zip(&node.inputs).take(2) {
+                    let fmt = memory_format(self.g.ty(v).rank());
+                    *a = format!("{a}.contiguous(memory_format={fmt})");
+                }
+            }
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
             let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
             let out = node.outputs[0];
@@ -238,9 +256,14 @@ impl Host<'_> {
 
     fn alloc(&mut self, v: ValueId) {
         let t = self.g.ty(v);
+        let format = if self.layout.values.contains(&v) {
+            format!(", memory_format={}", memory_format(t.rank()))
+        } else {
+            String::new()
+        };
         writeln!(
             self.body,
-            "    {} = torch.empty({:?}, dtype={}, device={})",
+            "    {} = torch.empty({:?}, dtype={}, device={}{format})",
             var(v),
             t.shape,
             torch_dtype(t.dtype),
@@ -459,6 +482,7 @@ fn region_kernel(
     name: &str,
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
+    channels_last: bool,
 ) -> Option<RegionCode> {
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],
@@ -466,6 +490,12 @@ fn region_kernel(
         stats: vec![],
     };
     match r.kind {
+        RegionKind::Pointwise if channels_last => {
+            let domain = pointwise_domain(g, &r.nodes);
+            let order = channels_last_order(domain.len());
+            pointwise_kernel_in_order(g, name, &r.nodes, &r.outputs, &domain, config, &order)
+                .map(one)
+        }
         RegionKind::Pointwise => {
             let domain = pointwise_domain(g, &r.nodes);
             pointwise_kernel(g, name, &r.nodes, &r.outputs, &domain, config).map(one)
@@ -495,6 +525,7 @@ pub fn generate_region_kernel(
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
+    let layout = plan_layout(g, plan, opts.layout);
     region_kernel(
         g,
         &plan.regions[index],
@@ -502,12 +533,13 @@ pub fn generate_region_kernel(
         &format!("drtc_k{index}"),
         opts,
         config,
+        layout.regions.contains(&index),
     )
     .and_then(|c| c.kernels.into_iter().last())
 }
 
 /// `ModelNew` or `triton_fused_operator`: the guarded entry point of a module.
-fn entry_point(g: &Graph, form: &ModuleForm, host: &Host) -> String {
+fn entry_point(g: &Graph, form: &ModuleForm, host: &Host, cl_params: &[ValueId]) -> String {
     let mut src = String::new();
     match form {
         ModuleForm::KernelBench { .. } => {
@@ -541,6 +573,26 @@ fn entry_point(g: &Graph, form: &ModuleForm, host: &Host) -> String {
                 "    \"\"\"`Model` with its forward computed by drtc's generated kernels (for\n",
             );
             src.push_str("    other inputs: see the guards above).\"\"\"\n\n");
+            if !cl_params.is_empty() {
+                src.push_str("    def __init__(self, *args, **kwargs):\n");
+                src.push_str("        super().__init__(*args, **kwargs)\n");
+                src.push_str(
+                    "        # weights of channels-last convolutions, converted once: the same\n",
+                );
+                src.push_str(
+                    "        # parameters and values (load_state_dict copies into these strides)\n",
+                );
+                for &v in cl_params {
+                    let p = self_path(g.value(v).name.as_deref().unwrap_or(""));
+                    let fmt = memory_format(g.ty(v).rank());
+                    writeln!(
+                        src,
+                        "        {p}.data = {p}.data.contiguous(memory_format={fmt})"
+                    )
+                    .unwrap();
+                }
+                src.push('\n');
+            }
             writeln!(src, "    def forward(self, {}):", acts.join(", ")).unwrap();
             writeln!(
                 src,
@@ -570,6 +622,32 @@ fn entry_point(g: &Graph, form: &ModuleForm, host: &Host) -> String {
         }
     }
     src
+}
+
+/// The parameters that are weights of channels-last convolutions, in a KernelBench module
+/// (a seed program's weights are arguments: converted per call, at the region boundary).
+fn channels_last_params(g: &Graph, form: &ModuleForm, layout: &LayoutPlan) -> Vec<ValueId> {
+    if !matches!(form, ModuleForm::KernelBench { .. }) {
+        return vec![];
+    }
+    let mut out = vec![];
+    for &n in g.body() {
+        if !layout.convs.contains(&n) {
+            continue;
+        }
+        let w = g.node(n).inputs[1];
+        let is_param = matches!(
+            g.value(w).def,
+            ValueDef::Input {
+                kind: InputKind::Param,
+                ..
+            }
+        );
+        if is_param && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// Stitches the plan of `g` into a module of the given form.
@@ -616,6 +694,7 @@ pub fn generate_module(
         needs_mul: false,
         uses_gemm: false,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
+        layout: plan_layout(g, plan, opts.layout),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];
@@ -670,7 +749,8 @@ pub fn generate_module(
             }
         } else if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
-            match region_kernel(g, r, i, &name, opts, opts.configs.get(&i).cloned()) {
+            let cl = host.layout.regions.contains(&i);
+            match region_kernel(g, r, i, &name, opts, opts.configs.get(&i).cloned(), cl) {
                 Some(code) => {
                     let last = code.kernels.last().expect("a region has a kernel");
                     report.kernel = Some((last.name.clone(), last.config.clone()));
@@ -730,16 +810,22 @@ pub fn generate_module(
         // no reference to fall back to or recompile from: mismatches can only be errors
         guard.mode = crate::guard::GuardMode::Error;
     }
-    src.push_str(&guard_section(
-        &GuardInput::of_graph(g, &params),
-        Some(device),
-        source,
-        &guard,
-    ));
-    src.push_str(&entry_point(g, form, &host));
+    // weights of channels-last convolutions: ModelNew converts them once, the guard
+    // accepts them so
+    let cl_params = channels_last_params(g, form, &host.layout);
+    let mut guard_inputs = GuardInput::of_graph(g, &params);
+    for (k, &v) in g.inputs().iter().enumerate() {
+        if cl_params.contains(&v) {
+            guard_inputs[k].memory_format = Some(memory_format(g.ty(v).rank()));
+        }
+    }
+    src.push_str(&guard_section(&guard_inputs, Some(device), source, &guard));
+    src.push_str(&entry_point(g, form, &host, &cl_params));
     let _ = Op::Full;
     GeneratedModule {
         source: src,
         regions: reports,
+        layout: host.layout.notes.clone(),
+        channels_last: host.layout.any(),
     }
 }

@@ -2,6 +2,7 @@
 //! options and the [`registry`] (the one list of passes), pipelines as strings
 //! ([`Pipeline`]), and the [`PassManager`] (verify-each, IR capture, timing).
 
+pub mod conv_bias;
 pub mod cse;
 pub mod dce;
 pub mod decompose;

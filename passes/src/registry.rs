@@ -20,6 +20,7 @@ pub struct PassInfo {
 /// Every pass, in alphabetical order.
 pub static PASSES: &[PassInfo] = &[
     crate::egraph::canonicalize::INFO,
+    crate::conv_bias::INFO,
     crate::cse::INFO,
     crate::dce::INFO,
     crate::decompose::INFO,

@@ -160,16 +160,31 @@ pub fn compile(
             compile_args: vec![],
             reference_source: Some(src.to_string()),
         },
+        layout: Default::default(),
     };
     let lowered = lower_source(py, src, name)?;
     let form = module_form(lowered.format, src);
-    let compiled = py
+    let mut compiled = py
         .detach(|| compile_graph(lowered.graph, &form, &opts))
         .map_err(CompileError::new_err)?;
     let mut report = compiled.report_json();
     if verify {
         let settings = VerifySettings::default();
-        let v = verify_sources(py, src, &compiled.module.source, device, &settings)?;
+        let mut v = verify_sources(py, src, &compiled.module.source, device, &settings)?;
+        if !v.verified && compiled.module.channels_last {
+            // a layout change that breaks verification: the reference layout (as the CLI)
+            let nchw = compiled.nchw_module(&form, &opts);
+            let again = verify_sources(py, src, &nchw.source, device, &settings)?;
+            compiled.module = nchw;
+            report = compiled.report_json();
+            report["first_verification"] =
+                serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            report["layout_retry"] = serde_json::json!(
+                "the channels-last module failed verification; every convolution region fell \
+                 back to the reference layout (nchw)"
+            );
+            v = again;
+        }
         report["verification"] =
             serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
     }

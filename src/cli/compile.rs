@@ -12,6 +12,7 @@ use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
 use drtc_backends::guard::{GuardMode, GuardOptions};
+use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::generate_module;
 use drtc_backends::triton::{GemmImpl, Precision};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -152,6 +153,10 @@ pub struct CompileArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
+    /// Memory layout of convolutions and the kernels around them; a channels-last module
+    /// that fails verification is retried in NCHW (reported).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub layout: super::layout_arg::LayoutArg,
     /// On a GPU: try each kernel's reasonable launch configurations, and for GEMM regions
     /// the library call against the Triton template, keep the fastest verified one, and
     /// cache the choice (by region, shapes, device, Triton version and precision) under
@@ -236,6 +241,10 @@ pub(super) fn recompile_args(args: &CompileArgs) -> Vec<String> {
     if args.simplify {
         v.push("--simplify".into());
     }
+    if args.layout != super::layout_arg::LayoutArg::Auto {
+        v.push("--layout".into());
+        v.push(args.layout.choice().name().into());
+    }
     v
 }
 
@@ -307,6 +316,48 @@ fn retry_gemm(
     Err(DriverError::Reported("no GEMM retry ran".into()))
 }
 
+/// After a failed verification of a module with channels-last convolutions: the same
+/// module in the reference's layout (NCHW everywhere). Rewrites `candidate`; returns the
+/// module, its verification and a note for the report.
+#[allow(clippy::too_many_arguments)]
+fn retry_nchw(
+    pool: &WorkerPool,
+    device: DeviceKind,
+    reference: &Path,
+    candidate: &Path,
+    compiled: &Compiled,
+    form: &drtc_backends::stitch::ModuleForm,
+    opts: &CompileOptions,
+    first: &serde_json::Value,
+) -> DriverResult<(
+    drtc_backends::stitch::GeneratedModule,
+    serde_json::Value,
+    String,
+)> {
+    let why = first["reasons"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default();
+    let module = compiled.nchw_module(form, opts);
+    write(candidate, &module.source)?;
+    let v = check(pool, device, reference, candidate, opts.precision);
+    let note = format!(
+        "layout: the channels-last module failed verification ({why}); fell back to the \
+         reference layout (nchw) for every convolution region: {}",
+        if v["verified"] == true {
+            "verified"
+        } else {
+            "still fails"
+        }
+    );
+    Ok((module, v, note))
+}
+
 /// The device `drtc compile` runs on and its compile options (the guards' reference source
 /// is filled in per program).
 pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOptions) {
@@ -328,6 +379,7 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
             compile_args: recompile_args(args),
             reference_source: None,
         },
+        layout: args.layout.choice(),
     };
     (device, opts)
 }
@@ -462,6 +514,22 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     write(&ref_path, reference)?;
                     let mut v = check(pool, device, &ref_path, &candidate, opts.precision);
                     ok = v["verified"] == true;
+                    if !ok && compiled.module.channels_last {
+                        // a layout change that breaks verification: the reference layout
+                        let (module, again, note) = retry_nchw(
+                            pool, device, &ref_path, &candidate, &compiled, &prog.form, &popts, &v,
+                        )?;
+                        eprintln!("{note}");
+                        compiled.module = module;
+                        popts.layout = LayoutChoice::Nchw;
+                        entry = compiled.report_json();
+                        entry["name"] = json!(prog.name);
+                        entry["line"] = json!(prog.line);
+                        entry["first_verification"] = v;
+                        entry["layout_retry"] = json!(note);
+                        v = again;
+                        ok = v["verified"] == true;
+                    }
                     if !ok && compiled.module.regions.iter().any(|r| r.gemm.is_some()) {
                         // GEMM regions: the library path, then PyTorch, before giving up
                         let (module, again, note) = retry_gemm(

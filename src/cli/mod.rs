@@ -9,6 +9,7 @@ mod devices;
 mod eval;
 mod fmt;
 mod ir_file;
+mod layout_arg;
 mod llm_args;
 mod ops;
 mod opt;

@@ -64,6 +64,10 @@ pub struct SuiteArgs {
     /// Precision policy of fp32 matrix products (also the verifier's value rule).
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
+    /// Memory layout of convolutions (a channels-last module that fails verification is
+    /// verified again in NCHW; the row says so).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub layout: super::layout_arg::LayoutArg,
     /// `compile`: also time torch.compile (default mode) of the reference, interleaved with
     /// eager and drtc on the same inputs (GPU only).
     #[arg(long, value_enum)]
@@ -181,6 +185,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         precision: args.precision.precision(),
         interpret: device == DeviceKind::Cpu,
         simplify: args.simplify,
+        layout: args.layout.choice(),
         ..Default::default()
     };
     let compile_baseline = args.baseline == Some(BaselineArg::Compile);
@@ -190,6 +195,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "torch_precision": args.torch_precision.map_or("default", |p| p.name()),
         "baseline": if compile_baseline { "compile" } else { "eager" },
         "shrink": args.shrink,
+        "layout": args.layout.choice().name(),
         "simplify": args.simplify,
         "search": args.search && device == DeviceKind::Cuda,
         "jobs": args.jobs.max(1),

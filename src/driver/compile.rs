@@ -2,6 +2,7 @@
 //! Verification and timing happen in the runtime; this part is pure and fast.
 
 use drtc_backends::guard::GuardOptions;
+use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_backends::triton::Precision;
 use drtc_ir::Graph;
@@ -16,6 +17,10 @@ pub const CLEANUP_PIPELINE: &str = "dce,cse,dce";
 /// The pipeline with the e-graph rewrites (`--simplify`).
 pub const SIMPLIFY_PIPELINE: &str = "dce,cse,canonicalize,simplify,dce,cse,dce";
 
+/// Run after cleanup (and the e-graph rewrites): a convolution's bias moves into the
+/// kernel of its consumer. A no-op on programs without convolutions.
+pub const EPILOGUE_PIPELINE: &str = "conv-bias,dce";
+
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
@@ -27,6 +32,8 @@ pub struct CompileOptions {
     pub simplify: bool,
     /// The generated module's input guards.
     pub guard: GuardOptions,
+    /// The layout of convolution regions.
+    pub layout: LayoutChoice,
 }
 
 impl CompileOptions {
@@ -38,6 +45,7 @@ impl CompileOptions {
             configs: Default::default(),
             guard: self.guard.clone(),
             gemm: Default::default(),
+            layout: self.layout,
         }
     }
 }
@@ -63,15 +71,17 @@ pub fn compile_graph(
     } else {
         CLEANUP_PIPELINE
     };
-    let pm = PassManager::parse(
-        pipeline,
-        ManagerOptions {
-            verify_each: true,
-            print_ir_after: vec![],
-        },
-    )
-    .map_err(|e| e.to_string())?;
-    pm.run(&mut graph).map_err(|e| e.to_string())?;
+    for pipeline in [pipeline, EPILOGUE_PIPELINE] {
+        let pm = PassManager::parse(
+            pipeline,
+            ManagerOptions {
+                verify_each: true,
+                print_ir_after: vec![],
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        pm.run(&mut graph).map_err(|e| e.to_string())?;
+    }
     graph.compact();
     let plan = plan_fusion(&graph, &opts.fuse);
     let module = generate_module(&graph, &plan, form, &opts.codegen());
@@ -84,6 +94,20 @@ pub fn compile_graph(
 }
 
 impl Compiled {
+    /// The module again with every convolution in the reference's layout (NCHW): the
+    /// fallback when a channels-last module fails verification.
+    pub fn nchw_module(&self, form: &ModuleForm, opts: &CompileOptions) -> GeneratedModule {
+        let codegen = CodegenOptions {
+            precision: opts.precision,
+            interpret: opts.interpret,
+            configs: Default::default(),
+            guard: opts.guard.clone(),
+            gemm: Default::default(),
+            layout: LayoutChoice::Nchw,
+        };
+        generate_module(&self.graph, &self.plan, form, &codegen)
+    }
+
     /// The region summary of a compiled program, for reports: regions, kernels, fallbacks,
     /// the fusion log and the compile time.
     pub fn report_json(&self) -> serde_json::Value {
@@ -113,6 +137,7 @@ impl Compiled {
             "regions": regions,
             "kernels": c.module.kernel_count(),
             "fallback_ops": c.module.fallback_ops(),
+            "conv_layouts": c.module.layout,
             "fusion_log": c.plan.log,
             "compile_ms": c.elapsed.as_secs_f64() * 1e3,
         })

@@ -16,7 +16,9 @@ pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, DotMode, GemmShape,
 };
 pub use kernel::{LaunchConfig, TritonKernel};
-pub use pointwise::{pointwise_config, pointwise_kernel, pointwise_variants};
+pub use pointwise::{
+    pointwise_config, pointwise_kernel, pointwise_kernel_in_order, pointwise_variants,
+};
 pub use precision::{
     candidates, choose, predicted_error, DotPrecision, GemmCandidate, GemmChoice, GemmImpl,
     Precision,

@@ -59,7 +59,29 @@ pub fn pointwise_kernel(
     domain: &[i64],
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
+    let identity: Vec<usize> = (0..domain.len()).collect();
+    pointwise_kernel_in_order(g, name, nodes, outputs, domain, config, &identity)
+}
+
+/// [`pointwise_kernel`] whose flat offset walks the domain dims in `order` (outermost
+/// first, a permutation of the dims): the outputs are dense in that order (allocated so by
+/// the host, e.g. channels-last for `[0, 2, 3, 1]`), and inputs are read through their
+/// strides at each dim's logical index.
+pub fn pointwise_kernel_in_order(
+    g: &Graph,
+    name: &str,
+    nodes: &[NodeId],
+    outputs: &[ValueId],
+    domain: &[i64],
+    config: Option<LaunchConfig>,
+    order: &[usize],
+) -> Option<TritonKernel> {
     let rank = domain.len();
+    let mut sorted = order.to_vec();
+    sorted.sort_unstable();
+    if sorted != (0..rank).collect::<Vec<_>>() {
+        return None;
+    }
     let numel: u64 = domain.iter().map(|&d| d as u64).product();
     let mut prog = Program::new();
     let ix = FlatIndex;
@@ -108,10 +130,11 @@ pub fn pointwise_kernel(
     };
     writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
     writeln!(body, "    mask = offs < {numel}").unwrap();
-    let names: Vec<String> = (0..rank).map(|d| format!("i{d}")).collect();
-    decompose(&mut body, "    ", "offs", domain, &names);
-    let order = prog.closure(&roots, &|_| false);
-    emit_stmts(&mut body, &prog, &order, "    ");
+    let names: Vec<String> = order.iter().map(|d| format!("i{d}")).collect();
+    let physical: Vec<i64> = order.iter().map(|&d| domain[d]).collect();
+    decompose(&mut body, "    ", "offs", &physical, &names);
+    let stmts = prog.closure(&roots, &|_| false);
+    emit_stmts(&mut body, &prog, &stmts, "    ");
     for (k, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
         let st = storage_ty(g.ty(v).dtype);
         let val = if prog.stmts[r].constant.is_some() {
@@ -130,6 +153,13 @@ pub fn pointwise_kernel(
     )
     .unwrap();
     source.push_str(&ops_comment(g, nodes));
+    if order.iter().enumerate().any(|(i, &d)| i != d) {
+        writeln!(
+            source,
+            "    # outputs dense in dim order {order:?} (outermost first)"
+        )
+        .unwrap();
+    }
     source.push_str(&body);
     let grid = vec![numel.div_ceil(config.block("BLOCK")).max(1)];
     Some(TritonKernel {

@@ -2,6 +2,7 @@
 
 pub mod activations;
 pub mod algebra;
+pub mod convolution;
 pub mod layout;
 pub mod linearity;
 pub mod reductions;
@@ -33,6 +34,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "linearity",
         rules: linearity::rules,
+    },
+    Family {
+        name: "convolution",
+        rules: convolution::rules,
     },
     Family {
         name: "layout",

@@ -1,0 +1,239 @@
+//! The memory layout of convolution regions: NCHW (PyTorch's default, the reference's) or
+//! channels-last (NHWC / NDHWC), decided per convolution and propagated through the
+//! pointwise regions that read its result.
+//!
+//! A channels-last convolution gets its input converted at the region boundary
+//! (`x.contiguous(memory_format=torch.channels_last)`, a no-op when the producer already
+//! wrote channels-last) and its weight converted once when `ModelNew` is built (the
+//! parameter keeps its name and values; only its strides change, and `load_state_dict`
+//! copies into those strides). The library returns a channels-last result; a pointwise
+//! region whose domain is that result's shape then walks its flat offset in N, H, W, C
+//! order and writes channels-last outputs, so the epilogue reads and writes the layout the
+//! library produced. Every other template reads its inputs through their strides, so a
+//! channels-last value is correct wherever it goes; graph outputs keep the reference's
+//! shape and values (not its contiguity).
+//!
+//! The rule of `auto` (stated so that it can be measured; `--layout nchw|channels-last`
+//! forces either): a batched 2-D or 3-D convolution or transposed convolution runs
+//! channels-last when it is dense (`groups == 1`), has at least [`MIN_CHANNELS`] output
+//! channels, and every region that reads its result, directly or through the pointwise
+//! regions that continue its layout, is a pointwise kernel, another convolution, or the
+//! graph's output. Dense NHWC convolutions are what cuDNN's tensor-core implicit-GEMM
+//! kernels compute natively (NCHW costs them layout transforms); the reduction, pooling and
+//! GEMM templates index NCHW-major, so a result they read in NHWC would be read across
+//! strides, and such convolutions stay NCHW.
+
+use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
+use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
+use std::collections::{HashMap, HashSet};
+
+/// Fewest output channels of a convolution that `auto` runs channels-last.
+pub const MIN_CHANNELS: i64 = 8;
+
+/// What `--layout` asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LayoutChoice {
+    /// The cost rule of this module's documentation.
+    #[default]
+    Auto,
+    /// Every convolution in PyTorch's default (the reference's) layout.
+    Nchw,
+    /// Every batched 2-D/3-D convolution channels-last.
+    ChannelsLast,
+}
+
+impl LayoutChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutChoice::Auto => "auto",
+            LayoutChoice::Nchw => "nchw",
+            LayoutChoice::ChannelsLast => "channels-last",
+        }
+    }
+}
+
+/// The layout decisions of one module.
+#[derive(Clone, Debug, Default)]
+pub struct LayoutPlan {
+    /// Convolution nodes called channels-last.
+    pub convs: HashSet<NodeId>,
+    /// Values written channels-last (convolution results and the pointwise regions'
+    /// outputs that continue them).
+    pub values: HashSet<ValueId>,
+    /// Pointwise regions (by index) whose kernel walks channels-last order.
+    pub regions: HashSet<usize>,
+    /// One line per convolution: its layout and why.
+    pub notes: Vec<String>,
+}
+
+impl LayoutPlan {
+    /// Whether anything is channels-last.
+    pub fn any(&self) -> bool {
+        !self.convs.is_empty()
+    }
+}
+
+/// The torch memory format of a channels-last tensor of `rank` (4 or 5).
+pub fn memory_format(rank: usize) -> &'static str {
+    if rank == 5 {
+        "torch.channels_last_3d"
+    } else {
+        "torch.channels_last"
+    }
+}
+
+/// The physical dim order (outermost first) of a channels-last tensor of `rank`.
+pub fn channels_last_order(rank: usize) -> Vec<usize> {
+    let mut order = vec![0];
+    order.extend(2..rank);
+    order.push(1);
+    order
+}
+
+/// Whether `node` is a batched 2-D/3-D convolution that can run channels-last at all.
+fn layout_capable(g: &Graph, node: NodeId) -> bool {
+    let n = g.node(node);
+    let spatial = match n.op {
+        Op::Conv2d | Op::ConvTranspose2d => 2,
+        Op::Conv3d | Op::ConvTranspose3d => 3,
+        _ => return false,
+    };
+    g.ty(n.inputs[0]).rank() == spatial + 2 && g.ty(n.inputs[1]).rank() == spatial + 2
+}
+
+/// Decides the layout of every convolution of `plan`, and propagates it.
+pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> LayoutPlan {
+    let mut out = LayoutPlan::default();
+    let region_of: HashMap<NodeId, usize> = plan
+        .regions
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.nodes.iter().map(move |&n| (n, i)))
+        .collect();
+    let readers = |v: ValueId| -> Vec<usize> {
+        let mut rs: Vec<usize> = g
+            .users(v)
+            .iter()
+            .filter_map(|u| region_of.get(u).copied())
+            .collect();
+        rs.sort_unstable();
+        rs.dedup();
+        rs
+    };
+    for (ri, r) in plan.regions.iter().enumerate() {
+        if r.kind != RegionKind::Library {
+            continue;
+        }
+        for &n in &r.nodes {
+            if !layout_capable(g, n) {
+                continue;
+            }
+            let node = g.node(n);
+            let y = node.outputs[0];
+            let channels = g.ty(y).shape[1];
+            let groups = node.attrs.get("groups").and_then(Attr::as_int).unwrap_or(1);
+            // the regions that read the layout without continuing it
+            let blockers = blockers(g, plan, y, &readers);
+            let why = if choice == LayoutChoice::Nchw {
+                Err(
+                    "--layout nchw, or the fallback of a channels-last module that failed \
+                     verification"
+                        .to_string(),
+                )
+            } else if choice == LayoutChoice::ChannelsLast {
+                Ok("forced by --layout channels-last".to_string())
+            } else if groups != 1 {
+                Err(format!("grouped (groups={groups})"))
+            } else if channels < MIN_CHANNELS {
+                Err(format!(
+                    "{channels} output channels (fewer than {MIN_CHANNELS})"
+                ))
+            } else if let Some(b) = blockers.first() {
+                Err(format!(
+                    "its result is read by region {b} ({}), which indexes NCHW",
+                    plan.regions[*b].kind
+                ))
+            } else {
+                Ok(format!(
+                    "dense, {channels} output channels, read only by pointwise kernels, \
+                     convolutions or the output"
+                ))
+            };
+            match why {
+                Ok(why) => {
+                    out.notes.push(format!(
+                        "region {ri} `{}`: channels-last ({why})",
+                        node.op.name()
+                    ));
+                    out.convs.insert(n);
+                    out.values.insert(y);
+                }
+                Err(why) => out
+                    .notes
+                    .push(format!("region {ri} `{}`: nchw ({why})", node.op.name())),
+            }
+        }
+    }
+    // propagate through pointwise regions, in plan order
+    for (ri, r) in plan.regions.iter().enumerate() {
+        if r.kind != RegionKind::Pointwise || r.outputs.is_empty() {
+            continue;
+        }
+        if continues(g, r, &out.values) {
+            out.regions.insert(ri);
+            out.values.extend(r.outputs.iter().copied());
+        }
+    }
+    out
+}
+
+/// Whether pointwise region `r` continues a channels-last layout: its domain is rank 4 or
+/// 5, every output has the domain's shape, and it reads a channels-last value of that
+/// shape.
+fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
+    let domain = pointwise_domain(g, &r.nodes);
+    let rank = domain.len();
+    let reads = r
+        .inputs
+        .iter()
+        .any(|v| cl.contains(v) && g.ty(*v).shape == domain);
+    let dense = r.outputs.iter().all(|&v| g.ty(v).shape == domain);
+    (rank == 4 || rank == 5) && reads && dense
+}
+
+/// The regions that read a channels-last `y`, or the pointwise regions that continue its
+/// layout, without continuing it themselves (convolutions excepted).
+fn blockers(
+    g: &Graph,
+    plan: &FusionPlan,
+    y: ValueId,
+    readers: &dyn Fn(ValueId) -> Vec<usize>,
+) -> Vec<usize> {
+    let mut cl: HashSet<ValueId> = HashSet::from([y]);
+    let mut stack = vec![y];
+    let mut seen = vec![];
+    let mut blockers = vec![];
+    while let Some(v) = stack.pop() {
+        for ri in readers(v) {
+            let r = &plan.regions[ri];
+            let conv_reader =
+                r.kind == RegionKind::Library && r.nodes.iter().all(|&n| layout_capable(g, n));
+            if conv_reader {
+                continue;
+            }
+            if r.kind == RegionKind::Pointwise && continues(g, r, &cl) {
+                if !seen.contains(&ri) {
+                    seen.push(ri);
+                    for &o in &r.outputs {
+                        if cl.insert(o) {
+                            stack.push(o);
+                        }
+                    }
+                }
+            } else if !blockers.contains(&ri) {
+                blockers.push(ri);
+            }
+        }
+    }
+    blockers
+}
