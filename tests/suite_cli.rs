@@ -79,6 +79,8 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         "compile",
         "--torch-precision",
         "high",
+        "--cuda-graphs",
+        "on",
     ];
 
     let out = drtc(&[&common[..], &["--task-timeout", "20", "--markdown", m]].concat());
@@ -96,7 +98,16 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         assert_eq!(x["torch_precision"], "high");
         assert_eq!(x["precision"], "fp32");
         assert_eq!(x["jobs"], 2);
+        assert_eq!(x["cuda_graphs"], "on");
     }
+    // the option reaches the compiler: on the CPU interpreter graphs are a no-op, and say so
+    let g = &row(&r, "2_")["graphs"];
+    assert_eq!(g["mode"], "on", "{g}");
+    assert_eq!(g["enabled"], false, "{g}");
+    assert!(
+        g["reason"].as_str().unwrap().contains("CPU interpreter"),
+        "{g}"
+    );
     let slow = row(&r, "1_");
     assert_eq!(slow["status"], "timeout", "{slow}");
     assert!(

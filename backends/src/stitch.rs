@@ -2,6 +2,7 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
+use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::torch::{py_ident, torch_dtype, torch_expr};
 use crate::triton::RegionCode;
@@ -37,6 +38,8 @@ pub struct CodegenOptions {
     /// GEMM implementations to use instead of the policy's choice, by region index (from
     /// search), with the reason reported.
     pub gemm: HashMap<usize, (GemmImpl, String)>,
+    /// Whether the entry point captures and replays CUDA graphs (`graphs.rs`).
+    pub graphs: GraphMode,
 }
 
 /// How a GEMM region was computed, and why.
@@ -69,6 +72,8 @@ pub struct RegionReport {
 pub struct GeneratedModule {
     pub source: String,
     pub regions: Vec<RegionReport>,
+    /// Whether the entry point uses CUDA graphs, and why (or why not).
+    pub graphs: GraphDecision,
 }
 
 impl GeneratedModule {
@@ -85,6 +90,10 @@ impl GeneratedModule {
         v.sort();
         v.dedup();
         v
+    }
+    /// Whether the module uses CUDA graphs, for reports.
+    pub fn graphs_json(&self) -> serde_json::Value {
+        self.graphs.json()
     }
     pub fn kernel_count(&self) -> usize {
         self.regions.iter().filter(|r| r.kernel.is_some()).count()
@@ -162,6 +171,8 @@ struct Host<'g> {
     update_running_stats: bool,
     /// A contraction region exists: the module needs the GEMM helpers.
     uses_gemm: bool,
+    /// GPU launches of one forward (the CUDA-graph cost rule).
+    launches: usize,
 }
 
 impl Host<'_> {
@@ -175,6 +186,9 @@ impl Host<'_> {
             let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
             let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
+            if node.op.category() != drtc_ir::Category::Layout {
+                self.launches += 1;
+            }
             let out = node.outputs[0];
             writeln!(self.body, "    {} = {expr}", var(out)).unwrap();
             self.names.insert(out, var(out));
@@ -199,6 +213,7 @@ impl Host<'_> {
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
         let out = node.outputs[0];
+        self.launches += 1;
         writeln!(
             self.body,
             "    {v} = _drtc_library({:?}, lambda: {expr})",
@@ -331,6 +346,7 @@ impl Host<'_> {
         if k.config.num_stages > 1 {
             args.push(format!("num_stages={}", k.config.num_stages));
         }
+        self.launches += 1 + k.operand_prep.len();
         let grid: Vec<String> = match &k.grid_expr {
             Some(e) => vec![e.clone()],
             None => k.grid.iter().map(u64::to_string).collect(),
@@ -376,6 +392,7 @@ impl Host<'_> {
             .unwrap_or(0.1);
         if let (Some(rm), Some(rv)) = (find("running_mean"), find("running_var")) {
             let (rm, rv) = (self.name(rm), self.name(rv));
+            self.launches += 4;
             writeln!(
                 self.body,
                 "    {rm}.mul_({}).add_({mean}, alpha={m:?})",
@@ -390,6 +407,7 @@ impl Host<'_> {
             .unwrap();
         }
         if let Some(nb) = find("num_batches_tracked") {
+            self.launches += 1;
             writeln!(self.body, "    {}.add_(1)", self.name(nb)).unwrap();
         }
     }
@@ -506,8 +524,13 @@ pub fn generate_region_kernel(
 }
 
 /// `ModelNew` or `triton_fused_operator`: the guarded entry point of a module.
-fn entry_point(g: &Graph, form: &ModuleForm, host: &Host) -> String {
+fn entry_point(g: &Graph, form: &ModuleForm, host: &Host, graphed: bool) -> String {
     let mut src = String::new();
+    let call = if graphed {
+        "_drtc_graphed"
+    } else {
+        "_drtc_dispatch"
+    };
     match form {
         ModuleForm::KernelBench { .. } => {
             let acts: Vec<String> = g
@@ -541,12 +564,7 @@ fn entry_point(g: &Graph, form: &ModuleForm, host: &Host) -> String {
             );
             src.push_str("    other inputs: see the guards above).\"\"\"\n\n");
             writeln!(src, "    def forward(self, {}):", acts.join(", ")).unwrap();
-            writeln!(
-                src,
-                "        outs = _drtc_dispatch([{}])",
-                call_args.join(", ")
-            )
-            .unwrap();
+            writeln!(src, "        outs = {call}([{}])", call_args.join(", ")).unwrap();
             src.push_str("        if outs is None:\n");
             writeln!(
                 src,
@@ -562,7 +580,7 @@ fn entry_point(g: &Graph, form: &ModuleForm, host: &Host) -> String {
         }
         ModuleForm::Seed => {
             src.push_str("def triton_fused_operator(*inputs):\n");
-            src.push_str("    outs = _drtc_dispatch(inputs)\n");
+            writeln!(src, "    outs = {call}(inputs)").unwrap();
             src.push_str("    if outs is None:\n");
             src.push_str("        return _drtc_reference_operator(*inputs)\n");
             src.push_str("    return list(outs)\n");
@@ -613,6 +631,7 @@ pub fn generate_module(
         device,
         needs_mul: false,
         uses_gemm: false,
+        launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
@@ -691,8 +710,21 @@ pub fn generate_module(
     for (k, &v) in g.outputs().iter().enumerate() {
         let aliased = g.producer(v).is_none() || g.outputs()[..k].contains(&v);
         let n = host.name(v);
+        if aliased {
+            host.launches += 1;
+        }
         outs.push(if aliased { format!("{n}.clone()") } else { n });
     }
+    let graphs = decide(
+        opts.graphs,
+        g,
+        !opts.interpret,
+        GraphCost {
+            launches: host.launches,
+            outputs: g.outputs().len(),
+            output_bytes: g.outputs().iter().map(|&v| g.ty(v).size_bytes()).sum(),
+        },
+    );
     let mut src = String::new();
     let header = "# ---- generated by drtc: Triton kernels for the fused regions ----\n";
     let imports = "import torch\nimport triton\nimport triton.language as tl\n\n\n";
@@ -734,10 +766,14 @@ pub fn generate_module(
         source,
         &guard,
     ));
-    src.push_str(&entry_point(g, form, &host));
+    if graphs.enabled {
+        src.push_str(&graph_section(&graphs));
+    }
+    src.push_str(&entry_point(g, form, &host, graphs.enabled));
     let _ = Op::Full;
     GeneratedModule {
         source: src,
         regions: reports,
+        graphs,
     }
 }

@@ -160,6 +160,8 @@ pub fn compile(
             compile_args: vec![],
             reference_source: Some(src.to_string()),
         },
+        // CUDA graphs where the cost rule says they pay (as `drtc compile`'s default)
+        graphs: drtc_backends::graphs::GraphMode::Auto,
     };
     let lowered = lower_source(py, src, name)?;
     let form = module_form(lowered.format, src);

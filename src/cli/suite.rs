@@ -66,6 +66,9 @@ pub struct SuiteArgs {
     /// they are timed (default: PyTorch's own). Verification always uses PyTorch's default.
     #[arg(long, value_enum)]
     pub torch_precision: Option<TorchPrecisionArg>,
+    /// CUDA graphs in the generated modules (as `drtc compile --cuda-graphs`).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub cuda_graphs: super::compile::CudaGraphsArg,
     /// Only programs whose file name contains this text (repeatable).
     #[arg(long)]
     pub filter: Vec<String>,
@@ -175,6 +178,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         precision: args.precision.precision(),
         interpret: device == DeviceKind::Cpu,
         simplify: args.simplify,
+        graphs: args.cuda_graphs.mode(),
         ..Default::default()
     };
     let compile_baseline = args.baseline == Some(BaselineArg::Compile);
@@ -185,6 +189,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "baseline": if compile_baseline { "compile" } else { "eager" },
         "shrink": args.shrink,
         "simplify": args.simplify,
+        "cuda_graphs": opts.graphs.name(),
         "jobs": args.jobs.max(1),
     });
     let (mut results, mut rows) = ResultsFile::open(args.json.as_deref(), args.resume, &settings)?;

@@ -40,6 +40,8 @@ enum Front {
         compile_ms: f64,
         /// Per GEMM region: the implementation chosen and why.
         gemm: Value,
+        /// Whether the module uses CUDA graphs, and why (the compile-time decision).
+        graphs: Value,
     },
     Rejected {
         status: &'static str,
@@ -104,6 +106,7 @@ fn build(
             error_full: None,
         },
         Ok(c) => Front::Built {
+            graphs: c.module.graphs_json(),
             kernels: c.module.kernel_count(),
             regions: c.module.regions.len(),
             fallback_ops: c
@@ -212,8 +215,10 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             fallback_ops,
             compile_ms,
             gemm,
+            graphs,
         } => {
             row["gemm"] = gemm;
+            row["graphs"] = graphs;
             row["kernels"] = json!(kernels);
             row["regions"] = json!(regions);
             row["fallback_ops"] = json!(fallback_ops);
@@ -321,10 +326,25 @@ fn memory_fields(row: &mut Value, memory: &Option<drtc::runtime::MemoryReport>) 
     }
 }
 
+/// `graphs` of the row: what the module's CUDA graphs did: in verification (`verified`: used, and why not) and
+/// in the timed calls (`timed`: captures, replays), beside the compile-time decision.
+fn graph_fields(row: &mut Value, b: &BenchReport) {
+    if !row["graphs"].is_object() {
+        return;
+    }
+    if let Some(v) = &b.verify.cuda_graphs {
+        row["graphs"]["verified"] = v.clone();
+    }
+    if let Some(t) = b.timing.as_ref().and_then(|t| t.cuda_graphs.as_ref()) {
+        row["graphs"]["timed"] = t.clone();
+    }
+}
+
 fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: bool) {
     let mut reasons = b.verify.reasons();
     let mut ok = b.verify.verified;
     memory_fields(row, &b.verify.memory);
+    graph_fields(row, b);
     if let Some(t) = &b.timing {
         row["eager_ms"] = json!(t.reference.median_ms);
         row["drtc_ms"] = json!(t.candidate.median_ms);

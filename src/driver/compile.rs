@@ -1,6 +1,7 @@
 //! The compile pipeline: cleanup passes, fusion planning, code generation, stitching.
 //! Verification and timing happen in the runtime; this part is pure and fast.
 
+use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::GuardOptions;
 use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_backends::triton::Precision;
@@ -27,6 +28,8 @@ pub struct CompileOptions {
     pub simplify: bool,
     /// The generated module's input guards.
     pub guard: GuardOptions,
+    /// Whether the module captures its forward into CUDA graphs (`--cuda-graphs`).
+    pub graphs: GraphMode,
 }
 
 /// The result of compiling one program.
@@ -67,6 +70,7 @@ pub fn compile_graph(
         configs: Default::default(),
         guard: opts.guard.clone(),
         gemm: Default::default(),
+        graphs: opts.graphs,
     };
     let module = generate_module(&graph, &plan, form, &codegen);
     Ok(Compiled {
@@ -107,6 +111,7 @@ impl Compiled {
             "regions": regions,
             "kernels": c.module.kernel_count(),
             "fallback_ops": c.module.fallback_ops(),
+            "cuda_graphs": c.module.graphs_json(),
             "fusion_log": c.plan.log,
             "compile_ms": c.elapsed.as_secs_f64() * 1e3,
         })
