@@ -14,14 +14,16 @@
 #   ${NAME}_graphs_off_fp32_vs_compile.{jsonl,md,log}   the run with --cuda-graphs off
 #   ${NAME}_graphs_on_fp32_vs_compile.{jsonl,md,log}    the run with --cuda-graphs on
 #   ${NAME}_graphs.md                                   the comparison (when both are complete)
-# (seven files: fewer than the eight a device call brings back). Each call stops starting
+#   ${NAME}_graphs_check.jsonl                          bench/graphs_check.py on CHECK_TASKS
+#                                                       (default: the first CHECK_COUNT=6 files)
+# (eight files: what a device call brings back). Each call stops starting
 # tasks after STOP_AFTER seconds (see bench/gpu_suite.sh); exit status 3 means tasks are
 # left: run the same command again and it resumes. PROTOCOLS (default fp32) as in
 # gpu_suite.sh; JOBS, STOP_AFTER, TASK_TIMEOUT, TIMEOUT, DRTC_PYTHON, DRTC_HOME and EXTRA
 # are passed through.
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,22p' "$0"
+  sed -n '2,24p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -33,6 +35,18 @@ export PROTOCOLS=${PROTOCOLS:-fp32}
 export OUT
 "$DRTC" suite --help | grep -q -- '--cuda-graphs' || {
   echo "$DRTC has no --cuda-graphs option (build this branch)"; exit 2; }
+# first, once: the replay cases and the per-call cost on a few tasks (bench/graphs_check.py)
+CHECK="$OUT/${NAME}_graphs_check.jsonl"
+if [ ! -s "$CHECK" ]; then
+  mkdir -p "$OUT"
+  # shellcheck disable=SC2012
+  picked=${CHECK_TASKS:-$(ls "$TASKS"/*.py | head -n "${CHECK_COUNT:-6}")}
+  rm -f "$CHECK.tmp"
+  echo "== CUDA graphs: replay cases and per-call cost on: $(echo $picked | tr ' ' '\n' | xargs -n1 basename | tr '\n' ' ')"
+  # shellcheck disable=SC2086
+  ${DRTC_PYTHON:-python3} "$HERE/graphs_check.py" "$DRTC" $picked --out "$CHECK.tmp" \
+    && mv "$CHECK.tmp" "$CHECK"
+fi
 for mode in off on; do
   echo "== CUDA graphs $mode"
   NAME="${NAME}_graphs_$mode" EXTRA="--cuda-graphs $mode ${EXTRA:-}" \

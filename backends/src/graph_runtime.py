@@ -147,8 +147,13 @@ def _drtc_graph_capture(args):
     if torch.is_grad_enabled() and any(o.requires_grad for o in outs):
         return None, outs, "the outputs require grad: a graph would not record autograd", "key"
     graph = torch.cuda.CUDAGraph()
+    # captured on a stream of this device (torch.cuda.graph's own default stream is made
+    # once, on whichever device was current then); "thread_local": calls other threads make
+    # meanwhile (a DataLoader pinning memory) do not break this capture
+    capture_stream = torch.cuda.Stream()
     try:
-        with torch.no_grad(), torch.cuda.graph(graph):
+        with torch.no_grad(), torch.cuda.graph(graph, stream=capture_stream,
+                                               capture_error_mode="thread_local"):
             static = drtc_forward(*args)
     except Exception as e:  # a forward that cannot be captured: eager from now on
         first = (str(e).strip().splitlines() or [""])[0][:300]
