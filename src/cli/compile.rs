@@ -240,6 +240,7 @@ fn check(
                 "reasons": r.reasons(),
                 "summary": r.summary(),
                 "memory": r.memory,
+                "cuda_graphs": r.cuda_graphs,
             }),
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
@@ -250,6 +251,26 @@ fn check(
 fn memory_line(v: &serde_json::Value) -> Option<String> {
     let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
     m.line()
+}
+
+/// What the module's CUDA graphs did in verification and timing, when it has them.
+fn graphs_line(v: &serde_json::Value) -> Option<String> {
+    let g = v.get("cuda_graphs").filter(|g| g.is_object())?;
+    let mut line = if g["used"] == true {
+        format!(
+            "CUDA graphs used in verification: {} capture(s), {} replay(s)",
+            g["captures"], g["replays"]
+        )
+    } else {
+        format!(
+            "CUDA graphs NOT used in verification: {}",
+            g["reason"].as_str().unwrap_or("no reason given")
+        )
+    };
+    if let Some(t) = v.get("timed_cuda_graphs").filter(|t| t.is_object()) {
+        line.push_str(&format!("; timed calls: {} replay(s)", t["replays"]));
+    }
+    Some(line)
 }
 
 /// The options a module's guard repeats when it compiles the program again.
@@ -584,6 +605,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                             }
                         }
                         if let Some(line) = memory_line(&v) {
+                            eprintln!("{line}");
+                        }
+                        if let Some(line) = graphs_line(&v) {
                             eprintln!("{line}");
                         }
                     }
