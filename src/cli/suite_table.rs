@@ -63,7 +63,8 @@ pub fn settings_line(rows: &[Value]) -> String {
     } else {
         s.push_str("; verification only (timing and baselines need a GPU)");
     }
-    if let Some(mode) = rows.iter().find_map(|r| r["cuda_graphs"].as_str()) {
+    let graphs_mode = rows.iter().find_map(|r| r["cuda_graphs"].as_str());
+    if let Some(mode) = graphs_mode.filter(|_| device == "cuda") {
         let used = rows
             .iter()
             .filter(|r| {
