@@ -69,6 +69,16 @@ const CASES: &[Case] = &[
     case(SEED, "bad_tamper.py", &[Check::Tampering]),
     case(KB, "kb_bad_state.py", &[Check::State]),
     case(KB, "kb_bad_state_dict.py", &[Check::StateDict]),
+    // CUDA graphs (CPU stand-ins for a graph cache): keyed right, keyed on the input's
+    // pointer only (a replay on moved parameters reads the NaN left in the old storage),
+    // and never replayed (its graphs were not verified)
+    case(KB, "kb_graphs_ok.py", &[]),
+    case(
+        KB,
+        "kb_bad_graphs_input_key.py",
+        &[Check::NanInf, Check::State],
+    ),
+    case(KB, "kb_bad_graphs_never_replay.py", &[Check::CudaGraphs]),
     Case {
         reference: SEED,
         candidate: "ok_torch_only.py",
@@ -193,6 +203,48 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
         .trials
         .iter()
         .all(|t| t.state.iter().any(|s| s.name == "bn.running_var" && s.ok)));
+
+    // Modules with CUDA graphs: the trials replay on refilled buffers, capture on new
+    // ones, and run once more with the module's state moved to new storage.
+    let graphs = report_for(&reports, "kb_graphs_ok.py", false);
+    let kinds: Vec<(&str, Option<&str>)> = graphs
+        .trials
+        .iter()
+        .map(|t| (t.inputs.as_str(), t.graph.as_deref()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("fresh", Some("capture")),
+            ("refill", Some("replay")),
+            ("fresh", Some("capture")),
+            ("refill", Some("replay")),
+            ("fresh", Some("capture")),
+            ("moved", Some("capture")),
+        ]
+    );
+    let summary = graphs.cuda_graphs.as_ref().expect("a cuda_graphs report");
+    assert_eq!(summary["used"], true, "{summary}");
+    assert_eq!(summary["replays"], 2, "{summary}");
+    let moved = report_for(&reports, "kb_bad_graphs_input_key.py", false);
+    assert!(
+        moved
+            .failures
+            .iter()
+            .all(|f| f.inputs.as_deref() == Some("moved")),
+        "{:?}",
+        moved.failures
+    );
+    let never = report_for(&reports, "kb_bad_graphs_never_replay.py", false);
+    assert!(
+        never.reasons()[0].contains("no trial replayed a graph"),
+        "{:?}",
+        never.reasons()
+    );
+    assert!(
+        kb.cuda_graphs.is_none(),
+        "a module without graphs reports none"
+    );
 
     // Strict mode names the forbidden calls.
     let strict = report_for(&reports, "ok_torch_only.py", true);

@@ -80,6 +80,8 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         "--torch-precision",
         "high",
         "--search",
+        "--cuda-graphs",
+        "on",
     ];
 
     let out = drtc(&[&common[..], &["--task-timeout", "20", "--markdown", m]].concat());
@@ -99,7 +101,16 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         assert_eq!(x["jobs"], 2);
         // search runs on a GPU only: the rows say it did not run
         assert_eq!(x["search"], false);
+        assert_eq!(x["cuda_graphs"], "on");
     }
+    // the option reaches the compiler: on the CPU interpreter graphs are a no-op, and say so
+    let g = &row(&r, "2_")["graphs"];
+    assert_eq!(g["mode"], "on", "{g}");
+    assert_eq!(g["enabled"], false, "{g}");
+    assert!(
+        g["reason"].as_str().unwrap().contains("CPU interpreter"),
+        "{g}"
+    );
     let slow = row(&r, "1_");
     assert_eq!(slow["status"], "timeout", "{slow}");
     assert!(

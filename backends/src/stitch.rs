@@ -2,6 +2,7 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
+use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
 use crate::torch::{py_ident, torch_dtype, torch_expr};
@@ -41,6 +42,8 @@ pub struct CodegenOptions {
     pub gemm: HashMap<usize, (GemmImpl, String)>,
     /// The layout of convolution regions (`--layout`).
     pub layout: LayoutChoice,
+    /// Whether the entry point captures and replays CUDA graphs (`graphs.rs`).
+    pub graphs: GraphMode,
 }
 
 /// How a GEMM region was computed, and why.
@@ -77,6 +80,8 @@ pub struct GeneratedModule {
     pub layout: Vec<String>,
     /// Whether some convolution runs channels-last.
     pub channels_last: bool,
+    /// Whether the entry point uses CUDA graphs, and why (or why not).
+    pub graphs: GraphDecision,
 }
 
 impl GeneratedModule {
@@ -93,6 +98,10 @@ impl GeneratedModule {
         v.sort();
         v.dedup();
         v
+    }
+    /// Whether the module uses CUDA graphs, for reports.
+    pub fn graphs_json(&self) -> serde_json::Value {
+        self.graphs.json()
     }
     pub fn kernel_count(&self) -> usize {
         self.regions.iter().filter(|r| r.kernel.is_some()).count()
@@ -172,6 +181,8 @@ struct Host<'g> {
     uses_gemm: bool,
     /// Which convolutions and values are channels-last.
     layout: LayoutPlan,
+    /// GPU launches of one forward (the CUDA-graph cost rule).
+    launches: usize,
 }
 
 impl Host<'_> {
@@ -193,6 +204,9 @@ impl Host<'_> {
             }
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
             let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
+            if node.op.category() != drtc_ir::Category::Layout {
+                self.launches += 1;
+            }
             let out = node.outputs[0];
             writeln!(self.body, "    {} = {expr}", var(out)).unwrap();
             self.names.insert(out, var(out));
@@ -217,6 +231,7 @@ impl Host<'_> {
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
         let out = node.outputs[0];
+        self.launches += 1;
         writeln!(
             self.body,
             "    {v} = _drtc_library({:?}, lambda: {expr})",
@@ -354,6 +369,7 @@ impl Host<'_> {
         if k.config.num_stages > 1 {
             args.push(format!("num_stages={}", k.config.num_stages));
         }
+        self.launches += 1 + k.operand_prep.len();
         let grid: Vec<String> = match &k.grid_expr {
             Some(e) => vec![e.clone()],
             None => k.grid.iter().map(u64::to_string).collect(),
@@ -399,6 +415,7 @@ impl Host<'_> {
             .unwrap_or(0.1);
         if let (Some(rm), Some(rv)) = (find("running_mean"), find("running_var")) {
             let (rm, rv) = (self.name(rm), self.name(rv));
+            self.launches += 4;
             writeln!(
                 self.body,
                 "    {rm}.mul_({}).add_({mean}, alpha={m:?})",
@@ -413,6 +430,7 @@ impl Host<'_> {
             .unwrap();
         }
         if let Some(nb) = find("num_batches_tracked") {
+            self.launches += 1;
             writeln!(self.body, "    {}.add_(1)", self.name(nb)).unwrap();
         }
     }
@@ -539,8 +557,19 @@ pub fn generate_region_kernel(
 }
 
 /// `ModelNew` or `triton_fused_operator`: the guarded entry point of a module.
-fn entry_point(g: &Graph, form: &ModuleForm, host: &Host, cl_params: &[ValueId]) -> String {
+fn entry_point(
+    g: &Graph,
+    form: &ModuleForm,
+    host: &Host,
+    cl_params: &[ValueId],
+    graphed: bool,
+) -> String {
     let mut src = String::new();
+    let call = if graphed {
+        "_drtc_graphed"
+    } else {
+        "_drtc_dispatch"
+    };
     match form {
         ModuleForm::KernelBench { .. } => {
             let acts: Vec<String> = g
@@ -594,12 +623,7 @@ fn entry_point(g: &Graph, form: &ModuleForm, host: &Host, cl_params: &[ValueId])
                 src.push('\n');
             }
             writeln!(src, "    def forward(self, {}):", acts.join(", ")).unwrap();
-            writeln!(
-                src,
-                "        outs = _drtc_dispatch([{}])",
-                call_args.join(", ")
-            )
-            .unwrap();
+            writeln!(src, "        outs = {call}([{}])", call_args.join(", ")).unwrap();
             src.push_str("        if outs is None:\n");
             writeln!(
                 src,
@@ -615,7 +639,7 @@ fn entry_point(g: &Graph, form: &ModuleForm, host: &Host, cl_params: &[ValueId])
         }
         ModuleForm::Seed => {
             src.push_str("def triton_fused_operator(*inputs):\n");
-            src.push_str("    outs = _drtc_dispatch(inputs)\n");
+            writeln!(src, "    outs = {call}(inputs)").unwrap();
             src.push_str("    if outs is None:\n");
             src.push_str("        return _drtc_reference_operator(*inputs)\n");
             src.push_str("    return list(outs)\n");
@@ -693,6 +717,7 @@ pub fn generate_module(
         device,
         needs_mul: false,
         uses_gemm: false,
+        launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
         layout: plan_layout(g, plan, opts.layout),
     };
@@ -773,8 +798,21 @@ pub fn generate_module(
     for (k, &v) in g.outputs().iter().enumerate() {
         let aliased = g.producer(v).is_none() || g.outputs()[..k].contains(&v);
         let n = host.name(v);
+        if aliased {
+            host.launches += 1;
+        }
         outs.push(if aliased { format!("{n}.clone()") } else { n });
     }
+    let graphs = decide(
+        opts.graphs,
+        g,
+        !opts.interpret,
+        GraphCost {
+            launches: host.launches,
+            outputs: g.outputs().len(),
+            output_bytes: g.outputs().iter().map(|&v| g.ty(v).size_bytes()).sum(),
+        },
+    );
     let mut src = String::new();
     let header = "# ---- generated by drtc: Triton kernels for the fused regions ----\n";
     let imports = "import torch\nimport triton\nimport triton.language as tl\n\n\n";
@@ -820,12 +858,16 @@ pub fn generate_module(
         }
     }
     src.push_str(&guard_section(&guard_inputs, Some(device), source, &guard));
-    src.push_str(&entry_point(g, form, &host, &cl_params));
+    if graphs.enabled {
+        src.push_str(&graph_section(&graphs));
+    }
+    src.push_str(&entry_point(g, form, &host, &cl_params, graphs.enabled));
     let _ = Op::Full;
     GeneratedModule {
         source: src,
         regions: reports,
         layout: host.layout.notes.clone(),
         channels_last: host.layout.any(),
+        graphs,
     }
 }

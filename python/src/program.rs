@@ -161,6 +161,8 @@ pub fn compile(
             reference_source: Some(src.to_string()),
         },
         layout: Default::default(),
+        // CUDA graphs where the cost rule says they pay (as `drtc compile`'s default)
+        graphs: drtc_backends::graphs::GraphMode::Auto,
     };
     let lowered = lower_source(py, src, name)?;
     let form = module_form(lowered.format, src);

@@ -11,6 +11,7 @@ use drtc::driver::search::{search_compiled, SearchContext};
 use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
+use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::generate_module;
@@ -81,6 +82,27 @@ pub enum GuardArg {
     Reference,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CudaGraphsArg {
+    /// Where the cost rule says they pay: the launches they save (about 4 us each)
+    /// outweigh the output copies a replay adds; never on CPU or with random ops.
+    Auto,
+    /// Whenever the program can be captured (no random ops; a no-op on CPU).
+    On,
+    /// Never: every call runs the kernels eagerly.
+    Off,
+}
+
+impl CudaGraphsArg {
+    pub fn mode(self) -> GraphMode {
+        match self {
+            CudaGraphsArg::Auto => GraphMode::Auto,
+            CudaGraphsArg::On => GraphMode::On,
+            CudaGraphsArg::Off => GraphMode::Off,
+        }
+    }
+}
+
 impl GuardArg {
     pub fn mode(self) -> GuardMode {
         match self {
@@ -109,7 +131,10 @@ are computed with PyTorch and listed in the report), stitches them into one modu
 unless --no-verify, verifies it against PyTorch on fresh random inputs (under Triton's \
 interpreter on CPU, on the GPU when there is one).\n\nThe module checks every call's input \
 shapes, dtypes and devices against what its kernels were compiled for (non-contiguous \
-inputs are made contiguous); on a mismatch it acts as --guard says. To recompile it runs \
+inputs are made contiguous); on a mismatch it acts as --guard says. On a GPU it captures its \
+forward into CUDA graphs where --cuda-graphs says (default: where the cost rule says they pay) \
+and replays one only when every input's and parameter's shape, dtype, strides and data \
+pointer, the device and the stream are the ones it was captured with. To recompile it runs \
 `drtc compile --input-type ...` with the binary named by $DRTC_BIN, else the absolute path of \
 the drtc that wrote it, else `drtc` on PATH.\n\nWith --backend llm a language model \
 behind an OpenAI-compatible server (--llm-url, --llm-model) writes --samples candidates per \
@@ -166,6 +191,11 @@ pub struct CompileArgs {
     /// What the module does when called with inputs its kernels were not compiled for.
     #[arg(long, value_enum, default_value = "recompile")]
     pub guard: GuardArg,
+    /// Capture the module's forward into CUDA graphs and replay them (a replay only for
+    /// the exact inputs, parameters, strides, data pointers, device and stream it was
+    /// captured with; anything else captures again or runs eagerly). On CPU a no-op.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub cuda_graphs: CudaGraphsArg,
     /// Compile for this activation type instead of what `get_inputs()` gives: one per item
     /// it returns, in order (e.g. `--input-type 'f32[4, 3, 12, 12]'`). Verification draws
     /// inputs of these types from the values `get_inputs()` draws. Module guards use this.
@@ -199,6 +229,8 @@ fn check(
                 "reasons": b.verify.reasons(),
                 "summary": b.verify.summary(),
                 "memory": b.verify.memory,
+                "cuda_graphs": b.verify.cuda_graphs,
+                "timed_cuda_graphs": b.timing.as_ref().and_then(|t| t.cuda_graphs.clone()),
                 "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
                 "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
                 "speedup": b.timing.as_ref().map(|t| t.speedup()),
@@ -213,6 +245,7 @@ fn check(
                 "reasons": r.reasons(),
                 "summary": r.summary(),
                 "memory": r.memory,
+                "cuda_graphs": r.cuda_graphs,
             }),
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
@@ -223,6 +256,26 @@ fn check(
 fn memory_line(v: &serde_json::Value) -> Option<String> {
     let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
     m.line()
+}
+
+/// What the module's CUDA graphs did in verification and timing, when it has them.
+fn graphs_line(v: &serde_json::Value) -> Option<String> {
+    let g = v.get("cuda_graphs").filter(|g| g.is_object())?;
+    let mut line = if g["used"] == true {
+        format!(
+            "CUDA graphs used in verification: {} capture(s), {} replay(s)",
+            g["captures"], g["replays"]
+        )
+    } else {
+        format!(
+            "CUDA graphs NOT used in verification: {}",
+            g["reason"].as_str().unwrap_or("no reason given")
+        )
+    };
+    if let Some(t) = v.get("timed_cuda_graphs").filter(|t| t.is_object()) {
+        line.push_str(&format!("; timed calls: {} replay(s)", t["replays"]));
+    }
+    Some(line)
 }
 
 /// The options a module's guard repeats when it compiles the program again.
@@ -380,6 +433,7 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
             reference_source: None,
         },
         layout: args.layout.choice(),
+        graphs: args.cuda_graphs.mode(),
     };
     (device, opts)
 }
@@ -416,6 +470,12 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         return Err(DriverError::Reported(
             "--search verifies and times candidates: drop --no-verify".into(),
         ));
+    }
+    if args.cuda_graphs == CudaGraphsArg::On && device == DeviceKind::Cpu {
+        eprintln!(
+            "note: --cuda-graphs on is a no-op on cpu (the Triton interpreter has no CUDA \
+             graphs); the module runs its kernels eagerly"
+        );
     }
     let search_on = args.search && device == DeviceKind::Cuda;
     if args.search && !search_on {
@@ -507,6 +567,14 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         },
                         compiled.elapsed.as_secs_f64() * 1e3
                     );
+                    if device == DeviceKind::Cuda {
+                        let g = &compiled.module.graphs;
+                        eprintln!(
+                            "CUDA graphs: {} ({})",
+                            if g.enabled { "on" } else { "off" },
+                            g.reason
+                        );
+                    }
                 }
                 let mut ok = true;
                 if let (Some(pool), Some(reference)) = (&pool, &prog.reference_source) {
@@ -562,6 +630,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                             }
                         }
                         if let Some(line) = memory_line(&v) {
+                            eprintln!("{line}");
+                        }
+                        if let Some(line) = graphs_line(&v) {
                             eprintln!("{line}");
                         }
                     }

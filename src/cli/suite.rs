@@ -76,6 +76,9 @@ pub struct SuiteArgs {
     /// they are timed (default: PyTorch's own). Verification always uses PyTorch's default.
     #[arg(long, value_enum)]
     pub torch_precision: Option<TorchPrecisionArg>,
+    /// CUDA graphs in the generated modules (as `drtc compile --cuda-graphs`).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub cuda_graphs: super::compile::CudaGraphsArg,
     /// Only programs whose file name contains this text (repeatable).
     #[arg(long)]
     pub filter: Vec<String>,
@@ -186,6 +189,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         interpret: device == DeviceKind::Cpu,
         simplify: args.simplify,
         layout: args.layout.choice(),
+        graphs: args.cuda_graphs.mode(),
         ..Default::default()
     };
     let compile_baseline = args.baseline == Some(BaselineArg::Compile);
@@ -198,6 +202,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "layout": args.layout.choice().name(),
         "simplify": args.simplify,
         "search": args.search && device == DeviceKind::Cuda,
+        "cuda_graphs": opts.graphs.name(),
         "jobs": args.jobs.max(1),
     });
     let (mut results, mut rows) = ResultsFile::open(args.json.as_deref(), args.resume, &settings)?;

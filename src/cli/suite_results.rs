@@ -16,6 +16,7 @@ pub const SETTINGS: &[&str] = &[
     "baseline",
     "shrink",
     "simplify",
+    "cuda_graphs",
 ];
 
 /// The rows of a results file (the last row of each task wins) and how many lines were

@@ -63,6 +63,16 @@ pub fn settings_line(rows: &[Value]) -> String {
     } else {
         s.push_str("; verification only (timing and baselines need a GPU)");
     }
+    let graphs_mode = rows.iter().find_map(|r| r["cuda_graphs"].as_str());
+    if let Some(mode) = graphs_mode.filter(|_| device == "cuda") {
+        let used = rows
+            .iter()
+            .filter(|r| {
+                r["graphs"]["timed"]["used"] == true || r["graphs"]["verified"]["used"] == true
+            })
+            .count();
+        write!(s, "; CUDA graphs {mode} (replayed in {used} task(s))").unwrap();
+    }
     if let Some(j) = jobs {
         write!(s, "; {j} job(s)").unwrap();
         if device == "cuda" {

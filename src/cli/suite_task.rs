@@ -366,10 +366,25 @@ fn memory_fields(row: &mut Value, memory: &Option<drtc::runtime::MemoryReport>) 
     }
 }
 
+/// `graphs` of the row: what the module's CUDA graphs did: in verification (`verified`: used, and why not) and
+/// in the timed calls (`timed`: captures, replays), beside the compile-time decision.
+fn graph_fields(row: &mut Value, b: &BenchReport) {
+    if !row["graphs"].is_object() {
+        return;
+    }
+    if let Some(v) = &b.verify.cuda_graphs {
+        row["graphs"]["verified"] = v.clone();
+    }
+    if let Some(t) = b.timing.as_ref().and_then(|t| t.cuda_graphs.as_ref()) {
+        row["graphs"]["timed"] = t.clone();
+    }
+}
+
 fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: bool) {
     let mut reasons = b.verify.reasons();
     let mut ok = b.verify.verified;
     memory_fields(row, &b.verify.memory);
+    graph_fields(row, b);
     if let Some(t) = &b.timing {
         row["eager_ms"] = json!(t.reference.median_ms);
         row["drtc_ms"] = json!(t.candidate.median_ms);

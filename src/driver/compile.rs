@@ -1,6 +1,7 @@
 //! The compile pipeline: cleanup passes, fusion planning, code generation, stitching.
 //! Verification and timing happen in the runtime; this part is pure and fast.
 
+use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::GuardOptions;
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
@@ -34,6 +35,8 @@ pub struct CompileOptions {
     pub guard: GuardOptions,
     /// The layout of convolution regions.
     pub layout: LayoutChoice,
+    /// Whether the module captures its forward into CUDA graphs (`--cuda-graphs`).
+    pub graphs: GraphMode,
 }
 
 impl CompileOptions {
@@ -46,6 +49,7 @@ impl CompileOptions {
             guard: self.guard.clone(),
             gemm: Default::default(),
             layout: self.layout,
+            graphs: self.graphs,
         }
     }
 }
@@ -98,12 +102,8 @@ impl Compiled {
     /// fallback when a channels-last module fails verification.
     pub fn nchw_module(&self, form: &ModuleForm, opts: &CompileOptions) -> GeneratedModule {
         let codegen = CodegenOptions {
-            precision: opts.precision,
-            interpret: opts.interpret,
-            configs: Default::default(),
-            guard: opts.guard.clone(),
-            gemm: Default::default(),
             layout: LayoutChoice::Nchw,
+            ..opts.codegen()
         };
         generate_module(&self.graph, &self.plan, form, &codegen)
     }
@@ -138,6 +138,7 @@ impl Compiled {
             "kernels": c.module.kernel_count(),
             "fallback_ops": c.module.fallback_ops(),
             "conv_layouts": c.module.layout,
+            "cuda_graphs": c.module.graphs_json(),
             "fusion_log": c.plan.log,
             "compile_ms": c.elapsed.as_secs_f64() * 1e3,
         })

@@ -72,6 +72,9 @@ pub struct TimingReport {
     /// torch.compile's first call (compilation), done before the timing phase.
     #[serde(default)]
     pub compile_warmup_ms: Option<f64>,
+    /// Modules with CUDA graphs: what the timed calls did (captures, replays, eager calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_graphs: Option<serde_json::Value>,
 }
 
 impl TimingReport {

@@ -92,6 +92,9 @@ pub enum Check {
     StateDict,
     /// The reference itself failed (not the candidate's fault, but nothing was verified).
     Reference,
+    /// A module that uses CUDA graphs was not verified on its graphs: no trial replayed
+    /// one with new values in the same buffers, or none followed a capture with new buffers.
+    CudaGraphs,
     /// The worker answered with something this drtc does not know.
     #[serde(other)]
     Other,
@@ -122,6 +125,7 @@ impl Check {
             Check::Init => "init",
             Check::StateDict => "state_dict",
             Check::Reference => "reference",
+            Check::CudaGraphs => "cuda_graphs",
             Check::Other => "other",
         }
     }
@@ -171,13 +175,18 @@ pub struct StateEntry {
 pub struct TrialReport {
     pub index: u32,
     pub seed: u64,
-    /// "fresh" or "refill".
+    /// "fresh", "refill" (same buffers, new values) or "moved" (also the module's state
+    /// in new storage; modules with CUDA graphs).
     pub inputs: String,
     pub passed: bool,
     #[serde(default)]
     pub outputs: Vec<OutputMetrics>,
     #[serde(default)]
     pub state: Vec<StateEntry>,
+    /// Modules with CUDA graphs: what this trial's call did ("capture", "replay", "eager",
+    /// "guard").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<String>,
 }
 
 /// Peak GPU memory of one verification (CUDA only; `None` fields elsewhere).
@@ -235,6 +244,10 @@ pub struct VerifyReport {
     /// Peak memory of the reference and of the verification.
     #[serde(default)]
     pub memory: Option<MemoryReport>,
+    /// Whether the module used CUDA graphs while it was verified, and why not when not
+    /// (`used`, `reason`, captures, replays; absent for modules without graphs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_graphs: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceback: Option<String>,
     /// The end of the worker's stderr when it died or hung.
@@ -260,6 +273,7 @@ impl VerifyReport {
             poison: None,
             strict: false,
             memory: None,
+            cuda_graphs: None,
             traceback: None,
             worker_stderr: (!stderr.is_empty()).then_some(stderr),
         }

@@ -120,12 +120,43 @@ class Pair:
             return self.ref_model
         return self.ref_mod.fused_operator
 
+    def graphs(self):
+        """The candidate module's CUDA-graph cache (`_DRTC_GRAPHS` of drtc's modules that
+        use graphs), or None."""
+        g = getattr(self.cand_mod, "_DRTC_GRAPHS", None)
+        if g is None or not isinstance(getattr(g, "stats", None), dict):
+            return None
+        return g
+
+    def move_state(self):
+        """Gives every parameter and buffer of the candidate new storage with the same
+        values, and fills the old storage with NaN (floats); returns the old tensors, to be
+        kept alive while the next call runs, so that a call that still read or wrote the old
+        memory (a CUDA graph replayed for the old pointers) shows in its outputs or state."""
+        old = []
+        if self.kind != "kernelbench":
+            return old
+        with torch.no_grad():
+            for t in list(self.cand_model.parameters()) + list(self.cand_model.buffers()):
+                prev = t.data
+                t.data = prev.clone()
+                if prev.is_floating_point():
+                    prev.fill_(float("nan"))
+                old.append(prev)
+        return old
+
     def states(self):
         if self.kind != "kernelbench":
             return None, None
         return self.ref_model.state_dict(), self.cand_model.state_dict()
 
     def close(self):
+        graphs = self.graphs() if self.cand_mod is not None else None
+        if graphs is not None:
+            try:  # the graphs' memory pools go now, not when the module is collected
+                graphs.reset()
+            except BaseException:
+                pass  # a broken context: the worker is replaced anyway
         unload(self.ref_mod)
         unload(self.cand_mod)
         self.ref_model = self.cand_model = None

@@ -67,6 +67,13 @@ class Session:
             raise Failure("device", f"unknown torch precision {tp!r}")
         self.torch_precision = tp
         self.inputs = pair.make_inputs(pair.base_seed + 424242)
+        # A module with CUDA graphs is timed as a user runs it: its first call (a warm-up
+        # here) captures, the timed calls replay and copy the outputs. Graphs captured while
+        # verification's instruments were active are dropped first.
+        self.graphs = pair.graphs()
+        if self.graphs is not None:
+            self.graphs.reset()
+        self.graph_stats = dict(self.graphs.stats) if self.graphs is not None else None
         self.contenders = [Contender("reference", pair.run_reference, tp),
                            Contender("candidate", pair.run_candidate, None)]
         self.compiled_error = None
@@ -156,6 +163,14 @@ class Session:
         report["candidate_precision"] = self.default_precision
         report["compiled_error"] = self.compiled_error
         report["compile_warmup_ms"] = self.compile_warmup_ms
+        if self.graphs is not None:
+            now, before = self.graphs.stats, self.graph_stats
+            report["cuda_graphs"] = {
+                k: now.get(k, 0) - before.get(k, 0)
+                for k in ("captures", "replays", "eager", "evictions")}
+            report["cuda_graphs"]["used"] = report["cuda_graphs"]["replays"] > 0
+            report["cuda_graphs"]["fallback"] = now.get("fallback")
+            report["cuda_graphs"]["eager_reason"] = now.get("eager_reason")
         return report
 
 

@@ -1,5 +1,8 @@
 """Verification: at least five trials on fresh inputs from different seeds, on the same
-candidate instance, some of them refilling the same input buffers in place; inputs
+candidate instance, some of them refilling the same input buffers in place (and, for
+modules with CUDA graphs, one more with the module's parameters and buffers moved to new
+storage, the old one NaN; the trials must have replayed a graph on new values in the
+same buffers and run on new buffers after a capture); inputs
 unmodified; outputs not aliasing inputs or the reference's outputs; reference outputs kept
 alive and the allocator poisoned before the candidate runs; module state after the call;
 work left on side streams; optional strict mode.
@@ -75,7 +78,7 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     strict, library_ops, rule = opts
     if kind == "fresh":
         inputs = pair.make_inputs(seed)
-    else:
+    else:  # "refill", "moved": new values in the same input buffers
         inputs = buffers
         for b, v in zip(inputs, pair.host_inputs(seed)):
             if isinstance(b, torch.Tensor):
@@ -108,6 +111,11 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     ref_state, _ = pair.states()
     ref_state = {k: v.clone() for k, v in ref_state.items()} if ref_state else None
 
+    # "moved": the candidate's parameters and buffers get new storage, the old one NaN
+    moved = pair.move_state() if kind == "moved" else None
+    graphs = pair.graphs()
+    if graphs is not None:
+        graphs.stats["last"] = None
     violations = {}
     side = None
     try:
@@ -144,6 +152,8 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
         if check != "gpu_fault":
             result["traceback"] = traceback.format_exc()[-4000:]
         raise Stop()
+    if graphs is not None:
+        trial["graph"] = graphs.stats.get("last")
     if not tamper.intact():
         result["fatal"] = True
         fail("tampering", "candidate replaced functions the checker relies on: "
@@ -182,8 +192,64 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
         fail("strict", f"strict mode: forbidden PyTorch calls: {names}")
     # The reference outputs stayed alive until the candidate had run: freed memory then
     # could not hand their values to a candidate that reads uninitialized memory. Now
-    # this trial's tensors (outputs, copies, snapshot) go when this call returns.
+    # this trial's tensors (outputs, copies, snapshot, moved-out state) go when this call
+    # returns.
+    del moved
     return inputs
+
+
+def _graphs_active(pair):
+    """The candidate's CUDA graphs, when it has them and captured some on this device (a
+    module compiled for CUDA called with CPU tensors never does)."""
+    g = pair.graphs()
+    if g is None or g.stats.get("fallback") is not None or not g.stats.get("captures"):
+        return None
+    return g
+
+
+def graph_report(pair, result):
+    """`cuda_graphs` of the report (modules with graphs only), and the check that the
+    trials exercised them: a replay on new values in the same buffers, and a call on new
+    buffers after a capture (which must capture again, or replay a graph of exactly those
+    buffers)."""
+    g = pair.graphs()
+    if g is None:
+        return
+    stats = dict(g.stats)
+    trials = result["trials"]
+    used = stats.get("replays", 0) > 0
+    if not used and DEVICE != "cuda":
+        why = f"verified on {DEVICE}: CUDA graphs run only on CUDA devices"
+    elif stats.get("fallback") is not None:
+        why = stats["fallback"]
+    elif not used and stats.get("eager_reason"):
+        why = stats["eager_reason"]
+    elif not used:
+        why = "no call replayed a graph"
+    else:
+        why = None
+    result["cuda_graphs"] = {
+        "used": used, "reason": why, "module_reason": stats.get("reason"),
+        "captures": stats.get("captures", 0), "replays": stats.get("replays", 0),
+        "eager": stats.get("eager", 0), "evictions": stats.get("evictions", 0),
+        "trials": [t.get("graph") for t in trials]}
+    if _graphs_active(pair) is None or stats.get("eager_reason") or result["failures"]:
+        return
+    first = next((t["index"] for t in trials if t.get("graph") == "capture"), None)
+    replayed = any(t["inputs"] == "refill" and t.get("graph") == "replay" for t in trials)
+    moved = first is not None and any(
+        t["index"] > first and t["inputs"] in ("fresh", "moved")
+        and t.get("graph") in ("capture", "replay") for t in trials)
+    missing = []
+    if not replayed:
+        missing.append("no trial replayed a graph on new values in the same buffers")
+    if not moved:
+        missing.append("no trial ran on new buffers after a capture")
+    if missing:
+        result["failures"].append({"check": "cuda_graphs", "trial": None, "output": None,
+                                   "inputs": None, "message": "the module's CUDA graphs were "
+                                   "not exercised: " + "; ".join(missing)
+                                   + f" (trials: {result['cuda_graphs']['trials']})"})
 
 
 def run_trials(pair, req, result, tamper, peaks):
@@ -200,13 +266,19 @@ def run_trials(pair, req, result, tamper, peaks):
                                    "the checker relies on: " + ", ".join(tamper.changed())})
         return
     buffers = None
-    for t in range(trials):
+    kinds = ["fresh" if t % 2 == 0 else "refill" for t in range(trials)]
+    for t, kind in enumerate(kinds):
         seed = pair.base_seed + 1000 + 7919 * t
-        kind = "fresh" if (t % 2 == 0 or buffers is None) else "refill"
+        kind = "fresh" if buffers is None else kind
         try:
             buffers = _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks)
         except Stop:
             return
+        if t + 1 == len(kinds) and "moved" not in kinds and pair.kind == "kernelbench" \
+                and _graphs_active(pair):
+            # CUDA graphs: once more with the module's state moved to new storage, so a
+            # replay keyed on the old parameter and buffer pointers would read NaN
+            kinds.append("moved")
 
 
 def verify_pair(req, tamper):
@@ -225,6 +297,7 @@ def verify_pair(req, tamper):
         result["rule"] = rule
         with RulePrecision(rule):
             run_trials(pair, req, result, tamper, peaks)
+        graph_report(pair, result)
     except Failure as f:
         result["failures"].append({"check": f.check, "trial": None, "output": None,
                                    "inputs": None, "message": f.message})
