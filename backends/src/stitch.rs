@@ -3,7 +3,7 @@
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
 use crate::guard::{guard_section, GuardInput, GuardOptions};
-use crate::torch::{py_ident, torch_dtype, torch_expr};
+use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::RegionCode;
 use crate::triton::{
     choose, contraction_kernel, gemm_shape, pointwise_kernel, reduction_kernel, window_kernel,
@@ -175,9 +175,12 @@ impl Host<'_> {
             let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
             let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
-            let out = node.outputs[0];
-            writeln!(self.body, "    {} = {expr}", var(out)).unwrap();
-            self.names.insert(out, var(out));
+            let outs: Vec<String> = node.outputs.iter().map(|&v| var(v)).collect();
+            let lhs = assign_targets(node.op, &node.attrs, &outs);
+            writeln!(self.body, "    {lhs} = {expr}").unwrap();
+            for &out in &node.outputs {
+                self.names.insert(out, var(out));
+            }
         }
     }
 
