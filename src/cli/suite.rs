@@ -55,6 +55,10 @@ pub struct SuiteArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
+    /// Which frontend reads each program (as `drtc compile --frontend`): native, export
+    /// (torch.export), or auto: native when it accepts the program, export otherwise.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub frontend: drtc::driver::frontend::Frontend,
     /// Precision policy of fp32 matrix products (also the verifier's value rule).
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
@@ -185,6 +189,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "baseline": if compile_baseline { "compile" } else { "eager" },
         "shrink": args.shrink,
         "simplify": args.simplify,
+        "frontend": args.frontend.name(),
         "jobs": args.jobs.max(1),
     });
     let (mut results, mut rows) = ResultsFile::open(args.json.as_deref(), args.resume, &settings)?;
@@ -225,6 +230,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         device,
         opts,
         shrink: args.shrink,
+        frontend: args.frontend,
         work,
         request_timeout: Duration::from_secs(args.timeout),
         task_timeout: Duration::from_secs(args.task_timeout),

@@ -3,7 +3,8 @@
 //! result is one JSON row, whatever happened.
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
+use drtc::driver::frontend::Frontend;
+use drtc::driver::program::load_programs_with_types;
 use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{BenchReport, BenchRequest, Check, DeviceKind, VerifyRequest, WorkerPool};
 use serde_json::{json, Value};
@@ -17,6 +18,8 @@ pub struct TaskContext<'a> {
     pub device: DeviceKind,
     pub opts: CompileOptions,
     pub shrink: bool,
+    /// Which frontend reads the programs.
+    pub frontend: Frontend,
     /// Scratch directory for the written modules.
     pub work: PathBuf,
     /// Deadline of one worker request (`--timeout`).
@@ -40,6 +43,8 @@ enum Front {
         compile_ms: f64,
         /// Per GEMM region: the implementation chosen and why.
         gemm: Value,
+        /// The frontend that read it, its library calls and notes.
+        frontend: Value,
     },
     Rejected {
         status: &'static str,
@@ -60,9 +65,13 @@ fn build(
     overrides: Vec<drtc::driver::constants::ConstantOverride>,
     shrink: bool,
     opts: CompileOptions,
+    frontend: Frontend,
 ) -> Front {
     let t0 = Instant::now();
-    let loaded = match load_programs(&path, &text, &overrides, None) {
+    let load = |overrides: &[drtc::driver::constants::ConstantOverride]| {
+        load_programs_with_types(&path, &text, overrides, None, None, frontend)
+    };
+    let loaded = match load(&overrides) {
         Ok(mut v) if v.len() == 1 => v.remove(0),
         Ok(_) => Err(drtc::driver::program::LoadError {
             name: task,
@@ -79,7 +88,7 @@ fn build(
         Ok(p) => p,
         Err(e)
             if shrink
-                && load_programs(&path, &text, &[], None)
+                && load(&[])
                     .is_ok_and(|v| v.iter().all(|p| p.is_ok())) =>
         {
             // the program is fine at its own sizes: shrinking broke a shape coincidence
@@ -97,6 +106,7 @@ fn build(
             }
         }
     };
+    let frontend = p.frontend_json();
     match compile_graph(p.graph, &p.form, &opts) {
         Err(e) => Front::Rejected {
             status: "compile",
@@ -126,6 +136,7 @@ fn build(
                 .collect::<Vec<_>>()),
             module: c.module.source,
             reference: p.reference_source.unwrap_or_default(),
+            frontend,
             // parse to written module: loading (frontend) plus the compile pipeline
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
         },
@@ -169,14 +180,15 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     // cannot hold the run past the task's limit (the thread is left to finish alone).
     let (tx, rx) = mpsc::channel();
     {
-        let (path, task, opts, shrink) = (
+        let (path, task, opts, shrink, frontend) = (
             path.to_path_buf(),
             task.to_string(),
             cx.opts.clone(),
             cx.shrink,
+            cx.frontend,
         );
         std::thread::spawn(move || {
-            let _ = tx.send(build(path, text, task, overrides, shrink, opts));
+            let _ = tx.send(build(path, text, task, overrides, shrink, opts, frontend));
         });
     }
     let front = match rx.recv_timeout(cx.task_timeout) {
@@ -212,7 +224,9 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             fallback_ops,
             compile_ms,
             gemm,
+            frontend,
         } => {
+            row["frontend_used"] = frontend;
             row["gemm"] = gemm;
             row["kernels"] = json!(kernels);
             row["regions"] = json!(regions);
