@@ -111,7 +111,13 @@ fn control_flow_containers_chunk_and_masked_fill_compile_and_verify() {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|g| g["ops"].as_array().unwrap().iter().map(|o| o.as_str().unwrap().to_string()))
+        .flat_map(|g| {
+            g["ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_str().unwrap().to_string())
+        })
         .collect();
     for op in ["linear", "slice", "cat", "where", "gelu"] {
         assert!(ops.iter().any(|o| o == op), "{op} missing from {ops:?}");
@@ -171,7 +177,10 @@ fn lstm_is_a_reported_library_op_and_batch_norm_statistics_are_exact() {
     assert_eq!(f["same_weights"], true, "{f}");
     assert_eq!(f["loads_state_dict"], true, "{f}");
     assert_eq!(f["outputs_close"], true, "{f}");
-    assert!(f["stats"].to_string().contains("features.1.running_var"), "{f}");
+    assert!(
+        f["stats"].to_string().contains("features.1.running_var"),
+        "{f}"
+    );
     assert_eq!(f["stats_equal"], true, "{f}");
 }
 

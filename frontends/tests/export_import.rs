@@ -43,14 +43,62 @@ fn aten_ops_map_to_ir_ops_with_state_dict_names() {
             placeholder("p_fc_weight", t(&[4, 8])),
             placeholder("p_fc_bias", t(&[4])),
             placeholder("x", t(&[2, 8])),
-            call("linear", "aten.linear.default", json!([node("x"), node("p_fc_weight"), node("p_fc_bias")]), t(&[2, 4]), 10),
-            call("mul", "aten.mul.Tensor", json!([node("linear"), 2.0]), t(&[2, 4]), 11),
-            call("split", "aten.split.Tensor", json!([node("mul"), 2, -1]), json!([t(&[2, 2]), t(&[2, 2])]), 12),
-            call("g0", "operator.getitem", json!([node("split"), 0]), t(&[2, 2]), 12),
-            call("g1", "operator.getitem", json!([node("split"), 1]), t(&[2, 2]), 12),
-            call("gt", "aten.gt.Scalar", json!([node("g0"), 0.5]), json!({"shape": [2, 2], "dtype": "bool", "stride": [2, 1]}), 13),
-            call("mf", "aten.masked_fill.Scalar", json!([node("g1"), node("gt"), -1.0]), t(&[2, 2]), 13),
-            call("relu", "aten.relu.default", json!([node("mf")]), t(&[2, 2]), 14),
+            call(
+                "linear",
+                "aten.linear.default",
+                json!([node("x"), node("p_fc_weight"), node("p_fc_bias")]),
+                t(&[2, 4]),
+                10,
+            ),
+            call(
+                "mul",
+                "aten.mul.Tensor",
+                json!([node("linear"), 2.0]),
+                t(&[2, 4]),
+                11,
+            ),
+            call(
+                "split",
+                "aten.split.Tensor",
+                json!([node("mul"), 2, -1]),
+                json!([t(&[2, 2]), t(&[2, 2])]),
+                12,
+            ),
+            call(
+                "g0",
+                "operator.getitem",
+                json!([node("split"), 0]),
+                t(&[2, 2]),
+                12,
+            ),
+            call(
+                "g1",
+                "operator.getitem",
+                json!([node("split"), 1]),
+                t(&[2, 2]),
+                12,
+            ),
+            call(
+                "gt",
+                "aten.gt.Scalar",
+                json!([node("g0"), 0.5]),
+                json!({"shape": [2, 2], "dtype": "bool", "stride": [2, 1]}),
+                13,
+            ),
+            call(
+                "mf",
+                "aten.masked_fill.Scalar",
+                json!([node("g1"), node("gt"), -1.0]),
+                t(&[2, 2]),
+                13,
+            ),
+            call(
+                "relu",
+                "aten.relu.default",
+                json!([node("mf")]),
+                t(&[2, 2]),
+                14,
+            ),
         ],
         json!([{"kind": "user", "arg": "relu"}]),
     );
@@ -62,7 +110,9 @@ fn aten_ops_map_to_ir_ops_with_state_dict_names() {
         .inputs()
         .iter()
         .map(|&v| match &g.value(v).def {
-            ValueDef::Input { kind, .. } => (g.value(v).name.clone().unwrap_or_default(), kind.clone()),
+            ValueDef::Input { kind, .. } => {
+                (g.value(v).name.clone().unwrap_or_default(), kind.clone())
+            }
             _ => unreachable!("inputs are inputs"),
         })
         .collect();
@@ -89,27 +139,65 @@ fn unmapped_ops_are_opaque_calls_that_round_trip() {
         vec![
             placeholder("x", t(&[3, 4])),
             call("r", "aten.randn.default", json!([[3, 4]]), t(&[3, 4]), 7),
-            call("e", "aten.special_bessel_j0.default", json!([node("x")]), t(&[3, 4]), 8),
-            call("s", "aten.sort.default", json!([node("e"), -1, false]), json!([t(&[3, 4]), {"shape": [3, 4], "dtype": "int64", "stride": [4, 1]}]), 9),
-            call("v", "operator.getitem", json!([node("s"), 0]), t(&[3, 4]), 9),
-            call("a", "aten.add.Tensor", json!([node("v"), node("r")]), t(&[3, 4]), 10),
+            call(
+                "e",
+                "aten.special_bessel_j0.default",
+                json!([node("x")]),
+                t(&[3, 4]),
+                8,
+            ),
+            call(
+                "s",
+                "aten.sort.default",
+                json!([node("e"), -1, false]),
+                json!([t(&[3, 4]), {"shape": [3, 4], "dtype": "int64", "stride": [4, 1]}]),
+                9,
+            ),
+            call(
+                "v",
+                "operator.getitem",
+                json!([node("s"), 0]),
+                t(&[3, 4]),
+                9,
+            ),
+            call(
+                "a",
+                "aten.add.Tensor",
+                json!([node("v"), node("r")]),
+                t(&[3, 4]),
+                10,
+            ),
         ],
         json!([{"kind": "user", "arg": "a"}]),
     );
     let im = import(&j).expect("imports");
-    let targets: Vec<(&str, Option<usize>)> = im.library_calls.iter().map(|c| (c.target.as_str(), c.line)).collect();
+    let targets: Vec<(&str, Option<usize>)> = im
+        .library_calls
+        .iter()
+        .map(|c| (c.target.as_str(), c.line))
+        .collect();
     assert_eq!(
         targets,
-        vec![("aten.randn.default", Some(7)), ("aten.special_bessel_j0.default", Some(8)), ("aten.sort.default", Some(9))]
+        vec![
+            ("aten.randn.default", Some(7)),
+            ("aten.special_bessel_j0.default", Some(8)),
+            ("aten.sort.default", Some(9))
+        ]
     );
     let text = drtc_ir::text::print(&im.graph);
     assert!(text.contains(r#"target = "aten.sort.default""#), "{text}");
-    assert!(text.contains(r#"types = "(f32[3, 4]; i64[3, 4])""#), "{text}");
+    assert!(
+        text.contains(r#"types = "(f32[3, 4]; i64[3, 4])""#),
+        "{text}"
+    );
     let back = drtc_ir::parse(&text).expect("parses");
     assert_eq!(drtc_ir::text::print(&back), text);
     // the torch emitter spells them as torch.ops calls, tuples unpacked
     let seed = drtc_backends_free_emit(&back);
-    assert!(seed.contains("torch.ops.aten.sort.default(tensor_1, -1, False)"), "{seed}");
+    assert!(
+        seed.contains("torch.ops.aten.sort.default(tensor_1, -1, False)"),
+        "{seed}"
+    );
 }
 
 /// The seed-format emission of a graph (through the IR text, so this crate's tests need
@@ -127,8 +215,16 @@ fn drtc_backends_free_emit(g: &drtc_ir::Graph) -> String {
                     pos.map_or("x".to_string(), |p| format!("tensor_{p}"))
                 })
                 .collect();
-            let args = drtc_ir::op::aten::render_args(node.attrs["args"].as_str().unwrap(), &ins, "x.device").unwrap();
-            out.push_str(&format!("torch.ops.{}({args})\n", node.attrs["target"].as_str().unwrap()));
+            let args = drtc_ir::op::aten::render_args(
+                node.attrs["args"].as_str().unwrap(),
+                &ins,
+                "x.device",
+            )
+            .unwrap();
+            out.push_str(&format!(
+                "torch.ops.{}({args})\n",
+                node.attrs["target"].as_str().unwrap()
+            ));
         }
     }
     out
@@ -152,11 +248,26 @@ fn batch_norm_statistics_are_the_modules_own_updates() {
         call(
             "bn",
             "aten._native_batch_norm_legit_functional.default",
-            json!([node("x"), node("p_bn_weight"), node("p_bn_bias"), node("b_bn_running_mean"), node("b_bn_running_var"), true, 0.1, 1e-5]),
+            json!([
+                node("x"),
+                node("p_bn_weight"),
+                node("p_bn_bias"),
+                node("b_bn_running_mean"),
+                node("b_bn_running_var"),
+                true,
+                0.1,
+                1e-5
+            ]),
             json!([t(&[2, 3, 4, 4]), t(&[3]), t(&[3]), t(&[3]), t(&[3])]),
             21,
         ),
-        call("y", "operator.getitem", json!([node("bn"), 0]), t(&[2, 3, 4, 4]), 21),
+        call(
+            "y",
+            "operator.getitem",
+            json!([node("bn"), 0]),
+            t(&[2, 3, 4, 4]),
+            21,
+        ),
         call("m", "operator.getitem", json!([node("bn"), 3]), t(&[3]), 21),
     ];
     let ok = file(
@@ -165,7 +276,11 @@ fn batch_norm_statistics_are_the_modules_own_updates() {
         json!([{"kind": "buffer_mutation", "target": "bn.running_mean", "arg": "m"}, {"kind": "user", "arg": "y"}]),
     );
     let im = import(&ok).expect("imports");
-    let bn = im.graph.body().iter().find(|&&n| im.graph.node(n).op == Op::BatchNorm);
+    let bn = im
+        .graph
+        .body()
+        .iter()
+        .find(|&&n| im.graph.node(n).op == Op::BatchNorm);
     assert!(bn.is_some(), "{}", drtc_ir::text::print(&im.graph));
     // another buffer written in forward cannot be reproduced: refused with its line
     let bad = file(
@@ -174,7 +289,10 @@ fn batch_norm_statistics_are_the_modules_own_updates() {
         json!([{"kind": "buffer_mutation", "target": "other.state", "arg": "m"}, {"kind": "user", "arg": "y"}]),
     );
     let e = import(&bad).unwrap_err();
-    assert!(matches!(e, ExportError::Unsupported { line: Some(21), .. }), "{e:?}");
+    assert!(
+        matches!(e, ExportError::Unsupported { line: Some(21), .. }),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("other.state"), "{e}");
 }
 
@@ -184,13 +302,23 @@ fn refusals_name_the_target_and_the_line() {
         json!([{"placeholder": "x", "kind": "activation", "index": 0}]),
         vec![
             placeholder("x", t(&[3])),
-            call("c", "aten.bernoulli.default", json!([node("x"), {"unsupported": "Generator", "text": "<torch._C.Generator>"}]), t(&[3]), 5),
+            call(
+                "c",
+                "aten.bernoulli.default",
+                json!([node("x"), {"unsupported": "Generator", "text": "<torch._C.Generator>"}]),
+                t(&[3]),
+                5,
+            ),
         ],
         json!([{"kind": "user", "arg": "c"}]),
     );
     let e = import(&j).unwrap_err();
     match &e {
-        ExportError::Op { target, line, message } => {
+        ExportError::Op {
+            target,
+            line,
+            message,
+        } => {
             assert_eq!(target, "aten.bernoulli.default");
             assert_eq!(*line, Some(5));
             assert!(message.contains("Generator"), "{message}");
@@ -204,9 +332,15 @@ fn refusals_name_the_target_and_the_line() {
     // the helper's own failures keep export's reason and line
     let j = json!({"ok": false, "error": {"kind": "export", "message": "Could not guard on data-dependent expression", "line": 3}}).to_string();
     let e = import(&j).unwrap_err();
-    assert!(matches!(e, ExportError::Export { line: Some(3), .. }), "{e:?}");
+    assert!(
+        matches!(e, ExportError::Export { line: Some(3), .. }),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("data-dependent"), "{e}");
-    assert!(matches!(import("{not json").unwrap_err(), ExportError::Json { .. }));
+    assert!(matches!(
+        import("{not json").unwrap_err(),
+        ExportError::Json { .. }
+    ));
 }
 
 #[test]
@@ -216,11 +350,21 @@ fn a_mapping_that_disagrees_with_the_export_falls_back_to_pytorch() {
         json!([{"placeholder": "x", "kind": "activation", "index": 0}]),
         vec![
             placeholder("x", t(&[3])),
-            call("r", "aten.relu.default", json!([node("x")]), json!({"shape": [3], "dtype": "float16", "stride": [1]}), 4),
+            call(
+                "r",
+                "aten.relu.default",
+                json!([node("x")]),
+                json!({"shape": [3], "dtype": "float16", "stride": [1]}),
+                4,
+            ),
         ],
         json!([{"kind": "user", "arg": "r"}]),
     );
     let im = import(&j).expect("imports");
     assert_eq!(im.library_calls.len(), 1);
-    assert!(im.notes[0].contains("aten.relu.default (line 4)"), "{:?}", im.notes);
+    assert!(
+        im.notes[0].contains("aten.relu.default (line 4)"),
+        "{:?}",
+        im.notes
+    );
 }

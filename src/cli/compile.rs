@@ -5,8 +5,8 @@ use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
-use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::frontend::{Frontend, FrontendUsed};
+use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::load_programs_with_types;
 use drtc::driver::search::{search, SearchContext};
 use drtc::runtime::{
@@ -368,7 +368,10 @@ fn export_summary(prog: &drtc::driver::program::LoadedProgram) -> String {
                 None => c.target.clone(),
             })
             .collect();
-        s.push_str(&format!("; library ops run by PyTorch: {}", calls.join(", ")));
+        s.push_str(&format!(
+            "; library ops run by PyTorch: {}",
+            calls.join(", ")
+        ));
     }
     for n in &prog.notes {
         s.push_str(&format!("\nnote: {n}"));

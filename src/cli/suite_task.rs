@@ -86,11 +86,7 @@ fn build(
     };
     let p = match loaded {
         Ok(p) => p,
-        Err(e)
-            if shrink
-                && load(&[])
-                    .is_ok_and(|v| v.iter().all(|p| p.is_ok())) =>
-        {
+        Err(e) if shrink && load(&[]).is_ok_and(|v| v.iter().all(|p| p.is_ok())) => {
             // the program is fine at its own sizes: shrinking broke a shape coincidence
             return Front::Rejected {
                 status: "unshrinkable",

@@ -74,11 +74,14 @@ impl WorkDir {
         let dir = home
             .dir("export")
             .map_err(|e| helper_err(e.to_string()))?
-            .join(format!(
-                "work-{}-{:?}-{nanos}",
-                std::process::id(),
-                std::thread::current().id()
-            ).replace(['(', ')'], ""));
+            .join(
+                format!(
+                    "work-{}-{:?}-{nanos}",
+                    std::process::id(),
+                    std::thread::current().id()
+                )
+                .replace(['(', ')'], ""),
+            );
         std::fs::create_dir_all(&dir).map_err(|e| helper_err(format!("{}: {e}", dir.display())))?;
         Ok(WorkDir(dir))
     }
@@ -125,7 +128,13 @@ fn run_helper(
         .unwrap_or("program");
     let stem: String = stem
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let program = work.0.join(format!("{stem}.py"));
     let out = work.0.join("graph.json");
@@ -169,7 +178,10 @@ fn run_helper(
     let json = std::fs::read_to_string(&out).map_err(|_| {
         let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
-        helper_err(format!("it exited with {status} and wrote no graph:\n{}", tail.join("\n")))
+        helper_err(format!(
+            "it exited with {status} and wrote no graph:\n{}",
+            tail.join("\n")
+        ))
     })?;
     let tmp = cache.with_extension(format!("{}.tmp", std::process::id()));
     if std::fs::write(&tmp, &json).is_ok() {

@@ -4,8 +4,8 @@
 use super::constants::{apply_overrides, ConstantOverride};
 use super::export::export_program;
 use super::frontend::{Frontend, FrontendUsed};
-use drtc_frontends::export::LibraryCall;
 use drtc_backends::stitch::ModuleForm;
+use drtc_frontends::export::LibraryCall;
 use drtc_frontends::{lower_with_input_types, split_programs, Format};
 use drtc_ir::{Graph, TensorType};
 use std::path::Path;
@@ -199,7 +199,10 @@ fn load_one(
         Ok(im) => {
             let mut notes = im.notes;
             if let Some(why) = refused {
-                notes.insert(0, format!("the native parser does not read it ({why}): exported"));
+                notes.insert(
+                    0,
+                    format!("the native parser does not read it ({why}): exported"),
+                );
             }
             Ok(LoadedProgram {
                 name: name.to_string(),
@@ -215,7 +218,9 @@ fn load_one(
         Err(e) => {
             let mut message = e.render(name, text);
             if let Some(why) = refused {
-                message.push_str(&format!("\n(the native parser does not read it either: {why})"));
+                message.push_str(&format!(
+                    "\n(the native parser does not read it either: {why})"
+                ));
             }
             Err(LoadError {
                 message,

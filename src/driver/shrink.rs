@@ -283,9 +283,19 @@ mod tests {
         );
         let grouped = shrink_overrides("out_features = 4096\nnum_groups = 64\n");
         assert_eq!(grouped[0].value, "256");
-        let lists = shrink_overrides("layer_sizes = [400, 8]\nhidden_layer_sizes = [1024] * 16  # deep\n");
-        let lists: Vec<(&str, &str)> = lists.iter().map(|o| (o.name.as_str(), o.value.as_str())).collect();
-        assert_eq!(lists, vec![("layer_sizes", "[32, 8]"), ("hidden_layer_sizes", "[32] * 16")]);
+        let lists =
+            shrink_overrides("layer_sizes = [400, 8]\nhidden_layer_sizes = [1024] * 16  # deep\n");
+        let lists: Vec<(&str, &str)> = lists
+            .iter()
+            .map(|o| (o.name.as_str(), o.value.as_str()))
+            .collect();
+        assert_eq!(
+            lists,
+            vec![
+                ("layer_sizes", "[32, 8]"),
+                ("hidden_layer_sizes", "[32] * 16")
+            ]
+        );
         assert!(shrink_overrides("block_widths = [8, 16]\nsizes = foo()\n").is_empty());
     }
 }

@@ -140,13 +140,23 @@ fn one(v: Option<ValueId>) -> Mapped {
 
 /// A tensor, or a scalar as a 0-dim constant whose dtype follows PyTorch's promotion
 /// against `like` (a Python float with an integer tensor gives float32).
-fn operand(b: &mut GraphBuilder, c: &Call, i: usize, name: &str, like: Option<ValueId>) -> Option<ValueId> {
+fn operand(
+    b: &mut GraphBuilder,
+    c: &Call,
+    i: usize,
+    name: &str,
+    like: Option<ValueId>,
+) -> Option<ValueId> {
     if let Some(t) = c.tensor(i, name) {
         return Some(t);
     }
     let like = like.map(|v| b.ty(v).dtype);
     let (value, dtype) = match c.scalar(i, name)? {
-        Scalar::Int(v) => (v as f64, like.filter(|d| !d.is_float() && *d != DType::Bool).unwrap_or(DType::I64)),
+        Scalar::Int(v) => (
+            v as f64,
+            like.filter(|d| !d.is_float() && *d != DType::Bool)
+                .unwrap_or(DType::I64),
+        ),
         Scalar::Float(v) => (v, like.filter(|d| d.is_float()).unwrap_or(DType::F32)),
         Scalar::Bool(v) => (if v { 1.0 } else { 0.0 }, DType::Bool),
     };
@@ -157,7 +167,12 @@ fn operand(b: &mut GraphBuilder, c: &Call, i: usize, name: &str, like: Option<Va
     Some(b.constant(value, dtype))
 }
 
-fn op1(b: &mut GraphBuilder, op: Op, ins: &[ValueId], attrs: Vec<(&'static str, Attr)>) -> Option<ValueId> {
+fn op1(
+    b: &mut GraphBuilder,
+    op: Op,
+    ins: &[ValueId],
+    attrs: Vec<(&'static str, Attr)>,
+) -> Option<ValueId> {
     b.op1(op, ins, attrs).ok()
 }
 
@@ -198,7 +213,11 @@ fn full(b: &mut GraphBuilder, shape: Vec<i64>, value: f64, dtype: DType) -> Opti
         b,
         Op::Full,
         &[],
-        vec![("shape", Attr::Ints(shape)), ("value", Attr::Float(value)), ("dtype", Attr::DType(dtype))],
+        vec![
+            ("shape", Attr::Ints(shape)),
+            ("value", Attr::Float(value)),
+            ("dtype", Attr::DType(dtype)),
+        ],
     )
 }
 
@@ -219,7 +238,12 @@ fn slices(b: &mut GraphBuilder, x: ValueId, dim: i64, sizes: &[i64]) -> Mapped {
             b,
             Op::Slice,
             &[x],
-            vec![("dim", Attr::Int(dim)), ("start", Attr::Int(start)), ("end", Attr::Int(start + s)), ("step", Attr::Int(1))],
+            vec![
+                ("dim", Attr::Int(dim)),
+                ("start", Attr::Int(start)),
+                ("end", Attr::Int(start + s)),
+                ("step", Attr::Int(1)),
+            ],
         )?;
         out.push(Some(v));
         start += s;
@@ -241,16 +265,30 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
     let (name, overload) = t.rsplit_once('.').unwrap_or((t, "default"));
     match (name, overload) {
         // ---- identities (values, not storage)
-        ("clone" | "alias" | "contiguous" | "detach" | "lift_fresh_copy", _) => Some(vec![Some(c.tensor(0, "self")?)]),
+        ("clone" | "alias" | "contiguous" | "detach" | "lift_fresh_copy", _) => {
+            Some(vec![Some(c.tensor(0, "self")?)])
+        }
         ("_to_copy" | "to", _) => {
             let x = c.tensor(0, "self")?;
-            let only_dtype = c.kwargs.keys().all(|k| matches!(k.as_str(), "dtype" | "layout" | "device" | "memory_format" | "non_blocking" | "copy" | "pin_memory"))
-                && c.args.len() == 1;
+            let only_dtype = c.kwargs.keys().all(|k| {
+                matches!(
+                    k.as_str(),
+                    "dtype"
+                        | "layout"
+                        | "device"
+                        | "memory_format"
+                        | "non_blocking"
+                        | "copy"
+                        | "pin_memory"
+                )
+            }) && c.args.len() == 1;
             if !only_dtype {
                 return None;
             }
             match dtype_arg(c, 99, "dtype")? {
-                Some(d) if d != b.ty(x).dtype => one(op1(b, O::Cast, &[x], vec![("dtype", Attr::DType(d))])),
+                Some(d) if d != b.ty(x).dtype => {
+                    one(op1(b, O::Cast, &[x], vec![("dtype", Attr::DType(d))]))
+                }
                 _ => Some(vec![Some(x)]),
             }
         }
@@ -283,12 +321,22 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 Some(Arg::Str(s)) => s.clone(),
                 Some(_) => return None,
             };
-            one(op1(b, O::Gelu, &[x], vec![("approximate", Attr::Str(approx))]))
+            one(op1(
+                b,
+                O::Gelu,
+                &[x],
+                vec![("approximate", Attr::Str(approx))],
+            ))
         }
         ("leaky_relu", "default") => {
             let x = c.tensor(0, "self")?;
             let s = c.float_or(1, "negative_slope", 0.01)?;
-            one(op1(b, O::LeakyRelu, &[x], vec![("negative_slope", Attr::Float(s))]))
+            one(op1(
+                b,
+                O::LeakyRelu,
+                &[x],
+                vec![("negative_slope", Attr::Float(s))],
+            ))
         }
         ("elu", "default") => {
             let x = c.tensor(0, "self")?;
@@ -302,13 +350,23 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             let x = c.tensor(0, "self")?;
             let lo = c.float_or(1, "min_val", -1.0)?;
             let hi = c.float_or(2, "max_val", 1.0)?;
-            one(op1(b, O::Hardtanh, &[x], vec![("min_val", Attr::Float(lo)), ("max_val", Attr::Float(hi))]))
+            one(op1(
+                b,
+                O::Hardtanh,
+                &[x],
+                vec![("min_val", Attr::Float(lo)), ("max_val", Attr::Float(hi))],
+            ))
         }
         ("softplus", "default") => {
             let x = c.tensor(0, "self")?;
             let beta = c.float_or(1, "beta", 1.0)?;
             let th = c.float_or(2, "threshold", 20.0)?;
-            one(op1(b, O::Softplus, &[x], vec![("beta", Attr::Float(beta)), ("threshold", Attr::Float(th))]))
+            one(op1(
+                b,
+                O::Softplus,
+                &[x],
+                vec![("beta", Attr::Float(beta)), ("threshold", Attr::Float(th))],
+            ))
         }
         ("clamp", "default") | ("clamp_min", "default") | ("clamp_max", "default") => {
             let x = c.tensor(0, "self")?;
@@ -388,7 +446,11 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             if c.float_or(3, "beta", 1.0)? != 1.0 || c.float_or(4, "alpha", 1.0)? != 1.0 {
                 return None;
             }
-            let (bias, x, y) = (c.tensor(0, "self")?, c.tensor(1, "mat1")?, c.tensor(2, "mat2")?);
+            let (bias, x, y) = (
+                c.tensor(0, "self")?,
+                c.tensor(1, "mat1")?,
+                c.tensor(2, "mat2")?,
+            );
             let p = op1(b, O::Matmul, &[x, y], vec![])?;
             one(op1(b, O::Add, &[p, bias], vec![]))
         }
@@ -416,7 +478,11 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             one(op1(b, O::Einsum, &ins, vec![("equation", Attr::Str(eq))]))
         }
         ("scaled_dot_product_attention", "default") => {
-            let (q, k, v) = (c.tensor(0, "query")?, c.tensor(1, "key")?, c.tensor(2, "value")?);
+            let (q, k, v) = (
+                c.tensor(0, "query")?,
+                c.tensor(1, "key")?,
+                c.tensor(2, "value")?,
+            );
             if c.bool_or(7, "enable_gqa", false)? {
                 return None;
             }
@@ -443,7 +509,11 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
         ("convolution", "default") => {
             let (x, w) = (c.tensor(0, "input")?, c.tensor(1, "weight")?);
             let bias = c.opt_tensor(2, "bias")?;
-            let (stride, padding, dilation) = (c.ints(3, "stride")?, c.ints(4, "padding")?, c.ints(5, "dilation")?);
+            let (stride, padding, dilation) = (
+                c.ints(3, "stride")?,
+                c.ints(4, "padding")?,
+                c.ints(5, "dilation")?,
+            );
             let transposed = c.bool_or(6, "transposed", false)?;
             let output_padding = c.ints(7, "output_padding")?;
             let groups = c.int_or(8, "groups", 1)?;
@@ -472,7 +542,15 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             one(op1(b, op, &ins, attrs))
         }
         // ---- windows
-        ("max_pool1d_with_indices" | "max_pool2d_with_indices" | "max_pool3d_with_indices" | "max_pool1d" | "max_pool2d" | "max_pool3d", "default") => {
+        (
+            "max_pool1d_with_indices"
+            | "max_pool2d_with_indices"
+            | "max_pool3d_with_indices"
+            | "max_pool1d"
+            | "max_pool2d"
+            | "max_pool3d",
+            "default",
+        ) => {
             let x = c.tensor(0, "self")?;
             let op = match name.trim_end_matches("_with_indices") {
                 "max_pool1d" => O::MaxPool1d,
@@ -485,7 +563,10 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 _ => 3,
             };
             let k = c.ints(1, "kernel_size")?;
-            let stride = c.ints(2, "stride").filter(|s| !s.is_empty()).map_or(Attr::None, Attr::Ints);
+            let stride = c
+                .ints(2, "stride")
+                .filter(|s| !s.is_empty())
+                .map_or(Attr::None, Attr::Ints);
             let pad = c.ints(3, "padding").unwrap_or(vec![0; n]);
             let dil = c.ints(4, "dilation").unwrap_or(vec![1; n]);
             let ceil = c.bool_or(5, "ceil_mode", false)?;
@@ -493,9 +574,19 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 b,
                 op,
                 &[x],
-                vec![("kernel_size", Attr::Ints(k)), ("stride", stride), ("padding", Attr::Ints(pad)), ("dilation", Attr::Ints(dil)), ("ceil_mode", Attr::Bool(ceil))],
+                vec![
+                    ("kernel_size", Attr::Ints(k)),
+                    ("stride", stride),
+                    ("padding", Attr::Ints(pad)),
+                    ("dilation", Attr::Ints(dil)),
+                    ("ceil_mode", Attr::Bool(ceil)),
+                ],
             )?;
-            Some(if name.ends_with("_with_indices") { vec![Some(y), None] } else { vec![Some(y)] })
+            Some(if name.ends_with("_with_indices") {
+                vec![Some(y), None]
+            } else {
+                vec![Some(y)]
+            })
         }
         ("avg_pool1d" | "avg_pool2d" | "avg_pool3d", "default") => {
             let x = c.tensor(0, "self")?;
@@ -505,14 +596,20 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 _ => (O::AvgPool3d, 3),
             };
             let k = c.ints(1, "kernel_size")?;
-            let stride = c.ints(2, "stride").filter(|s| !s.is_empty()).map_or(Attr::None, Attr::Ints);
+            let stride = c
+                .ints(2, "stride")
+                .filter(|s| !s.is_empty())
+                .map_or(Attr::None, Attr::Ints);
             let pad = c.ints(3, "padding").unwrap_or(vec![0; n]);
             let mut attrs = vec![
                 ("kernel_size", Attr::Ints(k)),
                 ("stride", stride),
                 ("padding", Attr::Ints(pad)),
                 ("ceil_mode", Attr::Bool(c.bool_or(4, "ceil_mode", false)?)),
-                ("count_include_pad", Attr::Bool(c.bool_or(5, "count_include_pad", true)?)),
+                (
+                    "count_include_pad",
+                    Attr::Bool(c.bool_or(5, "count_include_pad", true)?),
+                ),
             ];
             let div = match c.get(6, "divisor_override") {
                 None | Some(Arg::None) => Attr::None,
@@ -527,14 +624,26 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             }
             one(op1(b, op, &[x], attrs))
         }
-        ("adaptive_avg_pool1d" | "adaptive_avg_pool2d" | "adaptive_avg_pool3d" | "_adaptive_avg_pool2d" | "_adaptive_avg_pool3d", "default") => {
+        (
+            "adaptive_avg_pool1d"
+            | "adaptive_avg_pool2d"
+            | "adaptive_avg_pool3d"
+            | "_adaptive_avg_pool2d"
+            | "_adaptive_avg_pool3d",
+            "default",
+        ) => {
             let x = c.tensor(0, "self")?;
             let op = match name.trim_start_matches('_') {
                 "adaptive_avg_pool1d" => O::AdaptiveAvgPool1d,
                 "adaptive_avg_pool2d" => O::AdaptiveAvgPool2d,
                 _ => O::AdaptiveAvgPool3d,
             };
-            one(op1(b, op, &[x], vec![("output_size", Attr::Ints(c.ints(1, "output_size")?))]))
+            one(op1(
+                b,
+                op,
+                &[x],
+                vec![("output_size", Attr::Ints(c.ints(1, "output_size")?))],
+            ))
         }
         // ---- normalizations
         ("_native_batch_norm_legit_functional", "default") | ("batch_norm", "default") => {
@@ -552,9 +661,17 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 b,
                 O::BatchNorm,
                 &ins,
-                vec![("training", Attr::Bool(true)), ("momentum", Attr::Float(momentum)), ("eps", Attr::Float(eps))],
+                vec![
+                    ("training", Attr::Bool(true)),
+                    ("momentum", Attr::Float(momentum)),
+                    ("eps", Attr::Float(eps)),
+                ],
             )?;
-            Some(if functional { vec![Some(y), None, None, None, None] } else { vec![Some(y)] })
+            Some(if functional {
+                vec![Some(y), None, None, None, None]
+            } else {
+                vec![Some(y)]
+            })
         }
         ("native_layer_norm", "default") | ("layer_norm", "default") => {
             let x = c.tensor(0, "input")?;
@@ -565,8 +682,20 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             }
             let eps = c.float_or(4, "eps", 1e-5)?;
             let ins: Vec<ValueId> = [Some(x), w, bias].into_iter().flatten().collect();
-            let y = op1(b, O::LayerNorm, &ins, vec![("normalized_shape", Attr::Ints(shape)), ("eps", Attr::Float(eps))])?;
-            Some(if name == "native_layer_norm" { vec![Some(y), None, None] } else { vec![Some(y)] })
+            let y = op1(
+                b,
+                O::LayerNorm,
+                &ins,
+                vec![
+                    ("normalized_shape", Attr::Ints(shape)),
+                    ("eps", Attr::Float(eps)),
+                ],
+            )?;
+            Some(if name == "native_layer_norm" {
+                vec![Some(y), None, None]
+            } else {
+                vec![Some(y)]
+            })
         }
         ("native_group_norm", "default") => {
             let x = c.tensor(0, "input")?;
@@ -602,21 +731,48 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             } else {
                 (c.ints(1, "dim"), c.bool_or(2, "keepdim", false)?)
             };
-            one(op1(b, op, &[x], vec![("dim", dims_attr(dims)), ("keepdim", Attr::Bool(keep))]))
+            one(op1(
+                b,
+                op,
+                &[x],
+                vec![("dim", dims_attr(dims)), ("keepdim", Attr::Bool(keep))],
+            ))
         }
         ("max" | "min", "dim") => {
             let x = c.tensor(0, "self")?;
             let dim = c.int_or(1, "dim", 0)?;
             let keep = c.bool_or(2, "keepdim", false)?;
-            let (op, arg) = if name == "max" { (O::Max, O::Argmax) } else { (O::Min, O::Argmin) };
-            let v = op1(b, op, &[x], vec![("dim", Attr::Ints(vec![dim])), ("keepdim", Attr::Bool(keep))])?;
-            let i = op1(b, arg, &[x], vec![("dim", Attr::Int(dim)), ("keepdim", Attr::Bool(keep))])?;
+            let (op, arg) = if name == "max" {
+                (O::Max, O::Argmax)
+            } else {
+                (O::Min, O::Argmin)
+            };
+            let v = op1(
+                b,
+                op,
+                &[x],
+                vec![
+                    ("dim", Attr::Ints(vec![dim])),
+                    ("keepdim", Attr::Bool(keep)),
+                ],
+            )?;
+            let i = op1(
+                b,
+                arg,
+                &[x],
+                vec![("dim", Attr::Int(dim)), ("keepdim", Attr::Bool(keep))],
+            )?;
             Some(vec![Some(v), Some(i)])
         }
         ("max" | "min", "default") => {
             let x = c.tensor(0, "self")?;
             let op = if name == "max" { O::Max } else { O::Min };
-            one(op1(b, op, &[x], vec![("dim", Attr::None), ("keepdim", Attr::Bool(false))]))
+            one(op1(
+                b,
+                op,
+                &[x],
+                vec![("dim", Attr::None), ("keepdim", Attr::Bool(false))],
+            ))
         }
         ("prod", "dim_int") => {
             let x = c.tensor(0, "self")?;
@@ -624,7 +780,15 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 return None;
             }
             let dim = c.int_or(1, "dim", 0)?;
-            one(op1(b, O::Prod, &[x], vec![("dim", Attr::Ints(vec![dim])), ("keepdim", Attr::Bool(c.bool_or(2, "keepdim", false)?))]))
+            one(op1(
+                b,
+                O::Prod,
+                &[x],
+                vec![
+                    ("dim", Attr::Ints(vec![dim])),
+                    ("keepdim", Attr::Bool(c.bool_or(2, "keepdim", false)?)),
+                ],
+            ))
         }
         ("var" | "std", "correction") => {
             let x = c.tensor(0, "self")?;
@@ -638,7 +802,11 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 b,
                 op,
                 &[x],
-                vec![("dim", dims_attr(dims)), ("correction", Attr::Float(corr)), ("keepdim", Attr::Bool(c.bool_or(3, "keepdim", false)?))],
+                vec![
+                    ("dim", dims_attr(dims)),
+                    ("correction", Attr::Float(corr)),
+                    ("keepdim", Attr::Bool(c.bool_or(3, "keepdim", false)?)),
+                ],
             ))
         }
         ("argmax" | "argmin", "default") => {
@@ -647,71 +815,161 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 None | Some(Arg::None) => Attr::None,
                 Some(a) => Attr::Int(a.int()?),
             };
-            let op = if name == "argmax" { O::Argmax } else { O::Argmin };
-            one(op1(b, op, &[x], vec![("dim", dim), ("keepdim", Attr::Bool(c.bool_or(2, "keepdim", false)?))]))
+            let op = if name == "argmax" {
+                O::Argmax
+            } else {
+                O::Argmin
+            };
+            one(op1(
+                b,
+                op,
+                &[x],
+                vec![
+                    ("dim", dim),
+                    ("keepdim", Attr::Bool(c.bool_or(2, "keepdim", false)?)),
+                ],
+            ))
         }
         ("_softmax" | "_log_softmax", "default") | ("softmax" | "log_softmax", "int") => {
             let x = c.tensor(0, "self")?;
             let dim = c.int_or(1, "dim", -1)?;
-            match c.get(2, if name.starts_with('_') { "half_to_float" } else { "dtype" }) {
+            match c.get(
+                2,
+                if name.starts_with('_') {
+                    "half_to_float"
+                } else {
+                    "dtype"
+                },
+            ) {
                 None | Some(Arg::None) | Some(Arg::Bool(false)) => {}
                 Some(_) => return None,
             }
-            let op = if name.contains("log") { O::LogSoftmax } else { O::Softmax };
+            let op = if name.contains("log") {
+                O::LogSoftmax
+            } else {
+                O::Softmax
+            };
             one(op1(b, op, &[x], vec![("dim", Attr::Int(dim))]))
         }
         ("logsumexp", "default") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Logsumexp, &[x], vec![("dim", Attr::Ints(c.ints(1, "dim")?)), ("keepdim", Attr::Bool(c.bool_or(2, "keepdim", false)?))]))
+            one(op1(
+                b,
+                O::Logsumexp,
+                &[x],
+                vec![
+                    ("dim", Attr::Ints(c.ints(1, "dim")?)),
+                    ("keepdim", Attr::Bool(c.bool_or(2, "keepdim", false)?)),
+                ],
+            ))
         }
         ("cumsum" | "cumprod", "default") => {
             let x = c.tensor(0, "self")?;
             if dtype_arg(c, 2, "dtype")?.is_some() {
                 return None;
             }
-            let op = if name == "cumsum" { O::Cumsum } else { O::Cumprod };
-            one(op1(b, op, &[x], vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?))]))
+            let op = if name == "cumsum" {
+                O::Cumsum
+            } else {
+                O::Cumprod
+            };
+            one(op1(
+                b,
+                op,
+                &[x],
+                vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?))],
+            ))
         }
         // ---- layout
         ("view" | "_unsafe_view" | "reshape", "default") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Reshape, &[x], vec![("shape", Attr::Ints(c.ints(1, "size").or_else(|| c.ints(1, "shape"))?))]))
+            one(op1(
+                b,
+                O::Reshape,
+                &[x],
+                vec![(
+                    "shape",
+                    Attr::Ints(c.ints(1, "size").or_else(|| c.ints(1, "shape"))?),
+                )],
+            ))
         }
         ("permute", "default") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Permute, &[x], vec![("dims", Attr::Ints(c.ints(1, "dims")?))]))
+            one(op1(
+                b,
+                O::Permute,
+                &[x],
+                vec![("dims", Attr::Ints(c.ints(1, "dims")?))],
+            ))
         }
         ("transpose", "int") => {
             let x = c.tensor(0, "self")?;
             let (d0, d1) = (c.int_or(1, "dim0", 0)?, c.int_or(2, "dim1", 1)?);
-            one(op1(b, O::Transpose, &[x], vec![("dim0", Attr::Int(d0)), ("dim1", Attr::Int(d1))]))
+            one(op1(
+                b,
+                O::Transpose,
+                &[x],
+                vec![("dim0", Attr::Int(d0)), ("dim1", Attr::Int(d1))],
+            ))
         }
         ("t", "default") => {
             let x = c.tensor(0, "self")?;
             if b.ty(x).rank() < 2 {
                 return Some(vec![Some(x)]);
             }
-            one(op1(b, O::Transpose, &[x], vec![("dim0", Attr::Int(0)), ("dim1", Attr::Int(1))]))
+            one(op1(
+                b,
+                O::Transpose,
+                &[x],
+                vec![("dim0", Attr::Int(0)), ("dim1", Attr::Int(1))],
+            ))
         }
         ("expand", "default") => {
             let x = c.tensor(0, "self")?;
             if c.bool_or(2, "implicit", false)? {
                 return None;
             }
-            one(op1(b, O::Expand, &[x], vec![("shape", Attr::Ints(c.ints(1, "size")?))]))
+            one(op1(
+                b,
+                O::Expand,
+                &[x],
+                vec![("shape", Attr::Ints(c.ints(1, "size")?))],
+            ))
         }
         ("unsqueeze", "default") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Unsqueeze, &[x], vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?))]))
+            one(op1(
+                b,
+                O::Unsqueeze,
+                &[x],
+                vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?))],
+            ))
         }
         ("squeeze", "dim" | "dims" | "default") => {
             let x = c.tensor(0, "self")?;
-            let dims = if overload == "default" { None } else { Some(c.ints(1, "dim")?) };
-            one(op1(b, O::Squeeze, &[x], vec![("dim", dims.map_or(Attr::None, Attr::Ints))]))
+            let dims = if overload == "default" {
+                None
+            } else {
+                Some(c.ints(1, "dim")?)
+            };
+            one(op1(
+                b,
+                O::Squeeze,
+                &[x],
+                vec![("dim", dims.map_or(Attr::None, Attr::Ints))],
+            ))
         }
         ("flatten", "using_ints") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Flatten, &[x], vec![("start_dim", Attr::Int(c.int_or(1, "start_dim", 0)?)), ("end_dim", Attr::Int(c.int_or(2, "end_dim", -1)?))]))
+            one(op1(
+                b,
+                O::Flatten,
+                &[x],
+                vec![
+                    ("start_dim", Attr::Int(c.int_or(1, "start_dim", 0)?)),
+                    ("end_dim", Attr::Int(c.int_or(2, "end_dim", -1)?)),
+                ],
+            ))
         }
         ("slice", "Tensor") => {
             let x = c.tensor(0, "self")?;
@@ -719,25 +977,66 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             let start = c.int_or(2, "start", 0)?;
             let end = c.int_or(3, "end", i64::MAX)?;
             let step = c.int_or(4, "step", 1)?;
-            one(op1(b, O::Slice, &[x], vec![("dim", Attr::Int(dim)), ("start", Attr::Int(start)), ("end", Attr::Int(end)), ("step", Attr::Int(step))]))
+            one(op1(
+                b,
+                O::Slice,
+                &[x],
+                vec![
+                    ("dim", Attr::Int(dim)),
+                    ("start", Attr::Int(start)),
+                    ("end", Attr::Int(end)),
+                    ("step", Attr::Int(step)),
+                ],
+            ))
         }
         ("narrow", "default") => {
             let x = c.tensor(0, "self")?;
-            let (dim, start, len) = (c.int_or(1, "dim", 0)?, c.get(2, "start")?.int()?, c.get(3, "length")?.int()?);
-            one(op1(b, O::Narrow, &[x], vec![("dim", Attr::Int(dim)), ("start", Attr::Int(start)), ("length", Attr::Int(len))]))
+            let (dim, start, len) = (
+                c.int_or(1, "dim", 0)?,
+                c.get(2, "start")?.int()?,
+                c.get(3, "length")?.int()?,
+            );
+            one(op1(
+                b,
+                O::Narrow,
+                &[x],
+                vec![
+                    ("dim", Attr::Int(dim)),
+                    ("start", Attr::Int(start)),
+                    ("length", Attr::Int(len)),
+                ],
+            ))
         }
         ("select", "int") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Select, &[x], vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?)), ("index", Attr::Int(c.get(2, "index")?.int()?))]))
+            one(op1(
+                b,
+                O::Select,
+                &[x],
+                vec![
+                    ("dim", Attr::Int(c.int_or(1, "dim", 0)?)),
+                    ("index", Attr::Int(c.get(2, "index")?.int()?)),
+                ],
+            ))
         }
         ("flip", "default") => {
             let x = c.tensor(0, "self")?;
-            one(op1(b, O::Flip, &[x], vec![("dims", Attr::Ints(c.ints(1, "dims")?))]))
+            one(op1(
+                b,
+                O::Flip,
+                &[x],
+                vec![("dims", Attr::Ints(c.ints(1, "dims")?))],
+            ))
         }
         ("triu" | "tril", "default") => {
             let x = c.tensor(0, "self")?;
             let op = if name == "triu" { O::Triu } else { O::Tril };
-            one(op1(b, op, &[x], vec![("diagonal", Attr::Int(c.int_or(1, "diagonal", 0)?))]))
+            one(op1(
+                b,
+                op,
+                &[x],
+                vec![("diagonal", Attr::Int(c.int_or(1, "diagonal", 0)?))],
+            ))
         }
         ("cat" | "stack", "default") => {
             let ins = match c.get(0, "tensors")? {
@@ -746,7 +1045,12 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
                 _ => return None,
             };
             let op = if name == "cat" { O::Cat } else { O::Stack };
-            one(op1(b, op, &ins, vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?))]))
+            one(op1(
+                b,
+                op,
+                &ins,
+                vec![("dim", Attr::Int(c.int_or(1, "dim", 0)?))],
+            ))
         }
         ("split", "Tensor") | ("split_with_sizes", "default") | ("chunk", "default") => {
             let x = c.tensor(0, "self")?;
@@ -771,7 +1075,15 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             let dim = c.int_or(1, "dim", 0)?;
             let n = dim_size(b, x, dim)?;
             (0..n)
-                .map(|i| op1(b, O::Select, &[x], vec![("dim", Attr::Int(dim)), ("index", Attr::Int(i))]).map(Some))
+                .map(|i| {
+                    op1(
+                        b,
+                        O::Select,
+                        &[x],
+                        vec![("dim", Attr::Int(dim)), ("index", Attr::Int(i))],
+                    )
+                    .map(Some)
+                })
                 .collect()
         }
         // ---- creation
@@ -810,16 +1122,33 @@ pub fn map(b: &mut GraphBuilder, target: &str, c: &Call) -> Mapped {
             let x = c.tensor(0, "input")?;
             let p = c.float_or(1, "p", 0.5)?;
             let train = c.bool_or(2, "train", false)?;
-            one(op1(b, O::Dropout, &[x], vec![("p", Attr::Float(p)), ("training", Attr::Bool(train))]))
+            one(op1(
+                b,
+                O::Dropout,
+                &[x],
+                vec![("p", Attr::Float(p)), ("training", Attr::Bool(train))],
+            ))
         }
         _ => None,
     }
 }
 
-fn group_norm(b: &mut GraphBuilder, x: ValueId, w: Option<ValueId>, bias: Option<ValueId>, groups: i64, eps: f64) -> Option<ValueId> {
+fn group_norm(
+    b: &mut GraphBuilder,
+    x: ValueId,
+    w: Option<ValueId>,
+    bias: Option<ValueId>,
+    groups: i64,
+    eps: f64,
+) -> Option<ValueId> {
     if w.is_none() && bias.is_some() {
         return None;
     }
     let ins: Vec<ValueId> = [Some(x), w, bias].into_iter().flatten().collect();
-    op1(b, Op::GroupNorm, &ins, vec![("num_groups", Attr::Int(groups)), ("eps", Attr::Float(eps))])
+    op1(
+        b,
+        Op::GroupNorm,
+        &ins,
+        vec![("num_groups", Attr::Int(groups)), ("eps", Attr::Float(eps))],
+    )
 }

@@ -52,7 +52,11 @@ fn json_err(message: impl Into<String>) -> ExportError {
 fn tensor_type(m: &TensorMeta) -> Result<TensorType, String> {
     let dtype = DType::from_name(&m.dtype)
         .ok_or_else(|| format!("a result of dtype {} (drtc's IR has bool, int32, int64, float16, bfloat16, float32, float64)", m.dtype))?;
-    if let Some(d) = m.shape.iter().find(|&&d| !(0..=drtc_ir::op::MAX_DIM).contains(&d)) {
+    if let Some(d) = m
+        .shape
+        .iter()
+        .find(|&&d| !(0..=drtc_ir::op::MAX_DIM).contains(&d))
+    {
         return Err(format!("a result with dimension {d}"));
     }
     Ok(TensorType::new(dtype, m.shape.clone()))
@@ -74,8 +78,12 @@ fn meta_types(meta: &Option<Value>) -> Result<MetaTypes, String> {
         }
     };
     match meta {
-        Some(Value::Array(items)) => Ok(MetaTypes::Many(items.iter().map(one).collect::<Result<_, _>>()?)),
-        Some(v) => one(v)?.map(MetaTypes::One).ok_or_else(|| "a result that is not a tensor".into()),
+        Some(Value::Array(items)) => Ok(MetaTypes::Many(
+            items.iter().map(one).collect::<Result<_, _>>()?,
+        )),
+        Some(v) => one(v)?
+            .map(MetaTypes::One)
+            .ok_or_else(|| "a result that is not a tensor".into()),
         None => Err("a node without metadata".into()),
     }
 }
@@ -117,7 +125,11 @@ impl Importer<'_> {
                 if items.is_empty() {
                     return Arg::Ints(vec![]);
                 }
-                if let Some(ints) = items.iter().map(Value::as_i64).collect::<Option<Vec<i64>>>() {
+                if let Some(ints) = items
+                    .iter()
+                    .map(Value::as_i64)
+                    .collect::<Option<Vec<i64>>>()
+                {
                     return Arg::Ints(ints);
                 }
                 let tensors: Option<Vec<ValueId>> = items
@@ -153,7 +165,11 @@ impl Importer<'_> {
     fn node(&mut self, n: &NodeJson) -> R<()> {
         let target = n.target.clone().unwrap_or_default();
         if target == "operator.getitem" {
-            let src = n.args.first().and_then(|a| a.get("node")).and_then(Value::as_str);
+            let src = n
+                .args
+                .first()
+                .and_then(|a| a.get("node"))
+                .and_then(Value::as_str);
             let idx = n.args.get(1).and_then(Value::as_u64);
             let (Some(src), Some(idx)) = (src, idx) else {
                 return Err(self.err_op(n, "getitem of something that is not a node result"));
@@ -171,7 +187,11 @@ impl Importer<'_> {
         } else if target.starts_with("aten.") {
             let meta = meta_types(&n.meta).map_err(|m| self.err_op(n, m))?;
             let args: Vec<Arg> = n.args.iter().map(|a| self.arg(a)).collect();
-            let kwargs: BTreeMap<String, Arg> = n.kwargs.iter().map(|(k, v)| (k.clone(), self.arg(v))).collect();
+            let kwargs: BTreeMap<String, Arg> = n
+                .kwargs
+                .iter()
+                .map(|(k, v)| (k.clone(), self.arg(v)))
+                .collect();
             let call = Call {
                 args: &args,
                 kwargs: &kwargs,
@@ -208,13 +228,22 @@ impl Importer<'_> {
 
     /// Whether the mapped results match export's types and cover every result read.
     /// `Err(None)`: a read result is not computed; `Err(Some(why))`: a type disagrees.
-    fn check(&self, n: &NodeJson, meta: &MetaTypes, results: &[Option<ValueId>]) -> Result<(), Option<String>> {
+    fn check(
+        &self,
+        n: &NodeJson,
+        meta: &MetaTypes,
+        results: &[Option<ValueId>],
+    ) -> Result<(), Option<String>> {
         let expect: Vec<Option<&TensorType>> = match meta {
             MetaTypes::One(t) => vec![Some(t)],
             MetaTypes::Many(ts) => ts.iter().map(Option::as_ref).collect(),
         };
         if expect.len() != results.len() {
-            return Err(Some(format!("{} results in IR, {} in the export", results.len(), expect.len())));
+            return Err(Some(format!(
+                "{} results in IR, {} in the export",
+                results.len(),
+                expect.len()
+            )));
         }
         let used = self.used.get(&n.name);
         for (i, (r, e)) in results.iter().zip(&expect).enumerate() {
@@ -225,9 +254,12 @@ impl Importer<'_> {
                         return Err(Some(format!("IR infers {got}, the export says {e}")));
                     }
                 }
-                (Some(_), None) => return Err(Some(format!("result {i} is not a tensor in the export"))),
+                (Some(_), None) => {
+                    return Err(Some(format!("result {i} is not a tensor in the export")))
+                }
                 (None, _) => {
-                    let read = matches!(meta, MetaTypes::One(_)) || used.is_some_and(|u| u.contains(&i));
+                    let read =
+                        matches!(meta, MetaTypes::One(_)) || used.is_some_and(|u| u.contains(&i));
                     if read {
                         return Err(None);
                     }
@@ -258,12 +290,19 @@ impl Importer<'_> {
 
     /// One `Op::Aten` node for `n`.
     fn opaque(&mut self, n: &NodeJson, target: &str, meta: MetaTypes) -> R<()> {
-        let t = opaque::template(&n.args, &n.kwargs).map_err(|m| self.err_op(n, format!("neither an IR op nor callable from generated code: {m}")))?;
+        let t = opaque::template(&n.args, &n.kwargs).map_err(|m| {
+            self.err_op(
+                n,
+                format!("neither an IR op nor callable from generated code: {m}"),
+            )
+        })?;
         let mut inputs = vec![];
         for name in &t.inputs {
             match self.vals.get(name) {
                 Some(NodeVal::One(v)) => inputs.push(*v),
-                _ => return Err(self.err_op(n, format!("an argument `{name}` that is not a tensor"))),
+                _ => {
+                    return Err(self.err_op(n, format!("an argument `{name}` that is not a tensor")))
+                }
             }
         }
         let (types, tuple) = match &meta {
@@ -323,7 +362,9 @@ fn refs(v: &Value, out: &mut HashSet<String>) {
 pub fn import(json: &str) -> R<Imported> {
     let file: ExportFile = serde_json::from_str(json).map_err(|e| json_err(e.to_string()))?;
     if !file.ok {
-        let e = file.error.ok_or_else(|| json_err("`ok` is false and there is no `error`"))?;
+        let e = file
+            .error
+            .ok_or_else(|| json_err("`ok` is false and there is no `error`"))?;
         return Err(match e.kind.as_str() {
             "export" => ExportError::Export {
                 message: e.message,
@@ -340,7 +381,8 @@ pub fn import(json: &str) -> R<Imported> {
         Some("seed") => Format::Seed,
         other => return Err(json_err(format!("unknown format {other:?}"))),
     };
-    let by_name: HashMap<&str, &NodeJson> = file.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
+    let by_name: HashMap<&str, &NodeJson> =
+        file.nodes.iter().map(|n| (n.name.as_str(), n)).collect();
     // what is read: arguments of calls and user outputs (not buffer mutations)
     let mut read = HashSet::new();
     for n in &file.nodes {
@@ -360,7 +402,10 @@ pub fn import(json: &str) -> R<Imported> {
     for n in &file.nodes {
         if n.target.as_deref() == Some("operator.getitem") && read.contains(&n.name) {
             if let (Some(src), Some(i)) = (
-                n.args.first().and_then(|a| a.get("node")).and_then(Value::as_str),
+                n.args
+                    .first()
+                    .and_then(|a| a.get("node"))
+                    .and_then(Value::as_str),
                 n.args.get(1).and_then(Value::as_u64),
             ) {
                 used.entry(src.to_string()).or_default().insert(i as usize);
@@ -384,7 +429,9 @@ pub fn import(json: &str) -> R<Imported> {
     };
     // inputs: activations in get_inputs() order, then parameters and buffers
     let placeholder_type = |name: &str| -> R<TensorType> {
-        let n = by_name.get(name).ok_or_else(|| json_err(format!("no placeholder node `{name}`")))?;
+        let n = by_name
+            .get(name)
+            .ok_or_else(|| json_err(format!("no placeholder node `{name}`")))?;
         match meta_types(&n.meta) {
             Ok(MetaTypes::One(t)) => Ok(t),
             Ok(MetaTypes::Many(_)) | Err(_) => Err(ExportError::Unsupported {
@@ -393,7 +440,11 @@ pub fn import(json: &str) -> R<Imported> {
             }),
         }
     };
-    let mut acts: Vec<_> = file.inputs.iter().filter(|i| i.kind == "activation").collect();
+    let mut acts: Vec<_> = file
+        .inputs
+        .iter()
+        .filter(|i| i.kind == "activation")
+        .collect();
     acts.sort_by_key(|i| i.index.unwrap_or(usize::MAX));
     for i in acts {
         let ty = placeholder_type(&i.placeholder)?;
@@ -440,7 +491,11 @@ pub fn import(json: &str) -> R<Imported> {
             continue;
         }
         let target = o.target.clone().unwrap_or_default();
-        let line = o.arg.as_deref().and_then(|a| by_name.get(a)).and_then(|n| n.line);
+        let line = o
+            .arg
+            .as_deref()
+            .and_then(|a| by_name.get(a))
+            .and_then(|n| n.line);
         let ok = o.kind == "buffer_mutation"
             && stat.iter().any(|s| {
                 target
@@ -487,7 +542,10 @@ pub fn import(json: &str) -> R<Imported> {
         .map(|e| e.to_string())
         .collect();
     if !errors.is_empty() {
-        return Err(json_err(format!("the imported graph does not verify: {}", errors.join("; "))));
+        return Err(json_err(format!(
+            "the imported graph does not verify: {}",
+            errors.join("; ")
+        )));
     }
     Ok(Imported {
         graph,

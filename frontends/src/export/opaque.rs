@@ -35,7 +35,8 @@ fn render(v: &Value, inputs: &mut Vec<String>) -> Result<String, String> {
             }
         }
         Value::Array(items) => {
-            let parts: Result<Vec<String>, String> = items.iter().map(|x| render(x, inputs)).collect();
+            let parts: Result<Vec<String>, String> =
+                items.iter().map(|x| render(x, inputs)).collect();
             format!("[{}]", parts?.join(", "))
         }
         Value::Object(o) => {
@@ -67,9 +68,14 @@ fn render(v: &Value, inputs: &mut Vec<String>) -> Result<String, String> {
                     _ => return Err(format!("a float `{f}`")),
                 }
             } else {
-                let what = o.get("unsupported").and_then(Value::as_str).unwrap_or("value");
+                let what = o
+                    .get("unsupported")
+                    .and_then(Value::as_str)
+                    .unwrap_or("value");
                 let text = o.get("text").and_then(Value::as_str).unwrap_or("");
-                return Err(format!("an argument PyTorch's generated code cannot spell: a {what} `{text}`"));
+                return Err(format!(
+                    "an argument PyTorch's generated code cannot spell: a {what} `{text}`"
+                ));
             }
         }
     })
@@ -84,7 +90,10 @@ fn check_ident(s: &str) -> Result<(), String> {
 }
 
 /// The template of a call with these positional and keyword arguments.
-pub fn template(args: &[Value], kwargs: &std::collections::BTreeMap<String, Value>) -> Result<Template, String> {
+pub fn template(
+    args: &[Value],
+    kwargs: &std::collections::BTreeMap<String, Value>,
+) -> Result<Template, String> {
     let mut inputs = vec![];
     let mut parts = vec![];
     for a in args {

@@ -162,19 +162,32 @@ mod tests {
     #[test]
     fn types_round_trip() {
         let t = parse_types("f32[2, 3]; i64[]").unwrap();
-        assert_eq!(t, vec![TensorType::new(DType::F32, vec![2, 3]), TensorType::scalar(DType::I64)]);
+        assert_eq!(
+            t,
+            vec![
+                TensorType::new(DType::F32, vec![2, 3]),
+                TensorType::scalar(DType::I64)
+            ]
+        );
         assert_eq!(format_types(&t), "f32[2, 3]; i64[]");
         assert!(parse_types("q8[2]").is_err());
         assert!(parse_types("f32[2, -1]").is_err());
         assert!(parse_types("f32 2").is_err());
         assert_eq!(parse_result("(f32[2]; f32[3])").unwrap().1, true);
-        assert_eq!(parse_result("f32[2]").unwrap(), (vec![TensorType::new(DType::F32, vec![2])], false));
+        assert_eq!(
+            parse_result("f32[2]").unwrap(),
+            (vec![TensorType::new(DType::F32, vec![2])], false)
+        );
         assert!(parse_result("f32[2]; f32[3]").is_err());
     }
 
     #[test]
     fn templates_render_inputs_and_device() {
-        let r = render_args("$0, [$1, $2], True, device=$device", &["x".into(), "w".into(), "b".into()], "x.device");
+        let r = render_args(
+            "$0, [$1, $2], True, device=$device",
+            &["x".into(), "w".into(), "b".into()],
+            "x.device",
+        );
         assert_eq!(r.unwrap(), "x, [w, b], True, device=x.device");
         assert!(render_args("$3", &["x".into()], "d").is_err());
         assert!(template_pieces("a $ b").is_err());

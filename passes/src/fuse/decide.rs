@@ -57,7 +57,14 @@ fn region_graph(
 /// reference's order.
 fn region_order(g: &Graph, group_of: &HashMap<NodeId, usize>, groups: &[Group]) -> Vec<usize> {
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
-    let first = |i: usize| groups[i].nodes.iter().map(|n| pos[n]).min().unwrap_or(usize::MAX);
+    let first = |i: usize| {
+        groups[i]
+            .nodes
+            .iter()
+            .map(|n| pos[n])
+            .min()
+            .unwrap_or(usize::MAX)
+    };
     let plain = region_graph(g, group_of, groups);
     let mut rg = plain.clone();
     let effects: Vec<usize> = g
