@@ -173,7 +173,7 @@ mod tests {
         assert!(parse_types("q8[2]").is_err());
         assert!(parse_types("f32[2, -1]").is_err());
         assert!(parse_types("f32 2").is_err());
-        assert_eq!(parse_result("(f32[2]; f32[3])").unwrap().1, true);
+        assert!(parse_result("(f32[2]; f32[3])").unwrap().1);
         assert_eq!(
             parse_result("f32[2]").unwrap(),
             (vec![TensorType::new(DType::F32, vec![2])], false)
