@@ -31,7 +31,15 @@ fn small_level3_tasks_export_compile_and_verify() {
     );
     let out = std::env::temp_dir().join(format!("drtc-kb-level3-{}.jsonl", std::process::id()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_drtc"));
-    cmd.args(["suite", dir.to_str().unwrap(), "--device", "cpu", "--shrink", "--jobs", "2"]);
+    cmd.args([
+        "suite",
+        dir.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--shrink",
+        "--jobs",
+        "2",
+    ]);
     for (t, _) in TASKS {
         cmd.args(["--filter", t]);
     }
