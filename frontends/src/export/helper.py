@@ -188,6 +188,30 @@ def main():
     else:
         fail(out, "program", "the program defines neither `class Model` nor `fused_operator`")
     try:
+        ep, model = build_and_export(ns, fmt, device, input_types, path)
+    except Failure as f:
+        if device != "meta":
+            fail(out, f.kind, f.message, f.line)
+        # some programs need real tensors while they are built (`.cuda()`, data-dependent
+        # __init__): try again on the CPU and report that attempt's failure, if any
+        try:
+            ep, model = build_and_export(ns, fmt, "cpu", input_types, path)
+        except Failure as g:
+            fail(out, g.kind, g.message, g.line)
+    write_graph(ep, fmt, path, out, model)
+
+
+class Failure(Exception):
+    def __init__(self, kind, message, line):
+        super().__init__(message)
+        self.kind, self.message, self.line = kind, message, line
+
+
+def build_and_export(ns, fmt, device, input_types, path):
+    """Builds the model and its inputs on `device`, exports and decomposes it."""
+    import torch
+
+    try:
         with torch.device(device):
             if fmt == "kernelbench":
                 init = ns["get_init_inputs"]() if "get_init_inputs" in ns else []
@@ -205,11 +229,11 @@ def main():
             else:
                 inputs = [torch.empty(shape, dtype=getattr(torch, dt)) for dt, shape in input_types]
     except Exception as e:
-        fail(out, "program", f"{type(e).__name__}: {e}", user_line(traceback.extract_tb(e.__traceback__), path))
+        raise Failure("program", f"{type(e).__name__}: {e}", user_line(traceback.extract_tb(e.__traceback__), path))
     inputs = list(inputs)
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
-            fail(out, "program", f"get_inputs() item {i} is a {type(x).__name__}, not a tensor (export takes tensor inputs)")
+            raise Failure("program", f"get_inputs() item {i} is a {type(x).__name__}, not a tensor (export takes tensor inputs)", None)
     try:
         with torch.no_grad():
             ep = torch.export.export(model, tuple(inputs), strict=False)
@@ -225,13 +249,12 @@ def main():
                     del table[o]
             ep = ep.run_decompositions(table)
     except Exception as e:
-        msg = f"{type(e).__name__}: {e}"
-        fail(out, "export", msg, user_line(traceback.extract_tb(e.__traceback__), path) or first_line_in(msg, path))
-    write_graph(ep, fmt, path, out, model)
-
-
-def first_line_in(msg, path):
-    return trace_line(msg, path)
+        full = f"{type(e).__name__}: {e}"
+        line = user_line(traceback.extract_tb(e.__traceback__), path) or trace_line(full, path)
+        # export's reason is its first paragraph (the rest: hints and graph dumps)
+        msg = full.split("\n\n", 1)[0].strip()[:1500]
+        raise Failure("export", msg, line)
+    return ep, model
 
 
 def write_graph(ep, fmt, path, out, model):
