@@ -31,7 +31,7 @@ impl ExportRunError {
     pub fn render(&self, name: &str, source: &str) -> String {
         match self {
             ExportRunError::Export(e) => e.render(name, source),
-            ExportRunError::Helper(m) => format!("error: the export helper failed: {m}"),
+            ExportRunError::Helper(m) => format!("the export helper failed: {m}"),
         }
     }
 }

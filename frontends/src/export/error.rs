@@ -64,7 +64,7 @@ impl ExportError {
     pub fn render(&self, source_name: &str, source: &str) -> String {
         use ariadne::{Config, Label, Report, ReportKind, Source};
         let Some(line) = self.line().filter(|&l| l >= 1) else {
-            return format!("error: {self}");
+            return self.to_string();
         };
         // the char span of the line's text (without indentation)
         let mut start = 0usize;
@@ -80,7 +80,7 @@ impl ExportError {
             start += chars + 1;
         }
         let Some(span) = span else {
-            return format!("error: {self} (line {line})");
+            return format!("{self} (line {line})");
         };
         let mut out = Vec::new();
         let report = Report::build(ReportKind::Error, (source_name, span.clone()))
@@ -92,7 +92,7 @@ impl ExportError {
             .write((source_name, Source::from(source)), &mut out)
             .is_err()
         {
-            return format!("error: {self} (line {line})");
+            return format!("{self} (line {line})");
         }
         String::from_utf8_lossy(&out).into_owned()
     }

@@ -189,6 +189,11 @@ def main():
         fail(out, "program", "the program defines neither `class Model` nor `fused_operator`")
     try:
         ep, model = build_and_export(ns, fmt, device, input_types, path)
+        if any(
+            isinstance(c, torch.Tensor) and c.device.type == "meta" for c in ep.constants.values()
+        ):
+            # constants made in forward (`torch.tensor(0.5)`) have no value on meta
+            raise Failure("export", "constants on the meta device", None)
     except Failure as f:
         if device != "meta":
             fail(out, f.kind, f.message, f.line)
