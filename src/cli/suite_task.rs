@@ -45,6 +45,8 @@ enum Front {
         gemm: Value,
         /// The frontend that read it, its library calls and notes.
         frontend: Value,
+        /// The constant overrides it was compiled with (`--shrink` may widen spatial caps).
+        overrides: Vec<String>,
     },
     Rejected {
         status: &'static str,
@@ -71,6 +73,7 @@ fn build(
     let load = |overrides: &[drtc::driver::constants::ConstantOverride]| {
         load_programs_with_types(&path, &text, overrides, None, None, frontend)
     };
+    let mut used = overrides.clone();
     let loaded = match load(&overrides) {
         Ok(mut v) if v.len() == 1 => v.remove(0),
         Ok(_) => Err(drtc::driver::program::LoadError {
@@ -83,6 +86,32 @@ fn build(
             line: None,
             message: m,
         }),
+    };
+    // a program shrunk too far for its own downsampling: wider spatial caps first
+    let loaded = match loaded {
+        Err(_) if shrink => {
+            let mut again = loaded;
+            let mut used_wider = None;
+            for cap in drtc::driver::shrink::WIDER_SPATIAL_CAPS {
+                let wider = drtc::driver::shrink::shrink_overrides_with(&text, cap);
+                if wider == overrides {
+                    continue;
+                }
+                match load(&wider) {
+                    Ok(mut v) if v.len() == 1 && v[0].is_ok() => {
+                        again = v.remove(0);
+                        used_wider = Some(wider);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(w) = used_wider {
+                used = w;
+            }
+            again
+        }
+        other => other,
     };
     let p = match loaded {
         Ok(p) => p,
@@ -133,6 +162,10 @@ fn build(
             module: c.module.source,
             reference: p.reference_source.unwrap_or_default(),
             frontend,
+            overrides: used
+                .iter()
+                .map(|o| format!("{}={}", o.name, o.value))
+                .collect(),
             // parse to written module: loading (frontend) plus the compile pipeline
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
         },
@@ -221,7 +254,9 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             compile_ms,
             gemm,
             frontend,
+            overrides,
         } => {
+            row["overrides"] = json!(overrides);
             row["frontend_used"] = frontend;
             row["gemm"] = gemm;
             row["kernels"] = json!(kernels);

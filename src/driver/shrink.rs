@@ -8,6 +8,10 @@ use super::constants::ConstantOverride;
 const CHANNEL_CAP: i64 = 32;
 const SPATIAL_CAP: i64 = 12;
 
+/// Larger spatial caps to try, in order, when a program shrunk with [`SPATIAL_CAP`] no
+/// longer loads (a whole model that halves its image five times needs more than 12).
+pub const WIDER_SPATIAL_CAPS: [i64; 2] = [32, 64];
+
 /// Every integer in a constant's value (`3`, `(3, 5)`, `16 * 2`).
 fn ints_in(text: &str) -> Vec<i64> {
     let t = text.trim().trim_start_matches('(').trim_end_matches(')');
@@ -130,8 +134,13 @@ fn max_groups(source: &str) -> i64 {
 /// a size larger than its cap. Channel-like caps are rounded up to a multiple of the
 /// largest `*groups` constant, so group counts still divide them.
 pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
+    shrink_overrides_with(source, SPATIAL_CAP)
+}
+
+/// [`shrink_overrides`] with spatial sizes capped at `spatial_cap` instead.
+pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOverride> {
     let groups = max_groups(source);
-    let spatial = SPATIAL_CAP.max(window_span(source) + 4);
+    let spatial = spatial_cap.max(window_span(source) + 4);
     let cap_for = |name: &str| {
         cap_for(name).map(|c| {
             let channel_like = c == CHANNEL_CAP;
