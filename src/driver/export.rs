@@ -1,7 +1,8 @@
 //! Running the export frontend: the embedded helper (`drtc_frontends::export::HELPER`)
 //! runs in drtc's Python environment (the runtime's locator: `DRTC_PYTHON` or the
 //! `drtc setup` venv), writes the program's ATen graph as JSON, and the importer turns it
-//! into IR. Exports are cached on disk by content (helper, program, input types, Python).
+//! into IR. Exported graphs are cached on disk by content (helper, program, input types,
+//! Python); failures are not (they may come from the environment, such as a missing package).
 
 use crate::runtime::env::{DrtcHome, PythonEnv};
 use crate::runtime::worker::fnv1a;
@@ -183,8 +184,11 @@ fn run_helper(
             tail.join("\n")
         ))
     })?;
+    // only graphs are cached: a failure may be the environment's (a missing package)
+    let exported = serde_json::from_str::<serde_json::Value>(&json)
+        .is_ok_and(|v| v["ok"] == serde_json::Value::Bool(true));
     let tmp = cache.with_extension(format!("{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, &json).is_ok() {
+    if exported && std::fs::write(&tmp, &json).is_ok() {
         let _ = std::fs::rename(&tmp, &cache);
     }
     Ok(json)
