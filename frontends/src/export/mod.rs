@@ -6,9 +6,12 @@
 //! builder (attributes checked, types inferred) and its inferred types must equal the
 //! export metadata; errors (`error.rs`) point at the Python source line of the node.
 
+mod args;
 mod aten;
 mod error;
 mod import;
+mod map_pointwise;
+mod map_structured;
 mod opaque;
 mod schema;
 
