@@ -5,7 +5,7 @@
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
-use crate::torch::{py_ident, torch_dtype, torch_expr};
+use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::RegionCode;
 use crate::triton::{
     choose, contraction_kernel, gemm_shape, pointwise_kernel, pointwise_kernel_in_order,
@@ -207,9 +207,12 @@ impl Host<'_> {
             if node.op.category() != drtc_ir::Category::Layout {
                 self.launches += 1;
             }
-            let out = node.outputs[0];
-            writeln!(self.body, "    {} = {expr}", var(out)).unwrap();
-            self.names.insert(out, var(out));
+            let outs: Vec<String> = node.outputs.iter().map(|&v| var(v)).collect();
+            let lhs = assign_targets(node.op, &node.attrs, &outs);
+            writeln!(self.body, "    {lhs} = {expr}").unwrap();
+            for &out in &node.outputs {
+                self.names.insert(out, var(out));
+            }
         }
     }
 

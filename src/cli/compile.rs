@@ -5,6 +5,7 @@ use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
+use drtc::driver::frontend::{Frontend, FrontendUsed};
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::load_programs_with_types;
 use drtc::driver::search::{search_compiled, SearchContext};
@@ -169,6 +170,12 @@ pub struct CompileArgs {
     /// For `.jsonl` input: compile only this line (1-based).
     #[arg(long)]
     pub line: Option<usize>,
+    /// Which frontend reads a Python program: `native` (drtc's parser of straight-line
+    /// programs), `export` (torch.export in drtc's Python environment: whole models with
+    /// `if`/`for`, `nn.Sequential`, LSTM/GRU...; ops without an IR form run as reported
+    /// PyTorch calls), or `auto`: native when it accepts the program, export otherwise.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub frontend: Frontend,
     /// Precision policy of fp32 matrix products (also the verifier's value rule).
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
@@ -290,6 +297,8 @@ pub(super) fn recompile_args(args: &CompileArgs) -> Vec<String> {
         .to_string(),
         "--max-ops".to_string(),
         args.max_ops.to_string(),
+        "--frontend".to_string(),
+        args.frontend.name().to_string(),
     ];
     if args.simplify {
         v.push("--simplify".into());
@@ -438,6 +447,29 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
     (device, opts)
 }
 
+/// One line on a program the export frontend read: its opaque ATen calls and notes.
+fn export_summary(prog: &drtc::driver::program::LoadedProgram) -> String {
+    let mut s = String::from("read with the export frontend (torch.export)");
+    if !prog.library_calls.is_empty() {
+        let calls: Vec<String> = prog
+            .library_calls
+            .iter()
+            .map(|c| match c.line {
+                Some(l) => format!("{} (line {l})", c.target),
+                None => c.target.clone(),
+            })
+            .collect();
+        s.push_str(&format!(
+            "; library ops run by PyTorch: {}",
+            calls.join(", ")
+        ));
+    }
+    for n in &prog.notes {
+        s.push_str(&format!("\nnote: {n}"));
+    }
+    s
+}
+
 /// The template backend.
 pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
@@ -462,6 +494,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         &overrides,
         args.line,
         (!types.is_empty()).then_some(types.as_slice()),
+        args.frontend,
     )
     .map_err(DriverError::Reported)?;
     let (device, opts) = device_and_options(&args);
@@ -524,8 +557,13 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         r.push_str(&resampled_inputs_appendix(&args.input_types));
                     }
                 }
+                let frontend = prog.frontend_json();
+                if !multi && prog.frontend == FrontendUsed::Export {
+                    eprintln!("{}", export_summary(&prog));
+                }
+                let graph = std::mem::replace(&mut prog.graph, drtc_ir::Graph::new("moved"));
                 let mut compiled =
-                    compile_graph(prog.graph, &prog.form, &popts).map_err(DriverError::Reported)?;
+                    compile_graph(graph, &prog.form, &popts).map_err(DriverError::Reported)?;
                 let mut search_log = vec![];
                 if let (true, Some(pool), Some(reference)) =
                     (search_on, &pool, &prog.reference_source)
@@ -553,6 +591,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 }
                 entry["name"] = json!(prog.name);
                 entry["line"] = json!(prog.line);
+                entry["frontend"] = frontend.clone();
                 let fallbacks = compiled.module.fallback_ops();
                 if !multi {
                     eprintln!(
@@ -608,6 +647,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         entry = compiled.report_json();
                         entry["name"] = json!(prog.name);
                         entry["line"] = json!(prog.line);
+                        entry["frontend"] = frontend.clone();
                         entry["first_verification"] = v;
                         entry["retry"] = json!(note);
                         v = again;

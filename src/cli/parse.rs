@@ -1,5 +1,6 @@
 //! `drtc parse FILE`: reads a KernelBench program, a seed program or a `.jsonl` file of seed
-//! programs, lowers it natively (no Python) and prints the IR, its JSON form, or its
+//! programs, lowers it (natively, no Python; or with `--frontend export` through
+//! torch.export) and prints the IR, its JSON form, or its
 //! signature (input, parameter and output types; what tests compare with PyTorch).
 
 use super::{read_file, DriverError, DriverResult};
@@ -31,6 +32,23 @@ pub struct ParseArgs {
     /// {"inputs": [...], "params": {...}, "outputs": [...]}.
     #[arg(long)]
     pub signature: bool,
+    /// Which frontend reads the program: `native` (drtc's parser, no Python), `export`
+    /// (torch.export in drtc's Python environment) or `auto` (native, else export).
+    #[arg(long, value_enum, default_value = "native")]
+    pub frontend: drtc::driver::frontend::Frontend,
+}
+
+/// One graph as the arguments ask: its signature, text or JSON.
+fn show(args: &ParseArgs, graph: &drtc_ir::Graph) -> DriverResult<String> {
+    Ok(if args.signature {
+        Signature::of(graph).to_json()
+    } else {
+        match args.format {
+            IrFormat::Text => drtc_ir::text::print(graph),
+            IrFormat::Json => serde_json::to_string_pretty(graph)
+                .map_err(|e| DriverError::Reported(e.to_string()))?,
+        }
+    })
 }
 
 pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
@@ -50,6 +68,24 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
     }
     let mut failures = vec![];
     let mut printed = vec![];
+    if args.frontend != drtc::driver::frontend::Frontend::Native {
+        let loaded = drtc::driver::program::load_programs_with_types(
+            &args.file,
+            &contents,
+            &[],
+            args.line,
+            None,
+            args.frontend,
+        )
+        .map_err(DriverError::Reported)?;
+        programs.clear();
+        for p in loaded {
+            match p {
+                Ok(p) => printed.push(show(&args, &p.graph)?),
+                Err(e) => failures.push(e.message),
+            }
+        }
+    }
     for p in programs {
         let (program, result) = match p {
             Ok(p) => {
@@ -59,15 +95,7 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
             Err((e, p)) => (p, Err(e)),
         };
         match result {
-            Ok(graph) => printed.push(if args.signature {
-                Signature::of(&graph).to_json()
-            } else {
-                match args.format {
-                    IrFormat::Text => drtc_ir::text::print(&graph),
-                    IrFormat::Json => serde_json::to_string_pretty(&graph)
-                        .map_err(|e| DriverError::Reported(e.to_string()))?,
-                }
-            }),
+            Ok(graph) => printed.push(show(&args, &graph)?),
             Err(e) => failures.push(e.render(&program.name, &program.text)),
         }
     }

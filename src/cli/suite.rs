@@ -61,6 +61,10 @@ pub struct SuiteArgs {
     /// home). Ignored with a note on --device cpu.
     #[arg(long)]
     pub search: bool,
+    /// Which frontend reads each program (as `drtc compile --frontend`): native, export
+    /// (torch.export), or auto: native when it accepts the program, export otherwise.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub frontend: drtc::driver::frontend::Frontend,
     /// Precision policy of fp32 matrix products (also the verifier's value rule).
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
@@ -203,6 +207,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "simplify": args.simplify,
         "search": args.search && device == DeviceKind::Cuda,
         "cuda_graphs": opts.graphs.name(),
+        "frontend": args.frontend.name(),
         "jobs": args.jobs.max(1),
     });
     let (mut results, mut rows) = ResultsFile::open(args.json.as_deref(), args.resume, &settings)?;
@@ -245,6 +250,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         device,
         opts,
         shrink: args.shrink,
+        frontend: args.frontend,
         work,
         request_timeout: Duration::from_secs(args.timeout),
         task_timeout: Duration::from_secs(args.task_timeout),

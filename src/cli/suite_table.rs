@@ -198,6 +198,39 @@ pub fn render(rows: &[Value]) -> (String, String) {
         by("unshrinkable")
     )
     .unwrap();
+    let exported: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["frontend_used"]["name"] == "export")
+        .collect();
+    if !exported.is_empty() {
+        let mut calls: std::collections::BTreeMap<&str, usize> = Default::default();
+        for r in &exported {
+            for c in r["frontend_used"]["library_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                *calls
+                    .entry(c["target"].as_str().unwrap_or("?"))
+                    .or_default() += 1;
+            }
+        }
+        let calls: Vec<String> = calls.iter().map(|(t, n)| format!("{t} x{n}")).collect();
+        write!(
+            s,
+            "
+read by the export frontend (torch.export): {} ({} verified); \
+             library ops run by PyTorch: {}",
+            exported.len(),
+            exported.iter().filter(|r| r["status"] == VERIFIED).count(),
+            if calls.is_empty() {
+                "none".to_string()
+            } else {
+                calls.join(", ")
+            }
+        )
+        .unwrap();
+    }
     if cuda {
         let (faster, geo) = against(rows, vs_eager);
         write!(

@@ -3,7 +3,8 @@
 //! result is one JSON row, whatever happened.
 
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
-use drtc::driver::program::load_programs;
+use drtc::driver::frontend::Frontend;
+use drtc::driver::program::load_programs_with_types;
 use drtc::driver::search::{search_compiled, SearchContext};
 use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{
@@ -21,6 +22,8 @@ pub struct TaskContext<'a> {
     pub device: DeviceKind,
     pub opts: CompileOptions,
     pub shrink: bool,
+    /// Which frontend reads the programs.
+    pub frontend: Frontend,
     /// Scratch directory for the written modules.
     pub work: PathBuf,
     /// Deadline of one worker request (`--timeout`).
@@ -42,6 +45,10 @@ enum Front {
         form: ModuleForm,
         reference: String,
         compile_ms: f64,
+        /// The frontend that read it, its library calls and notes.
+        frontend: Value,
+        /// The constant overrides it was compiled with (`--shrink` may widen spatial caps).
+        overrides: Vec<String>,
     },
     Rejected {
         status: &'static str,
@@ -62,9 +69,14 @@ fn build(
     overrides: Vec<drtc::driver::constants::ConstantOverride>,
     shrink: bool,
     opts: CompileOptions,
+    frontend: Frontend,
 ) -> Front {
     let t0 = Instant::now();
-    let loaded = match load_programs(&path, &text, &overrides, None) {
+    let load = |overrides: &[drtc::driver::constants::ConstantOverride]| {
+        load_programs_with_types(&path, &text, overrides, None, None, frontend)
+    };
+    let mut used = overrides.clone();
+    let loaded = match load(&overrides) {
         Ok(mut v) if v.len() == 1 => v.remove(0),
         Ok(_) => Err(drtc::driver::program::LoadError {
             name: task,
@@ -77,13 +89,35 @@ fn build(
             message: m,
         }),
     };
+    // a program shrunk too far for its own downsampling: wider spatial caps first
+    let loaded = match loaded {
+        Err(_) if shrink => {
+            let mut again = loaded;
+            let mut used_wider = None;
+            for cap in drtc::driver::shrink::WIDER_SPATIAL_CAPS {
+                let wider = drtc::driver::shrink::shrink_overrides_with(&text, cap);
+                if wider == overrides {
+                    continue;
+                }
+                match load(&wider) {
+                    Ok(mut v) if v.len() == 1 && v[0].is_ok() => {
+                        again = v.remove(0);
+                        used_wider = Some(wider);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(w) = used_wider {
+                used = w;
+            }
+            again
+        }
+        other => other,
+    };
     let p = match loaded {
         Ok(p) => p,
-        Err(e)
-            if shrink
-                && load_programs(&path, &text, &[], None)
-                    .is_ok_and(|v| v.iter().all(|p| p.is_ok())) =>
-        {
+        Err(e) if shrink && load(&[]).is_ok_and(|v| v.iter().all(|p| p.is_ok())) => {
             // the program is fine at its own sizes: shrinking broke a shape coincidence
             return Front::Rejected {
                 status: "unshrinkable",
@@ -99,6 +133,7 @@ fn build(
             }
         }
     };
+    let frontend = p.frontend_json();
     match compile_graph(p.graph, &p.form, &opts) {
         Err(e) => Front::Rejected {
             status: "compile",
@@ -109,6 +144,11 @@ fn build(
             compiled: Box::new(c),
             form: p.form,
             reference: p.reference_source.unwrap_or_default(),
+            frontend,
+            overrides: used
+                .iter()
+                .map(|o| format!("{}={}", o.name, o.value))
+                .collect(),
             // parse to written module: loading (frontend) plus the compile pipeline
             compile_ms: t0.elapsed().as_secs_f64() * 1e3,
         },
@@ -198,14 +238,15 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     // cannot hold the run past the task's limit (the thread is left to finish alone).
     let (tx, rx) = mpsc::channel();
     {
-        let (path, task, opts, shrink) = (
+        let (path, task, opts, shrink, frontend) = (
             path.to_path_buf(),
             task.to_string(),
             cx.opts.clone(),
             cx.shrink,
+            cx.frontend,
         );
         std::thread::spawn(move || {
-            let _ = tx.send(build(path, text, task, overrides, shrink, opts));
+            let _ = tx.send(build(path, text, task, overrides, shrink, opts, frontend));
         });
     }
     let front = match rx.recv_timeout(cx.task_timeout) {
@@ -238,7 +279,11 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             form,
             reference,
             compile_ms,
+            frontend,
+            overrides,
         } => {
+            row["overrides"] = json!(overrides);
+            row["frontend_used"] = frontend;
             row["compile_ms"] = json!(compile_ms);
             (compiled, form, reference)
         }

@@ -4,6 +4,8 @@
 pub mod compile;
 pub mod constants;
 pub mod decompose;
+pub mod export;
+pub mod frontend;
 pub mod input_types;
 pub mod llm;
 pub mod ops;

@@ -2,7 +2,10 @@
 //! with `--set` overrides), `.jsonl` files of seed programs, and `.drt` IR files.
 
 use super::constants::{apply_overrides, ConstantOverride};
+use super::export::export_program;
+use super::frontend::{Frontend, FrontendUsed};
 use drtc_backends::stitch::ModuleForm;
+use drtc_frontends::export::LibraryCall;
 use drtc_frontends::{lower_with_input_types, split_programs, Format};
 use drtc_ir::{Graph, TensorType};
 use std::path::Path;
@@ -17,6 +20,24 @@ pub struct LoadedProgram {
     pub graph: Graph,
     pub form: ModuleForm,
     pub reference_source: Option<String>,
+    /// The frontend that read it.
+    pub frontend: FrontendUsed,
+    /// Ops the export frontend left to PyTorch as opaque ATen calls (with source lines).
+    pub library_calls: Vec<LibraryCall>,
+    /// The export frontend's notes (mapped ops PyTorch runs instead), and, under `auto`,
+    /// why the native parser did not read the program.
+    pub notes: Vec<String>,
+}
+
+impl LoadedProgram {
+    /// The frontend facts of a report: which one, its library calls and notes.
+    pub fn frontend_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.frontend.name(),
+            "library_calls": self.library_calls,
+            "notes": self.notes,
+        })
+    }
 }
 
 /// A program that could not be loaded, with the rendered reason.
@@ -44,17 +65,19 @@ pub fn load_programs(
     overrides: &[ConstantOverride],
     only_line: Option<usize>,
 ) -> Result<Vec<Result<LoadedProgram, LoadError>>, String> {
-    load_programs_with_types(path, contents, overrides, only_line, None)
+    load_programs_with_types(path, contents, overrides, only_line, None, Frontend::Native)
 }
 
 /// [`load_programs`], with the activations of Python programs bound to `input_types`
-/// (one per `get_inputs()` item) instead of the types `get_inputs()` gives.
+/// (one per `get_inputs()` item) instead of the types `get_inputs()` gives, read by
+/// `frontend` (`auto`: native when it accepts the program, export otherwise).
 pub fn load_programs_with_types(
     path: &Path,
     contents: &str,
     overrides: &[ConstantOverride],
     only_line: Option<usize>,
     input_types: Option<&[TensorType]>,
+    frontend: Frontend,
 ) -> Result<Vec<Result<LoadedProgram, LoadError>>, String> {
     let name = path.display().to_string();
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -81,6 +104,9 @@ pub fn load_programs_with_types(
             graph,
             form: ModuleForm::Seed,
             reference_source,
+            frontend: FrontendUsed::Native,
+            library_calls: vec![],
+            notes: vec![],
         })]);
     }
     if ext != "py" && ext != "jsonl" {
@@ -122,23 +148,8 @@ pub fn load_programs_with_types(
                 }
             }
         };
-        match lower_with_input_types(&text, input_types) {
-            Ok(lowered) => {
-                let form = module_form(lowered.format, &text);
-                out.push(Ok(LoadedProgram {
-                    name: program.name,
-                    line: program.line,
-                    graph: lowered.graph,
-                    form,
-                    reference_source: Some(text),
-                }))
-            }
-            Err(e) => out.push(Err(LoadError {
-                message: e.render(&program.name, &text),
-                name: program.name,
-                line: program.line,
-            })),
-        }
+        let (name, line) = (program.name, program.line);
+        out.push(load_one(&text, &name, line, input_types, frontend));
     }
     if only_line.is_some() && out.is_empty() {
         return Err(format!(
@@ -147,4 +158,75 @@ pub fn load_programs_with_types(
         ));
     }
     Ok(out)
+}
+
+/// One Python program through the chosen frontend.
+fn load_one(
+    text: &str,
+    name: &str,
+    line: Option<usize>,
+    input_types: Option<&[TensorType]>,
+    frontend: Frontend,
+) -> Result<LoadedProgram, LoadError> {
+    let native = match frontend {
+        Frontend::Export => None,
+        Frontend::Native | Frontend::Auto => Some(lower_with_input_types(text, input_types)),
+    };
+    let refused = match native {
+        Some(Ok(lowered)) => {
+            return Ok(LoadedProgram {
+                name: name.to_string(),
+                line,
+                graph: lowered.graph,
+                form: module_form(lowered.format, text),
+                reference_source: Some(text.to_string()),
+                frontend: FrontendUsed::Native,
+                library_calls: vec![],
+                notes: vec![],
+            })
+        }
+        Some(Err(e)) if frontend == Frontend::Native => {
+            return Err(LoadError {
+                message: e.render(name, text),
+                name: name.to_string(),
+                line,
+            })
+        }
+        Some(Err(e)) => Some(e.to_string()),
+        None => None,
+    };
+    match export_program(text, name, input_types) {
+        Ok(im) => {
+            let mut notes = im.notes;
+            if let Some(why) = refused {
+                notes.insert(
+                    0,
+                    format!("the native parser does not read it ({why}): exported"),
+                );
+            }
+            Ok(LoadedProgram {
+                name: name.to_string(),
+                line,
+                graph: im.graph,
+                form: module_form(im.format, text),
+                reference_source: Some(text.to_string()),
+                frontend: FrontendUsed::Export,
+                library_calls: im.library_calls,
+                notes,
+            })
+        }
+        Err(e) => {
+            let mut message = e.render(name, text);
+            if let Some(why) = refused {
+                message.push_str(&format!(
+                    "\n(the native parser does not read it either: {why})"
+                ));
+            }
+            Err(LoadError {
+                message,
+                name: name.to_string(),
+                line,
+            })
+        }
+    }
 }

@@ -8,6 +8,10 @@ use super::constants::ConstantOverride;
 const CHANNEL_CAP: i64 = 32;
 const SPATIAL_CAP: i64 = 12;
 
+/// Larger spatial caps to try, in order, when a program shrunk with [`SPATIAL_CAP`] no
+/// longer loads (a whole model that halves its image five times needs more than 12).
+pub const WIDER_SPATIAL_CAPS: [i64; 2] = [32, 64];
+
 /// Every integer in a constant's value (`3`, `(3, 5)`, `16 * 2`).
 fn ints_in(text: &str) -> Vec<i64> {
     let t = text.trim().trim_start_matches('(').trim_end_matches(')');
@@ -59,6 +63,8 @@ pub fn cap_for(name: &str) -> Option<i64> {
         "dim1",
         "dim2",
         "dim3",
+        "image_height",
+        "image_width",
     ]) {
         Some(SPATIAL_CAP)
     } else if is(&[
@@ -70,8 +76,15 @@ pub fn cap_for(name: &str) -> Option<i64> {
         "out_features",
         "hidden_size",
         "input_size",
+        "output_size",
         "num_classes",
         "embedding_dimension",
+        "embed_dim",
+        "n_embd",
+        "num_features",
+        "feature_size",
+        "num_input_features",
+        "num_output_features",
     ]) {
         Some(CHANNEL_CAP)
     } else if is(&["m", "n", "k", "i", "j", "dim"]) {
@@ -121,8 +134,13 @@ fn max_groups(source: &str) -> i64 {
 /// a size larger than its cap. Channel-like caps are rounded up to a multiple of the
 /// largest `*groups` constant, so group counts still divide them.
 pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
+    shrink_overrides_with(source, SPATIAL_CAP)
+}
+
+/// [`shrink_overrides`] with spatial sizes capped at `spatial_cap` instead.
+pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOverride> {
     let groups = max_groups(source);
-    let spatial = SPATIAL_CAP.max(window_span(source) + 4);
+    let spatial = spatial_cap.max(window_span(source) + 4);
     let cap_for = |name: &str| {
         cap_for(name).map(|c| {
             let channel_like = c == CHANNEL_CAP;
@@ -169,6 +187,27 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
             }
         }
     }
+    // lists of layer sizes: `layer_sizes = [400, 800]`, `hidden_sizes = [1024] * 16`
+    for line in source.lines() {
+        if line.starts_with([' ', '\t', '#']) {
+            continue;
+        }
+        let Some((lhs, rhs)) = line.split_once('=') else {
+            continue;
+        };
+        let name = lhs.trim();
+        let lower = name.to_ascii_lowercase();
+        if !(lower.ends_with("sizes") || lower.ends_with("widths")) || rhs.starts_with('=') {
+            continue;
+        }
+        if let Some(value) = capped_list(rhs.split('#').next().unwrap_or(""), CHANNEL_CAP) {
+            out.retain(|o| o.name != name);
+            out.push(ConstantOverride {
+                name: name.to_string(),
+                value,
+            });
+        }
+    }
     // chained `height = width = 2048` lines
     for line in source.lines() {
         if line.starts_with([' ', '\t', '#'])
@@ -193,6 +232,31 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
         }
     }
     out
+}
+
+/// `[400, 800]` or `[1024] * 16` with every size capped at `cap`; `None` when the text is
+/// not such a list or nothing exceeds the cap.
+fn capped_list(text: &str, cap: i64) -> Option<String> {
+    let t = text.trim();
+    let (list, times) = match t.rsplit_once('*') {
+        Some((l, n)) if l.trim_end().ends_with(']') => (l.trim(), Some(int_value(n)?)),
+        _ => (t, None),
+    };
+    let inner = list.strip_prefix('[')?.strip_suffix(']')?;
+    let items: Vec<i64> = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(int_value)
+        .collect::<Option<_>>()?;
+    if items.is_empty() || items.iter().all(|&v| v <= cap) {
+        return None;
+    }
+    let capped: Vec<String> = items.iter().map(|&v| v.min(cap).to_string()).collect();
+    Some(match times {
+        Some(n) => format!("[{}] * {n}", capped.join(", ")),
+        None => format!("[{}]", capped.join(", ")),
+    })
 }
 
 #[cfg(test)]
@@ -228,5 +292,19 @@ mod tests {
         );
         let grouped = shrink_overrides("out_features = 4096\nnum_groups = 64\n");
         assert_eq!(grouped[0].value, "256");
+        let lists =
+            shrink_overrides("layer_sizes = [400, 8]\nhidden_layer_sizes = [1024] * 16  # deep\n");
+        let lists: Vec<(&str, &str)> = lists
+            .iter()
+            .map(|o| (o.name.as_str(), o.value.as_str()))
+            .collect();
+        assert_eq!(
+            lists,
+            vec![
+                ("layer_sizes", "[32, 8]"),
+                ("hidden_layer_sizes", "[32] * 16")
+            ]
+        );
+        assert!(shrink_overrides("block_widths = [8, 16]\nsizes = foo()\n").is_empty());
     }
 }

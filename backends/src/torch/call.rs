@@ -373,6 +373,32 @@ pub fn torch_expr(
             args.join(", "),
             py(a(attrs, "dim"))
         ),
+        Op::Aten => aten_call(attrs, args, device),
+    }
+}
+
+/// `torch.ops.aten.lstm.input(x, [w, ...], ...)`: an opaque ATen call with its inputs and
+/// device put into its argument template (checked by inference, so rendering succeeds on
+/// a verified graph).
+fn aten_call(attrs: &Attrs, args: &[String], device: &str) -> String {
+    let target = a(attrs, "target").as_str().unwrap_or_default();
+    let template = a(attrs, "args").as_str().unwrap_or_default();
+    let rendered = drtc_ir::op::aten::render_args(template, args, device)
+        .unwrap_or_else(|e| panic!("a verified aten call's arguments render: {e}"));
+    format!("torch.ops.{target}({rendered})")
+}
+
+/// The left-hand side that binds a node's results: `v3` for one result, `v3, v4, v5` (or
+/// `v3,`) for an op returning a tuple or list (opaque ATen calls).
+pub fn assign_targets(op: Op, attrs: &Attrs, outs: &[String]) -> String {
+    let tuple = op == Op::Aten
+        && a(attrs, "types")
+            .as_str()
+            .is_some_and(|t| t.trim_start().starts_with('('));
+    match (tuple, outs) {
+        (true, [one]) => format!("{one},"),
+        (true, _) => outs.join(", "),
+        (false, _) => outs.first().cloned().unwrap_or_default(),
     }
 }
 

@@ -3,5 +3,5 @@
 mod call;
 mod seed;
 
-pub use call::{py, torch_dtype, torch_expr};
+pub use call::{assign_targets, py, torch_dtype, torch_expr};
 pub use seed::{emit_seed_program, py_ident, random_input};

@@ -113,9 +113,20 @@ pub fn emit_seed_program(g: &Graph) -> String {
         let args: Vec<String> = node.inputs.iter().map(|v| names[v].clone()).collect();
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &device);
-        let out_name = format!("tensor_{next}");
-        writeln!(out, "    {out_name} = {expr}").unwrap();
-        names.insert(node.outputs[0], out_name);
+        let outs: Vec<String> = (0..node.outputs.len())
+            .map(|k| {
+                if k == 0 {
+                    format!("tensor_{next}")
+                } else {
+                    format!("tensor_{next}_{k}")
+                }
+            })
+            .collect();
+        let lhs = super::call::assign_targets(node.op, &node.attrs, &outs);
+        writeln!(out, "    {lhs} = {expr}").unwrap();
+        for (&v, name) in node.outputs.iter().zip(outs) {
+            names.insert(v, name);
+        }
     }
     let rets: Vec<String> = g.outputs().iter().map(|v| names[v].clone()).collect();
     writeln!(out, "    return [{}]", rets.join(", ")).unwrap();

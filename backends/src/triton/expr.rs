@@ -190,6 +190,7 @@ pub fn pointwise_expr(op: Op, attrs: &Attrs, args: &[Operand], out: DType) -> Op
         | Op::Logsumexp
         | Op::Softmax
         | Op::LogSoftmax
+        | Op::Aten
         | Op::Cumsum
         | Op::Cumprod
         | Op::Cummax

@@ -185,6 +185,7 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
         | Op::Slice
         | Op::Select => Support::View,
         Op::Cumsum | Op::Cumprod | Op::Cummax | Op::Cummin => Support::Gap("no scan template"),
+        Op::Aten => Support::Gap("an opaque ATen call, run by PyTorch"),
         Op::MseLoss | Op::SmoothL1Loss | Op::KlDiv | Op::CrossEntropy | Op::TripletMarginLoss => {
             Support::Gap("no loss template")
         }

@@ -132,6 +132,7 @@ pub fn window_kernel(
         | Op::Logsumexp
         | Op::Softmax
         | Op::LogSoftmax
+        | Op::Aten
         | Op::Cumsum
         | Op::Cumprod
         | Op::Cummax

@@ -163,7 +163,8 @@ impl Op {
             | Op::Triu
             | Op::Tril
             | Op::Cat
-            | Op::Stack => D::Any,
+            | Op::Stack
+            | Op::Aten => D::Any,
         }
     }
 }

@@ -42,6 +42,15 @@ pub fn example(op: Op) -> Example {
     let dim = |d: i64| ex(vec![x.clone()], vec![("dim", Attr::Int(d))]);
     let dims = || ex(vec![x.clone()], vec![("dim", ints(&[1]))]);
     match op {
+        // an opaque call of one input: `torch.ops.aten.sinh.default(x)`
+        Op::Aten => ex(
+            vec![x.clone()],
+            vec![
+                ("target", Attr::Str("aten.sinh.default".into())),
+                ("args", Attr::Str("$0".into())),
+                ("types", Attr::Str("f32[4, 8]".into())),
+            ],
+        ),
         Op::Full => ex(
             vec![],
             vec![("shape", ints(&[4, 8])), ("value", Attr::Float(1.0))],

@@ -3,6 +3,7 @@
 //! Adding an op = one line in `table.rs` (name, category, arity, attributes, inference,
 //! FLOP rule) + a test in `tests.rs`.
 
+pub mod aten;
 pub mod domain;
 pub mod example;
 mod flops;
@@ -234,6 +235,9 @@ impl Op {
                 a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0)
             }
             Op::Attention => a.float("dropout_p").map_or(true, |p| p > 0.0),
+            // opaque calls may draw random numbers (`aten.randn`) or depend on state:
+            // never merge two of them
+            Op::Aten => true,
             // deterministic
             Op::Full
             | Op::Cast

@@ -225,6 +225,11 @@ op_table! {
     Tril = "tril": Layout, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero;
     Cat = "cat": Layout, AtLeast(1), [int("dim", 0)], inf::cat, fl::zero;
     Stack = "stack": Layout, AtLeast(1), [int("dim", 0)], inf::stack, fl::zero;
+
+    // ---- opaque library calls (the export frontend; see `aten.rs`)
+    /// An ATen op PyTorch executes: `torch.ops.<target>(<args>)`, result types from the
+    /// export metadata. A fusion barrier; reported as a library op by its target.
+    Aten = "aten": Library, AtLeast(0), [req("target", K::Str), string("args", ""), req("types", K::Str)], super::aten::infer, fl::zero;
 }
 
 impl serde::Serialize for Op {

@@ -456,6 +456,15 @@ const CASES: &[Case] = &[
     ("stack", "f32[2, 3]; f32[2, 3]; f32[2, 3]", "dim = 1", "f32[2, 3, 3]"),
     ("stack", "f32[2, 3]; f32[2, 3]", "dim = -1", "f32[2, 3, 2]"),
     ("stack", "f32[2, 3]; f32[3, 2]", "", "!differ"),
+    // ---- opaque ATen calls: result types from the attribute, every input named once
+    ("aten", "f32[2, 3]", "target = \"aten.erfinv.default\", args = \"$0\", types = \"f32[2, 3]\"", "f32[2, 3]"),
+    ("aten", "", "target = \"aten.randn.default\", args = \"[4], device=$device\", types = \"f32[4]\"", "f32[4]"),
+    ("aten", "f32[2, 3]", "target = \"aten.sort.default\", args = \"$0, -1\", types = \"(f32[2, 3]; i64[2, 3])\"", "f32[2, 3], i64[2, 3]"),
+    ("aten", "f32[2, 3]; f32[3]", "target = \"aten.foo.default\", args = \"$0\", types = \"f32[2]\"", "!input 1 is not used"),
+    ("aten", "f32[2, 3]", "target = \"aten.foo.default\", args = \"$1\", types = \"f32[2]\"", "!has 1 inputs"),
+    ("aten", "f32[2, 3]", "target = \"aten.foo.default\", args = \"$0\", types = \"\"", "!no tensor result"),
+    ("aten", "f32[2, 3]", "target = \"os.system\\\"\", args = \"$0\", types = \"f32[2]\"", "!not an op target"),
+    ("aten", "f32[2, 3]", "target = \"aten.foo.default\", args = \"$0\", types = \"f32[2]; f32[3]\"", "!parentheses"),
 ];
 
 /// The text form of a one-node graph for `case` (the declared result type is a dummy).

@@ -120,6 +120,8 @@ pub fn output_range(node: &Node, ins: &[I], tys: &[&TensorType], out: &TensorTyp
     let any = I::ANY;
     match node.op {
         Op::Full => float(node, "value").map_or(any, I::point),
+        // an opaque PyTorch call: nothing is known of its values
+        Op::Aten => any,
         Op::Cast => {
             if out.dtype.is_float() {
                 x

@@ -100,6 +100,7 @@ pub fn fold(op: Op, args: &[f64], attrs: &Attrs) -> Option<f64> {
         | Op::Logsumexp
         | Op::Softmax
         | Op::LogSoftmax
+        | Op::Aten
         | Op::Cumsum
         | Op::Cumprod
         | Op::Cummax

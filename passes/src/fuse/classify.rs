@@ -148,7 +148,8 @@ pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
         | Op::Slice
         | Op::Select => RegionKind::View,
         // no template: scans, losses, copies (flip, diag, triangles, cat, stack)
-        Op::Cumsum
+        Op::Aten
+        | Op::Cumsum
         | Op::Cumprod
         | Op::Cummax
         | Op::Cummin
@@ -307,6 +308,7 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
         | Op::Rsqrt
         | Op::Erf
         | Op::Reciprocal
+        | Op::Aten
         | Op::Cumsum
         | Op::Cumprod
         | Op::Cummax

@@ -51,6 +51,62 @@ fn region_graph(
     rg
 }
 
+/// The regions in a topological order that follows program order where it can (Kahn's
+/// algorithm, earliest first node first) and always keeps random ops and opaque ATen calls
+/// (`Op::is_random`) in program order, so generated code draws random numbers in the
+/// reference's order.
+fn region_order(g: &Graph, group_of: &HashMap<NodeId, usize>, groups: &[Group]) -> Vec<usize> {
+    let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
+    let first = |i: usize| {
+        groups[i]
+            .nodes
+            .iter()
+            .map(|n| pos[n])
+            .min()
+            .unwrap_or(usize::MAX)
+    };
+    let plain = region_graph(g, group_of, groups);
+    let mut rg = plain.clone();
+    let effects: Vec<usize> = g
+        .body()
+        .iter()
+        .filter(|&&n| g.node(n).op.is_random(&g.node(n).attrs))
+        .filter_map(|n| group_of.get(n).copied())
+        .collect();
+    for w in effects.windows(2) {
+        if w[0] != w[1] {
+            rg.add_edge(w[0], w[1], ());
+        }
+    }
+    let kahn = |rg: &DiGraphMap<usize, ()>| -> Option<Vec<usize>> {
+        use std::cmp::Reverse;
+        let mut indegree: HashMap<usize, usize> = rg.nodes().map(|n| (n, 0)).collect();
+        for (_, c, _) in rg.all_edges() {
+            *indegree.get_mut(&c)? += 1;
+        }
+        let mut ready: std::collections::BinaryHeap<Reverse<(usize, usize)>> = indegree
+            .iter()
+            .filter(|(_, &d)| d == 0)
+            .map(|(&n, _)| Reverse((first(n), n)))
+            .collect();
+        let mut out = vec![];
+        while let Some(Reverse((_, n))) = ready.pop() {
+            out.push(n);
+            for c in rg.neighbors_directed(n, petgraph::Direction::Outgoing) {
+                let d = indegree.get_mut(&c)?;
+                *d -= 1;
+                if *d == 0 {
+                    ready.push(Reverse((first(c), c)));
+                }
+            }
+        }
+        (out.len() == rg.node_count()).then_some(out)
+    };
+    kahn(&rg)
+        .or_else(|| kahn(&plain))
+        .unwrap_or_else(|| plain.nodes().collect())
+}
+
 fn ordered(g: &Graph, nodes: impl IntoIterator<Item = NodeId>) -> Vec<NodeId> {
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let set: BTreeSet<(usize, NodeId)> = nodes.into_iter().map(|n| (pos[&n], n)).collect();
@@ -144,8 +200,7 @@ pub fn plan_fusion(g: &Graph, opts: &FuseOptions) -> FusionPlan {
             break;
         }
     }
-    let rg = region_graph(g, &group_of, &groups);
-    let order = petgraph::algo::toposort(&rg, None).unwrap_or_else(|_| rg.nodes().collect());
+    let order = region_order(g, &group_of, &groups);
     let mut regions = vec![];
     for i in order {
         let nodes = with_constants(&groups[i].nodes);

@@ -342,7 +342,8 @@ impl Builder<'_> {
             // no reduction template: a region holding these falls back to PyTorch (the
             // planner keeps them out of reduction regions, or handles them above as
             // pointwise)
-            Op::Cumsum
+            Op::Aten
+            | Op::Cumsum
             | Op::Cumprod
             | Op::Cummax
             | Op::Cummin
