@@ -3,26 +3,14 @@
 //! form (`nn.Conv2d` -> `F.conv2d(x, weight, bias, ...)`) in training mode.
 
 use super::args::{Args, Bound};
+use super::emitter::{Emitter, Phase};
 use super::error::{FrontendError, Span};
-use super::interp::{Interp, Member, Phase};
+use super::members::{Layer, Member};
 use super::spelling;
 use super::value::{LayerId, Val};
 use drtc_ir::{DType, InputKind, TensorType};
 
 type R<T> = Result<T, FrontendError>;
-
-/// One `nn.*` module instance.
-#[derive(Debug, Clone)]
-pub struct Layer {
-    /// The class name without `nn.` (`Conv2d`).
-    pub kind: String,
-    /// The attribute it is stored under in the model (its state_dict prefix).
-    pub prefix: String,
-    /// The constructor arguments, bound to PyTorch's names.
-    pub config: Bound,
-    /// Its parameters and buffers, in state_dict order.
-    pub members: Vec<Member>,
-}
 
 /// PyTorch's constructor parameters of each supported layer.
 fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
@@ -180,7 +168,7 @@ fn positive(b: &Bound, name: &str, v: i64) -> R<i64> {
 }
 
 /// `nn.<kind>(...)`: a new layer with its parameters.
-pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<Val> {
+pub fn construct(em: &mut Emitter, kind: &str, args: Args, span: &Span) -> R<Val> {
     let Some(params) = ctor_params(kind) else {
         let why = match kind {
             "Sequential" | "ModuleList" | "ModuleDict" => "containers are not supported by the python-subset frontend (level-3 models go through torch.export)",
@@ -291,26 +279,26 @@ pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<
         _ => {}
     }
     for m in &members {
-        interp.check_type(m.ty.clone(), span)?;
+        em.check_type(m.ty.clone(), span)?;
     }
-    if !members.is_empty() && interp.phase != Phase::Init {
+    if !members.is_empty() && em.phase != Phase::Init {
         return Err(FrontendError::unsupported(
             format!("`nn.{kind}` has parameters and can only be created in __init__"),
             span.clone(),
         ));
     }
-    interp.layers.push(Layer {
+    em.layers.push(Layer {
         kind: kind.to_string(),
         prefix: String::new(),
         config: b,
         members,
     });
-    Ok(Val::Layer(interp.layers.len() - 1))
+    Ok(Val::Layer(em.layers.len() - 1))
 }
 
 /// `layer.name`: parameters by name, constructor arguments by name.
-pub fn attr(interp: &mut Interp, id: LayerId, name: &str, span: &Span) -> R<Val> {
-    let layer = &interp.layers[id];
+pub fn attr(em: &mut Emitter, id: LayerId, name: &str, span: &Span) -> R<Val> {
+    let layer = &em.layers[id];
     if layer.members.iter().any(|m| m.name == name) {
         return Ok(Val::Param(format!("{}.{name}", layer.prefix).into()));
     }
@@ -342,8 +330,8 @@ fn pass(cfg: &Bound, out: &mut Args, names: &[(&str, &str)]) {
 }
 
 /// `layer(inputs...)`: the functional form with the layer's parameters.
-pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<Val> {
-    let layer = interp.layers[id].clone();
+pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val> {
+    let layer = em.layers[id].clone();
     let kind = layer.kind.as_str();
     let cfg = &layer.config;
     if !args.kw.is_empty() {
@@ -395,7 +383,7 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             "F.linear".into()
         }
         k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
-            check_rank(interp, &f, kind, n, span)?;
+            check_rank(em, &f, kind, n, span)?;
             push_pos(&mut f, Val::None);
             push_pos(&mut f, Val::None);
             push_pos(&mut f, param("weight"));
@@ -422,11 +410,11 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             pass(cfg, &mut f, &[("eps", "eps")]);
             let c = cfg.req_int("num_channels")?;
             if let Some((Val::Tensor(x), s)) = f.pos.first() {
-                if interp.ty(*x).shape.get(1) != Some(&c) {
+                if em.ty(*x).shape.get(1) != Some(&c) {
                     return Err(FrontendError::lowering(
                         format!(
                             "GroupNorm expects {c} channels (dim 1), got input of shape {:?}",
-                            interp.ty(*x).shape
+                            em.ty(*x).shape
                         ),
                         s.clone(),
                     ));
@@ -546,7 +534,7 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
         }
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
             let p = cfg.float("p", 0.5)?;
-            if p > 0.0 && p <= 1.0 && interp.phase == Phase::Forward {
+            if p > 0.0 && p <= 1.0 && em.phase == Phase::Forward {
                 return Err(FrontendError::random(
                         format!("`nn.{kind}(p={p})` in training mode (KernelBench's default) zeroes random elements, so the output is not a function of the inputs; drtc cannot compile or verify it"),
                         span.clone(),
@@ -596,15 +584,15 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             ))
         }
     };
-    spelling::call_function(interp, &fname, f, span)
+    spelling::call_function(em, &fname, f, span)
 }
 
 /// BatchNorm/InstanceNorm check the input rank like PyTorch's modules do.
-fn check_rank(interp: &Interp, f: &Args, kind: &str, n: usize, span: &Span) -> R<()> {
+fn check_rank(em: &Emitter, f: &Args, kind: &str, n: usize, span: &Span) -> R<()> {
     let Some((Val::Tensor(x), s)) = f.pos.first() else {
         return Ok(());
     };
-    let rank = interp.ty(*x).rank();
+    let rank = em.ty(*x).rank();
     let ok = if kind.starts_with("BatchNorm") && n == 1 {
         rank == 2 || rank == 3
     } else {
