@@ -6,14 +6,18 @@ use super::args::{Args, Bound};
 use super::emitter::{Emitter, Phase};
 use super::error::{FrontendError, Span};
 use super::members::{Layer, Member};
-use super::spelling;
+use super::spelling::{functional_key, losses, lower_op, Call};
 use super::value::{LayerId, Val};
-use drtc_ir::{DType, InputKind, TensorType};
+use drtc_ir::{DType, InputKind, Op, TensorType};
 
 type R<T> = Result<T, FrontendError>;
 
-/// PyTorch's constructor parameters of each supported layer.
+/// PyTorch's constructor parameters of each supported layer: the op table's for the
+/// parameter-free modules, these for the layers with parameters or rules of their own.
 fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
+    if let Some((_, m)) = Op::from_nn_module(kind) {
+        return Some(m.ctor);
+    }
     Some(match kind {
         "Conv1d" | "Conv2d" | "Conv3d" => &[
             "in_channels",
@@ -76,62 +80,9 @@ fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
             "device",
             "dtype",
         ],
-        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" => &[
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "return_indices",
-            "ceil_mode",
-        ],
-        "AvgPool1d" => &[
-            "kernel_size",
-            "stride",
-            "padding",
-            "ceil_mode",
-            "count_include_pad",
-        ],
-        "AvgPool2d" | "AvgPool3d" => &[
-            "kernel_size",
-            "stride",
-            "padding",
-            "ceil_mode",
-            "count_include_pad",
-            "divisor_override",
-        ],
-        "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" => &["output_size"],
-        "ReLU" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish" | "Mish" | "ReLU6" => &["inplace"],
-        "Sigmoid" | "Tanh" | "Softsign" | "LogSigmoid" => &[],
-        "LeakyReLU" => &["negative_slope", "inplace"],
-        "GELU" => &["approximate"],
-        "Softplus" => &["beta", "threshold"],
-        "ELU" => &["alpha", "inplace"],
-        "Hardtanh" => &["min_val", "max_val", "inplace"],
-        "Softmax" | "LogSoftmax" => &["dim"],
         "Identity" => &["*args"],
-        "Flatten" => &["start_dim", "end_dim"],
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
-        "MSELoss" => &["size_average", "reduce", "reduction"],
-        "CrossEntropyLoss" => &[
-            "weight",
-            "size_average",
-            "ignore_index",
-            "reduce",
-            "reduction",
-            "label_smoothing",
-        ],
-        "SmoothL1Loss" => &["size_average", "reduce", "reduction", "beta"],
         "HuberLoss" => &["reduction", "delta"],
-        "KLDivLoss" => &["size_average", "reduce", "reduction", "log_target"],
-        "TripletMarginLoss" => &[
-            "margin",
-            "p",
-            "eps",
-            "swap",
-            "size_average",
-            "reduce",
-            "reduction",
-        ],
         _ => return None,
     })
 }
@@ -353,9 +304,25 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
         }
     };
     let n = spatial_dims(kind);
+    if let Some((op, module)) = Op::from_nn_module(kind) {
+        // a parameter-free module: the op's functional form with the constructor's arguments
+        pass(
+            cfg,
+            &mut f,
+            &module.ctor.iter().map(|c| (*c, *c)).collect::<Vec<_>>(),
+        );
+        for (name, v) in module.set {
+            if cfg.get(name).is_none() {
+                let v = v.value().map_or(Val::None, |a| literal(&a));
+                f.kw.push((name.to_string(), v, span.clone()));
+            }
+        }
+        let key = functional_key(op);
+        return lower_op(em, op, &Call::new(key, &f, span));
+    }
     let push_pos = |f: &mut Args, v: Val| f.pos.push((v, span.clone()));
     let kw = |f: &mut Args, k: &str, v: Val| f.kw.push((k.to_string(), v, span.clone()));
-    let fname: String = match kind {
+    let op = match kind {
         "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
         | "ConvTranspose3d" => {
             push_pos(&mut f, param("weight"));
@@ -368,19 +335,21 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
             ];
             if kind.starts_with("ConvTranspose") {
                 names.push(("output_padding", "output_padding"));
-            }
-            pass(cfg, &mut f, &names);
-            let base = if kind.starts_with("ConvTranspose") {
-                "conv_transpose"
+                pass(cfg, &mut f, &names);
+                [
+                    Op::ConvTranspose1d,
+                    Op::ConvTranspose2d,
+                    Op::ConvTranspose3d,
+                ][n - 1]
             } else {
-                "conv"
-            };
-            format!("F.{base}{n}d")
+                pass(cfg, &mut f, &names);
+                [Op::Conv1d, Op::Conv2d, Op::Conv3d][n - 1]
+            }
         }
         "Linear" => {
             push_pos(&mut f, param("weight"));
             push_pos(&mut f, param("bias"));
-            "F.linear".into()
+            Op::Linear
         }
         k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
             check_rank(em, &f, kind, n, span)?;
@@ -397,9 +366,9 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
                     ));
                 }
                 kw(&mut f, "training", Val::Bool(true));
-                "F.batch_norm".into()
+                Op::BatchNorm
             } else {
-                "F.instance_norm".into()
+                Op::InstanceNorm
             }
         }
         "GroupNorm" => {
@@ -420,7 +389,7 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
                     ));
                 }
             }
-            "F.group_norm".into()
+            Op::GroupNorm
         }
         "LayerNorm" | "RMSNorm" => {
             let ns = cfg.required("normalized_shape")?.clone();
@@ -431,94 +400,10 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
             }
             pass(cfg, &mut f, &[("eps", "eps")]);
             if kind == "LayerNorm" {
-                "F.layer_norm"
+                Op::LayerNorm
             } else {
-                "F.rms_norm"
+                Op::RmsNorm
             }
-            .into()
-        }
-        k if k.starts_with("MaxPool")
-            || k.starts_with("AvgPool")
-            || k.starts_with("AdaptiveAvgPool") =>
-        {
-            pass(
-                cfg,
-                &mut f,
-                &[
-                    ("kernel_size", "kernel_size"),
-                    ("stride", "stride"),
-                    ("padding", "padding"),
-                    ("dilation", "dilation"),
-                    ("return_indices", "return_indices"),
-                    ("ceil_mode", "ceil_mode"),
-                    ("count_include_pad", "count_include_pad"),
-                    ("divisor_override", "divisor_override"),
-                    ("output_size", "output_size"),
-                ],
-            );
-            let base = if k.starts_with("MaxPool") {
-                "max_pool"
-            } else if k.starts_with("AvgPool") {
-                "avg_pool"
-            } else {
-                "adaptive_avg_pool"
-            };
-            format!("F.{base}{n}d")
-        }
-        "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish"
-        | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
-            let name = match kind {
-                "ReLU" => "relu",
-                "Sigmoid" => "torch.sigmoid",
-                "Tanh" => "torch.tanh",
-                "SiLU" => "silu",
-                "SELU" => "selu",
-                "Hardsigmoid" => "hardsigmoid",
-                "Hardswish" => "hardswish",
-                "Softsign" => "softsign",
-                "LogSigmoid" => "logsigmoid",
-                "Mish" => "mish",
-                _ => "relu6",
-            };
-            if name.starts_with("torch.") {
-                name.to_string()
-            } else {
-                format!("F.{name}")
-            }
-        }
-        "LeakyReLU" | "GELU" | "Softplus" | "ELU" | "Hardtanh" => {
-            pass(
-                cfg,
-                &mut f,
-                &[
-                    ("negative_slope", "negative_slope"),
-                    ("approximate", "approximate"),
-                    ("beta", "beta"),
-                    ("threshold", "threshold"),
-                    ("alpha", "alpha"),
-                    ("min_val", "min_val"),
-                    ("max_val", "max_val"),
-                ],
-            );
-            format!(
-                "F.{}",
-                match kind {
-                    "LeakyReLU" => "leaky_relu",
-                    "GELU" => "gelu",
-                    "Softplus" => "softplus",
-                    "ELU" => "elu",
-                    _ => "hardtanh",
-                }
-            )
-        }
-        "Softmax" | "LogSoftmax" => {
-            pass(cfg, &mut f, &[("dim", "dim")]);
-            if kind == "Softmax" {
-                "F.softmax"
-            } else {
-                "F.log_softmax"
-            }
-            .into()
         }
         "Identity" => {
             return f
@@ -527,13 +412,8 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
                 .map(|(v, _)| v.clone())
                 .ok_or_else(|| FrontendError::lowering("Identity needs an input", span.clone()))
         }
-        "Flatten" => {
-            kw(&mut f, "start_dim", Val::Int(cfg.int("start_dim", 1)?));
-            kw(&mut f, "end_dim", Val::Int(cfg.int("end_dim", -1)?));
-            "torch.flatten".into()
-        }
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
-            let p = cfg.float("p", 0.5)?;
+            let p = cfg.float("p", Op::Dropout.default_of("p").as_float().unwrap_or(0.5))?;
             if p > 0.0 && p <= 1.0 && em.phase == Phase::Forward {
                 return Err(FrontendError::random(
                         format!("`nn.{kind}(p={p})` in training mode (KernelBench's default) zeroes random elements, so the output is not a function of the inputs; drtc cannot compile or verify it"),
@@ -542,40 +422,15 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
             }
             pass(cfg, &mut f, &[("p", "p")]);
             kw(&mut f, "training", Val::Bool(true));
-            "F.dropout".into()
+            Op::Dropout
         }
-        "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss"
-        | "TripletMarginLoss" => {
+        "HuberLoss" => {
             pass(
                 cfg,
                 &mut f,
-                &[
-                    ("weight", "weight"),
-                    ("size_average", "size_average"),
-                    ("reduce", "reduce"),
-                    ("reduction", "reduction"),
-                    ("ignore_index", "ignore_index"),
-                    ("label_smoothing", "label_smoothing"),
-                    ("beta", "beta"),
-                    ("delta", "delta"),
-                    ("log_target", "log_target"),
-                    ("margin", "margin"),
-                    ("p", "p"),
-                    ("eps", "eps"),
-                    ("swap", "swap"),
-                ],
+                &[("reduction", "reduction"), ("delta", "delta")],
             );
-            format!(
-                "F.{}",
-                match kind {
-                    "MSELoss" => "mse_loss",
-                    "CrossEntropyLoss" => "cross_entropy",
-                    "SmoothL1Loss" => "smooth_l1_loss",
-                    "HuberLoss" => "huber_loss",
-                    "KLDivLoss" => "kl_div",
-                    _ => "triplet_margin_loss",
-                }
-            )
+            return losses::huber_loss(em, "F.huber_loss", &f, span);
         }
         _ => {
             return Err(FrontendError::unsupported(
@@ -584,7 +439,21 @@ pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val>
             ))
         }
     };
-    spelling::call_function(em, &fname, f, span)
+    lower_op(em, op, &Call::new(functional_key(op), &f, span))
+}
+
+/// A table default as the Python value a module passes.
+fn literal(a: &drtc_ir::Attr) -> Val {
+    use drtc_ir::Attr;
+    match a {
+        Attr::None => Val::None,
+        Attr::Bool(b) => Val::Bool(*b),
+        Attr::Int(i) => Val::Int(*i),
+        Attr::Float(x) => Val::Float(*x),
+        Attr::Str(s) => Val::Str(s.as_str().into()),
+        Attr::Ints(v) => Val::tuple(v.iter().map(|&i| Val::Int(i)).collect()),
+        Attr::DType(d) => Val::DType(*d),
+    }
 }
 
 /// BatchNorm/InstanceNorm check the input rank like PyTorch's modules do.

@@ -141,3 +141,47 @@ pub fn torch_dtype(name: &str) -> Option<DType> {
         _ => return None,
     })
 }
+
+/// Argument `name` of a call spelled as `op`, read by the kind of `op`'s attribute of that
+/// name, with the table's default when it is not given (an explicit `None` counts as not
+/// given, like PyTorch's optional arguments).
+pub(super) fn attr_arg(b: &Bound, op: Op, name: &'static str) -> R<Attr> {
+    use drtc_ir::AttrKind as K;
+    let def = op
+        .def()
+        .attr(name)
+        .unwrap_or_else(|| panic!("`{op}` declares no attribute `{name}`"));
+    if b.opt(name).is_none() {
+        return def.default.value().ok_or_else(|| match b.get(name) {
+            Some(v) => FrontendError::lowering(
+                format!(
+                    "`{}`: argument `{name}` must be {}, got {}",
+                    b.func,
+                    def.kind.describe(),
+                    v.type_name()
+                ),
+                b.span_of(name),
+            ),
+            None => FrontendError::lowering(
+                format!("`{}` is missing its argument `{name}`", b.func),
+                b.span.clone(),
+            ),
+        });
+    }
+    Ok(match def.kind {
+        K::Bool => Attr::Bool(b.bool(name, false)?),
+        K::Int => Attr::Int(b.int(name, 0)?),
+        K::Float => Attr::Float(b.float(name, 0.0)?),
+        K::Str => Attr::Str(b.str(name, "")?),
+        K::Ints => Attr::Ints(b.ints(name)?.unwrap_or_default()),
+        K::DType => dtype_arg(b, name)?.map_or(Attr::None, Attr::DType),
+        K::OptInt => b.opt_int(name)?.map_or(Attr::None, Attr::Int),
+        K::OptFloat => b.opt_float(name)?.map_or(Attr::None, Attr::Float),
+        K::OptInts => dims_attr(b, name)?,
+    })
+}
+
+/// A float argument of a call spelled as `op`, with the table's default.
+pub(super) fn float_arg(b: &Bound, op: Op, name: &'static str) -> R<f64> {
+    Ok(attr_arg(b, op, name)?.as_float().unwrap_or(f64::NAN))
+}

@@ -2,6 +2,7 @@
 //! select, flip, diag/triu/tril, cat/stack.
 
 use super::helpers::*;
+use super::{Call, Lowering};
 use crate::python::args::Args;
 use crate::python::emitter::Emitter;
 use crate::python::error::{FrontendError, Span};
@@ -14,17 +15,6 @@ type R<T> = Result<T, FrontendError>;
 pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, _span: &Span) -> R<Option<Val>> {
     let (ns, name) = key.split_once('.').unwrap_or(("", key));
     let v = match (ns, name) {
-        ("torch" | "Tensor", "transpose" | "swapaxes" | "swapdims") => {
-            let b = bind(a, key, &["input", "dim0", "dim1"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let (d0, d1) = (b.req_int("dim0")?, b.req_int("dim1")?);
-            Ok(Val::Tensor(em.emit(
-                Op::Transpose,
-                &[x],
-                vec![("dim0", Attr::Int(d0)), ("dim1", Attr::Int(d1))],
-                &b.span,
-            )?))
-        }
         ("torch" | "Tensor", "t") => {
             let b = bind(a, key, &["input"])?;
             let x = tensor_arg(em, &b, "input")?;
@@ -41,34 +31,6 @@ pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, _span: &Span) -> R<Opt
                 Op::Transpose,
                 &[x],
                 vec![("dim0", Attr::Int(0)), ("dim1", Attr::Int(1))],
-                &b.span,
-            )?))
-        }
-        ("torch", "permute") | ("Tensor", "permute") => {
-            let b = bind(a, key, &["input", "*dims"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let dims = size_arg(&b, "dims")?;
-            Ok(Val::Tensor(em.emit(
-                Op::Permute,
-                &[x],
-                vec![("dims", Attr::Ints(dims))],
-                &b.span,
-            )?))
-        }
-        ("Tensor", "view" | "reshape") | ("torch", "reshape") => {
-            let b = bind(a, key, &["input", "*shape"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            if let Some(Val::DType(_)) = b.required("shape")?.items().and_then(|i| i.first()) {
-                return Err(FrontendError::unsupported(
-                    "view(dtype) reinterprets bits; not supported",
-                    b.span.clone(),
-                ));
-            }
-            let shape = size_arg(&b, "shape")?;
-            Ok(Val::Tensor(em.emit(
-                Op::Reshape,
-                &[x],
-                vec![("shape", Attr::Ints(shape))],
                 &b.span,
             )?))
         }
@@ -89,122 +51,101 @@ pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, _span: &Span) -> R<Opt
                 &b.span,
             )?))
         }
-        ("Tensor", "expand") | ("torch", "broadcast_to") => {
-            let b = bind(a, key, &["input", "*size"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let shape = size_arg(&b, "size")?;
-            Ok(Val::Tensor(em.emit(
-                Op::Expand,
-                &[x],
-                vec![("shape", Attr::Ints(shape))],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "flatten") => {
-            let b = bind(a, key, &["input", "start_dim", "end_dim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let attrs = vec![
-                ("start_dim", Attr::Int(b.int("start_dim", 0)?)),
-                ("end_dim", Attr::Int(b.int("end_dim", -1)?)),
-            ];
-            Ok(Val::Tensor(em.emit(Op::Flatten, &[x], attrs, &b.span)?))
-        }
-        ("torch" | "Tensor", "squeeze") => {
-            let b = bind(a, key, &["input", "dim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            Ok(Val::Tensor(em.emit(
-                Op::Squeeze,
-                &[x],
-                vec![("dim", dims_attr(&b, "dim")?)],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "unsqueeze") => {
-            let b = bind(a, key, &["input", "dim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            Ok(Val::Tensor(em.emit(
-                Op::Unsqueeze,
-                &[x],
-                vec![("dim", Attr::Int(b.req_int("dim")?))],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "narrow") => {
-            let b = bind(a, key, &["input", "dim", "start", "length"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let attrs = vec![
-                ("dim", Attr::Int(b.req_int("dim")?)),
-                ("start", Attr::Int(b.req_int("start")?)),
-                ("length", Attr::Int(b.req_int("length")?)),
-            ];
-            Ok(Val::Tensor(em.emit(Op::Narrow, &[x], attrs, &b.span)?))
-        }
-        ("torch" | "Tensor", "select") => {
-            let b = bind(a, key, &["input", "dim", "index"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let attrs = vec![
-                ("dim", Attr::Int(b.req_int("dim")?)),
-                ("index", Attr::Int(b.req_int("index")?)),
-            ];
-            Ok(Val::Tensor(em.emit(Op::Select, &[x], attrs, &b.span)?))
-        }
-        ("torch", "flip") | ("Tensor", "flip") => {
-            let b = bind(a, key, &["input", "*dims"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let dims = size_arg(&b, "dims")?;
-            Ok(Val::Tensor(em.emit(
-                Op::Flip,
-                &[x],
-                vec![("dims", Attr::Ints(dims))],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "diag" | "triu" | "tril") => {
-            let b = bind(a, key, &["input", "diagonal"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let op = match name {
-                "diag" => Op::Diag,
-                "triu" => Op::Triu,
-                _ => Op::Tril,
-            };
-            Ok(Val::Tensor(em.emit(
-                op,
-                &[x],
-                vec![("diagonal", Attr::Int(b.int("diagonal", 0)?))],
-                &b.span,
-            )?))
-        }
-        ("torch", "cat" | "concat" | "concatenate" | "stack") => {
-            let b = bind(a, key, &["tensors", "dim"])?;
-            let list = b.required("tensors")?.clone();
-            let items = list
-                .items()
-                .ok_or_else(|| {
-                    FrontendError::lowering(
-                        format!("`{key}` needs a sequence of tensors"),
-                        b.span_of("tensors"),
-                    )
-                })?
-                .to_vec();
-            let mut ins = vec![];
-            for it in &items {
-                ins.push(em.tensor(it, &b.span_of("tensors"))?);
-            }
-            if ins.is_empty() {
-                return Err(FrontendError::lowering(
-                    format!("`{key}` needs a non-empty list of tensors"),
-                    b.span.clone(),
-                ));
-            }
-            let op = if name == "stack" { Op::Stack } else { Op::Cat };
-            Ok(Val::Tensor(em.emit(
-                op,
-                &ins,
-                vec![("dim", Attr::Int(b.int("dim", 0)?))],
-                &b.span,
-            )?))
-        }
         _ => return Ok(None),
     };
     v.map(Some)
+}
+
+/// The ops of this section whose spellings need more than binding by the table.
+pub(super) const CUSTOM: &[(&[Op], Lowering)] = &[
+    (&[Op::Permute], permute),
+    (&[Op::Reshape], reshape),
+    (&[Op::Expand], expand),
+    (&[Op::Flip], flip),
+    (&[Op::Cat, Op::Stack], cat_stack),
+];
+
+fn permute(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let dims = size_arg(&b, "dims")?;
+    Ok(Val::Tensor(em.emit(
+        Op::Permute,
+        &[x],
+        vec![("dims", Attr::Ints(dims))],
+        &b.span,
+    )?))
+}
+
+fn reshape(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    if let Some(Val::DType(_)) = b.required("shape")?.items().and_then(|i| i.first()) {
+        return Err(FrontendError::unsupported(
+            "view(dtype) reinterprets bits; not supported",
+            b.span.clone(),
+        ));
+    }
+    let shape = size_arg(&b, "shape")?;
+    Ok(Val::Tensor(em.emit(
+        Op::Reshape,
+        &[x],
+        vec![("shape", Attr::Ints(shape))],
+        &b.span,
+    )?))
+}
+
+fn expand(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let shape = size_arg(&b, "size")?;
+    Ok(Val::Tensor(em.emit(
+        Op::Expand,
+        &[x],
+        vec![("shape", Attr::Ints(shape))],
+        &b.span,
+    )?))
+}
+
+fn flip(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let dims = size_arg(&b, "dims")?;
+    Ok(Val::Tensor(em.emit(
+        Op::Flip,
+        &[x],
+        vec![("dims", Attr::Ints(dims))],
+        &b.span,
+    )?))
+}
+
+fn cat_stack(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let Call { key, .. } = *c;
+    let b = c.bind(op)?;
+    let list = b.required("tensors")?.clone();
+    let items = list
+        .items()
+        .ok_or_else(|| {
+            FrontendError::lowering(
+                format!("`{key}` needs a sequence of tensors"),
+                b.span_of("tensors"),
+            )
+        })?
+        .to_vec();
+    let mut ins = vec![];
+    for it in &items {
+        ins.push(em.tensor(it, &b.span_of("tensors"))?);
+    }
+    if ins.is_empty() {
+        return Err(FrontendError::lowering(
+            format!("`{key}` needs a non-empty list of tensors"),
+            b.span.clone(),
+        ));
+    }
+    Ok(Val::Tensor(em.emit(
+        op,
+        &ins,
+        vec![("dim", attr_arg(&b, op, "dim")?)],
+        &b.span,
+    )?))
 }

@@ -2,6 +2,7 @@
 //! `F.triplet_margin_loss`.
 
 use super::helpers::*;
+use super::{Call, Lowering};
 use crate::python::args::{Args, Bound};
 use crate::python::ast::BinOp;
 use crate::python::emitter::Emitter;
@@ -14,131 +15,22 @@ type R<T> = Result<T, FrontendError>;
 
 /// Lowers `key` when it is spelled in this section; `Ok(None)` when it is not.
 pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, span: &Span) -> R<Option<Val>> {
-    let (ns, name) = key.split_once('.').unwrap_or(("", key));
-    let v = match (ns, name) {
-        ("F", "mse_loss" | "l1_loss_unused") => {
-            let b = bind(
-                a,
-                key,
-                &["input", "target", "size_average", "reduce", "reduction"],
-            )?;
-            loss2(em, &b, Op::MseLoss, vec![])
-        }
-        ("F", "smooth_l1_loss") => {
-            let b = bind(
-                a,
-                key,
-                &[
-                    "input",
-                    "target",
-                    "size_average",
-                    "reduce",
-                    "reduction",
-                    "beta",
-                ],
-            )?;
-            let beta = b.float("beta", 1.0)?;
-            loss2(em, &b, Op::SmoothL1Loss, vec![("beta", Attr::Float(beta))])
-        }
-        ("F", "huber_loss") => {
-            let b = bind(a, key, &["input", "target", "reduction", "delta"])?;
-            let delta = b.float("delta", 1.0)?;
-            let l = loss2(em, &b, Op::SmoothL1Loss, vec![("beta", Attr::Float(delta))])?;
-            if delta == 1.0 {
-                return Ok(Some(l));
-            }
-            binary(em, BinOp::Mul, l, Val::Float(delta), span)
-        }
-        ("F", "kl_div") => {
-            let b = bind(
-                a,
-                key,
-                &[
-                    "input",
-                    "target",
-                    "size_average",
-                    "reduce",
-                    "reduction",
-                    "log_target",
-                ],
-            )?;
-            let lt = b.bool("log_target", false)?;
-            loss2(em, &b, Op::KlDiv, vec![("log_target", Attr::Bool(lt))])
-        }
-        ("F", "cross_entropy") => {
-            let b = bind(
-                a,
-                key,
-                &[
-                    "input",
-                    "target",
-                    "weight",
-                    "size_average",
-                    "ignore_index",
-                    "reduce",
-                    "reduction",
-                    "label_smoothing",
-                ],
-            )?;
-            if b.opt("weight").is_some() {
-                return Err(FrontendError::unsupported(
-                    "cross_entropy with class weights is not in drtc's op set",
-                    b.span_of("weight"),
-                ));
-            }
-            if b.float("label_smoothing", 0.0)? != 0.0 {
-                return Err(FrontendError::unsupported(
-                    "cross_entropy with label_smoothing is not in drtc's op set",
-                    b.span_of("label_smoothing"),
-                ));
-            }
-            if b.int("ignore_index", -100)? != -100 {
-                return Err(FrontendError::unsupported(
-                    "cross_entropy with a custom ignore_index is not in drtc's op set",
-                    b.span_of("ignore_index"),
-                ));
-            }
-            loss2(em, &b, Op::CrossEntropy, vec![])
-        }
-        ("F", "triplet_margin_loss") => {
-            let b = bind(
-                a,
-                key,
-                &[
-                    "anchor",
-                    "positive",
-                    "negative",
-                    "margin",
-                    "p",
-                    "eps",
-                    "swap",
-                    "size_average",
-                    "reduce",
-                    "reduction",
-                ],
-            )?;
-            legacy_reduction(&b)?;
-            let x = tensor_arg(em, &b, "anchor")?;
-            let y = tensor_arg(em, &b, "positive")?;
-            let z = tensor_arg(em, &b, "negative")?;
-            let attrs = vec![
-                ("margin", Attr::Float(b.float("margin", 1.0)?)),
-                ("p", Attr::Float(b.float("p", 2.0)?)),
-                ("eps", Attr::Float(b.float("eps", 1e-6)?)),
-                ("swap", Attr::Bool(b.bool("swap", false)?)),
-                ("reduction", Attr::Str(b.str("reduction", "mean")?)),
-            ];
-            Ok(Val::Tensor(em.emit(
-                Op::TripletMarginLoss,
-                &[x, y, z],
-                attrs,
-                &b.span,
-            )?))
-        }
+    match key {
+        "F.huber_loss" => huber_loss(em, key, a, span).map(Some),
+        _ => Ok(None),
+    }
+}
 
-        _ => return Ok(None),
-    };
-    v.map(Some)
+/// `F.huber_loss(input, target, reduction, delta)`: `delta * smooth_l1_loss(beta=delta)`.
+pub fn huber_loss(em: &mut Emitter, key: &str, a: &Args, span: &Span) -> R<Val> {
+    let b = bind(a, key, &["input", "target", "reduction", "delta"])?;
+    // PyTorch's default delta; not an IR attribute (the IR op is smooth_l1_loss)
+    let delta = b.float("delta", 1.0)?;
+    let l = loss2(em, &b, Op::SmoothL1Loss, vec![("beta", Attr::Float(delta))])?;
+    if delta == 1.0 {
+        return Ok(l);
+    }
+    binary(em, BinOp::Mul, l, Val::Float(delta), span)
 }
 
 /// The legacy `size_average` / `reduce` arguments of losses: only their defaults.
@@ -158,6 +50,76 @@ fn loss2(em: &mut Emitter, b: &Bound, op: Op, mut attrs: Vec<(&'static str, Attr
     legacy_reduction(b)?;
     let x = tensor_arg(em, b, "input")?;
     let y = tensor_arg(em, b, "target")?;
-    attrs.push(("reduction", Attr::Str(b.str("reduction", "mean")?)));
+    attrs.push(("reduction", attr_arg(b, op, "reduction")?));
     Ok(Val::Tensor(em.emit(op, &[x, y], attrs, &b.span)?))
+}
+
+/// The ops of this section whose spellings need more than binding by the table.
+pub(super) const CUSTOM: &[(&[Op], Lowering)] = &[
+    (&[Op::MseLoss], mse_loss),
+    (&[Op::SmoothL1Loss], smooth_l1_loss),
+    (&[Op::KlDiv], kl_div),
+    (&[Op::CrossEntropy], cross_entropy),
+    (&[Op::TripletMarginLoss], triplet_margin_loss),
+];
+
+fn mse_loss(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    loss2(em, &b, Op::MseLoss, vec![])
+}
+
+fn smooth_l1_loss(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let beta = attr_arg(&b, op, "beta")?;
+    loss2(em, &b, op, vec![("beta", beta)])
+}
+
+fn kl_div(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let lt = attr_arg(&b, op, "log_target")?;
+    loss2(em, &b, op, vec![("log_target", lt)])
+}
+
+fn cross_entropy(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    if b.opt("weight").is_some() {
+        return Err(FrontendError::unsupported(
+            "cross_entropy with class weights is not in drtc's op set",
+            b.span_of("weight"),
+        ));
+    }
+    if b.float("label_smoothing", 0.0)? != 0.0 {
+        return Err(FrontendError::unsupported(
+            "cross_entropy with label_smoothing is not in drtc's op set",
+            b.span_of("label_smoothing"),
+        ));
+    }
+    if b.int("ignore_index", -100)? != -100 {
+        return Err(FrontendError::unsupported(
+            "cross_entropy with a custom ignore_index is not in drtc's op set",
+            b.span_of("ignore_index"),
+        ));
+    }
+    loss2(em, &b, Op::CrossEntropy, vec![])
+}
+
+fn triplet_margin_loss(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    legacy_reduction(&b)?;
+    let x = tensor_arg(em, &b, "anchor")?;
+    let y = tensor_arg(em, &b, "positive")?;
+    let z = tensor_arg(em, &b, "negative")?;
+    let attrs = vec![
+        ("margin", attr_arg(&b, op, "margin")?),
+        ("p", attr_arg(&b, op, "p")?),
+        ("eps", attr_arg(&b, op, "eps")?),
+        ("swap", attr_arg(&b, op, "swap")?),
+        ("reduction", attr_arg(&b, op, "reduction")?),
+    ];
+    Ok(Val::Tensor(em.emit(
+        Op::TripletMarginLoss,
+        &[x, y, z],
+        attrs,
+        &b.span,
+    )?))
 }

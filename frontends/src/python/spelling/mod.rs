@@ -9,22 +9,22 @@
 
 mod contraction;
 mod creation;
+mod generic;
 mod helpers;
 mod layout;
-mod losses;
+pub(super) mod losses;
 mod normalization;
 mod pointwise;
 mod reductions;
 mod tensor;
 mod windows;
 
-use super::args::Args;
+use super::args::{Args, Bound};
 use super::emitter::Emitter;
 use super::error::{FrontendError, Span};
 use super::value::Val;
 use drtc_ir::{Attr, Op, ValueId};
 pub use helpers::torch_dtype;
-use helpers::{bind, unary};
 
 type R<T> = Result<T, FrontendError>;
 
@@ -74,54 +74,91 @@ pub fn tensor_attr(em: &mut Emitter, t: ValueId, name: &str, span: &Span) -> R<V
     })
 }
 
-/// Lowers a call of `key` (`torch.X`, `F.X` or `Tensor.X` with the receiver first).
-pub fn call_function(em: &mut Emitter, key: &str, args: Args, span: &Span) -> R<Val> {
-    let (ns, name) = key.split_once('.').unwrap_or(("", key));
-    let a = &args;
-    // pointwise unary ops without attributes
-    let simple_unary = match (ns, name) {
-        (_, "relu" | "relu_") => Some(Op::Relu),
-        (_, "sigmoid" | "sigmoid_") => Some(Op::Sigmoid),
-        (_, "tanh" | "tanh_") => Some(Op::Tanh),
-        ("F", "silu") => Some(Op::Silu),
-        ("torch" | "F", "selu") => Some(Op::Selu),
-        ("F", "hardsigmoid") => Some(Op::Hardsigmoid),
-        ("F", "hardswish") => Some(Op::Hardswish),
-        ("F", "softsign") => Some(Op::Softsign),
-        ("F", "logsigmoid") => Some(Op::Logsigmoid),
-        ("F", "mish") => Some(Op::Mish),
-        ("torch" | "Tensor", "abs" | "absolute") => Some(Op::Abs),
-        ("torch" | "Tensor", "neg" | "negative") => Some(Op::Neg),
-        ("torch" | "Tensor", "sign") => Some(Op::Sign),
-        ("torch" | "Tensor", "cos") => Some(Op::Cos),
-        ("torch" | "Tensor", "sin") => Some(Op::Sin),
-        ("torch" | "Tensor", "exp") => Some(Op::Exp),
-        ("torch" | "Tensor", "exp2") => Some(Op::Exp2),
-        ("torch" | "Tensor", "log") => Some(Op::Log),
-        ("torch" | "Tensor", "sqrt") => Some(Op::Sqrt),
-        ("torch" | "Tensor", "rsqrt") => Some(Op::Rsqrt),
-        ("torch" | "Tensor", "erf") | ("torch.special", "erf") => Some(Op::Erf),
-        ("torch" | "Tensor", "reciprocal") => Some(Op::Reciprocal),
-        _ => None,
-    };
-    if let Some(op) = simple_unary {
-        let b = bind(a, key, &["input", "inplace"])?;
-        return unary(em, &b, op, vec![]);
+/// One call being lowered: its canonical key (`F.relu`, `Tensor.sum`) and arguments.
+#[derive(Clone, Copy)]
+pub(in crate::python) struct Call<'a> {
+    pub key: &'a str,
+    /// The key's namespace (`torch`, `F`, `Tensor`, `torch.linalg`) and last name.
+    pub ns: &'a str,
+    pub name: &'a str,
+    pub args: &'a Args,
+    pub span: &'a Span,
+}
+
+impl<'a> Call<'a> {
+    /// A call of `op` by its table spelling `key`.
+    pub fn new(key: &'a str, args: &'a Args, span: &'a Span) -> Call<'a> {
+        let (ns, name) = key.rsplit_once('.').unwrap_or(("", key));
+        Call {
+            key,
+            ns,
+            name,
+            args,
+            span,
+        }
     }
-    type Section = fn(&mut Emitter, &str, &Args, &Span) -> R<Option<Val>>;
-    const SECTIONS: &[Section] = &[
-        pointwise::call,
-        reductions::call,
-        losses::call,
-        contraction::call,
-        windows::call,
-        normalization::call,
-        layout::call,
-        tensor::call,
-        creation::call,
-    ];
-    for section in SECTIONS {
-        if let Some(v) = section(em, key, a, span)? {
+
+    /// The arguments bound to the parameter names the op table gives `op`'s spellings.
+    pub fn bind(&self, op: Op) -> R<Bound> {
+        self.args.bind(self.key, op.def().torch.params)
+    }
+}
+
+/// The spelling modules and layers call `op` by: its `F.` function where it has one.
+pub(in crate::python) fn functional_key(op: Op) -> &'static str {
+    let calls = op.def().torch.calls;
+    calls
+        .iter()
+        .find(|c| c.starts_with("F."))
+        .or(calls.first())
+        .copied()
+        .unwrap_or(op.name())
+}
+
+/// The lowering of an op's table spellings where binding by the table is not enough.
+pub(super) type Lowering = fn(&mut Emitter, Op, &Call) -> R<Val>;
+/// The spellings of a section that are not one op's own (`F.relu6`, `torch.zeros`).
+type Sugar = fn(&mut Emitter, &str, &Args, &Span) -> R<Option<Val>>;
+
+/// The sections' custom lowerings, by op.
+const CUSTOM: &[&[(&[Op], Lowering)]] = &[
+    pointwise::CUSTOM,
+    reductions::CUSTOM,
+    losses::CUSTOM,
+    contraction::CUSTOM,
+    windows::CUSTOM,
+    normalization::CUSTOM,
+    layout::CUSTOM,
+];
+
+/// The sections' spellings that are not in the op table, tried in this order.
+const SUGAR: &[Sugar] = &[
+    pointwise::call,
+    reductions::call,
+    losses::call,
+    layout::call,
+    tensor::call,
+    creation::call,
+];
+
+/// The custom lowering of `op`, if a section has one.
+fn custom(op: Op) -> Option<Lowering> {
+    CUSTOM
+        .iter()
+        .flat_map(|section| section.iter())
+        .find(|(ops, _)| ops.contains(&op))
+        .map(|&(_, f)| f)
+}
+
+/// Lowers a call of `key` (`torch.X`, `F.X` or `Tensor.X` with the receiver first): a
+/// spelling of the op table lowers to its op, other spellings are the sections' sugar.
+pub fn call_function(em: &mut Emitter, key: &str, args: Args, span: &Span) -> R<Val> {
+    let call = Call::new(key, &args, span);
+    if let Some(op) = Op::from_torch(key) {
+        return lower_op(em, op, &call);
+    }
+    for sugar in SUGAR {
+        if let Some(v) = sugar(em, key, &args, span)? {
             return Ok(v);
         }
     }
@@ -132,6 +169,14 @@ pub fn call_function(em: &mut Emitter, key: &str, args: Args, span: &Span) -> R<
         ),
         span.clone(),
     ))
+}
+
+/// Lowers a call spelled as `op` in the table.
+pub(in crate::python) fn lower_op(em: &mut Emitter, op: Op, call: &Call) -> R<Val> {
+    match custom(op) {
+        Some(f) => f(em, op, call),
+        None => generic::lower(em, op, call),
+    }
 }
 
 fn display_key(key: &str) -> String {

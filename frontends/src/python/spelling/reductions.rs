@@ -1,6 +1,7 @@
 //! Reductions and computations along a dim: softmax, scans, sum/mean/max/var/norm, logsumexp.
 
 use super::helpers::*;
+use super::{Call, Lowering};
 use crate::python::args::Args;
 use crate::python::emitter::Emitter;
 use crate::python::error::{FrontendError, Span};
@@ -14,106 +15,10 @@ type R<T> = Result<T, FrontendError>;
 pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, span: &Span) -> R<Option<Val>> {
     let (ns, name) = key.split_once('.').unwrap_or(("", key));
     let v = match (ns, name) {
-        ("torch" | "F" | "Tensor", "softmax" | "log_softmax") => {
-            let b = bind(a, key, &["input", "dim", "_stacklevel", "dtype"])?;
-            let Some(dim) = b.opt_int("dim")? else {
-                return Err(FrontendError::unsupported(
-                    format!(
-                        "`{key}` without `dim` (implicit dim choice) is not supported; pass dim="
-                    ),
-                    b.span.clone(),
-                ));
-            };
-            let x = tensor_arg(em, &b, "input")?;
-            let x = with_dtype(em, &b, x)?;
-            let op = if name == "softmax" {
-                Op::Softmax
-            } else {
-                Op::LogSoftmax
-            };
-            Ok(Val::Tensor(em.emit(
-                op,
-                &[x],
-                vec![("dim", Attr::Int(dim))],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "cumsum" | "cumprod") => {
-            let b = bind(a, key, &["input", "dim", "dtype"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let x = with_dtype(em, &b, x)?;
-            let dim = b.req_int("dim")?;
-            let op = if name == "cumsum" {
-                Op::Cumsum
-            } else {
-                Op::Cumprod
-            };
-            Ok(Val::Tensor(em.emit(
-                op,
-                &[x],
-                vec![("dim", Attr::Int(dim))],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "cummax" | "cummin") => {
-            let b = bind(a, key, &["input", "dim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let dim = b.req_int("dim")?;
-            let op = if name == "cummax" {
-                Op::Cummax
-            } else {
-                Op::Cummin
-            };
-            Ok(Val::Pair(Rc::new(PairVal {
-                input: x,
-                what: key.to_string(),
-                values: Some((op, vec![("dim", Attr::Int(dim))])),
-                indices: None,
-            })))
-        }
-
-        // ---- reductions
-        ("torch" | "Tensor", "sum" | "mean" | "nansum") => {
-            let b = bind(a, key, &["input", "dim", "keepdim", "dtype"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let x = with_dtype(em, &b, x)?;
-            let op = if name == "mean" { Op::Mean } else { Op::Sum };
-            if name == "nansum" {
-                return Err(FrontendError::unsupported(
-                    "nansum is not in drtc's op set",
-                    span.clone(),
-                ));
-            }
-            let attrs = vec![
-                ("dim", dims_attr(&b, "dim")?),
-                ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-            ];
-            Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
-        }
-        ("torch" | "Tensor", "prod") => {
-            let b = bind(a, key, &["input", "dim", "keepdim", "dtype"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let x = with_dtype(em, &b, x)?;
-            let dim = match b.opt_int("dim")? {
-                Some(d) => Attr::Ints(vec![d]),
-                None => Attr::None,
-            };
-            let attrs = vec![
-                ("dim", dim),
-                ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-            ];
-            Ok(Val::Tensor(em.emit(Op::Prod, &[x], attrs, &b.span)?))
-        }
-        ("torch" | "Tensor", "amax" | "amin") => {
-            let b = bind(a, key, &["input", "dim", "keepdim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let op = if name == "amax" { Op::Max } else { Op::Min };
-            let attrs = vec![
-                ("dim", dims_attr(&b, "dim")?),
-                ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-            ];
-            Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
-        }
+        ("torch" | "Tensor", "nansum") => Err(FrontendError::unsupported(
+            "nansum is not in drtc's op set",
+            span.clone(),
+        )),
         ("torch" | "Tensor", "max" | "min") => {
             let b = bind(a, key, &["input", "dim", "keepdim", "other"])?;
             let x = tensor_arg(em, &b, "input")?;
@@ -155,93 +60,6 @@ pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, span: &Span) -> R<Opti
                 )),
             }
         }
-        ("torch" | "Tensor", "argmax" | "argmin") => {
-            let b = bind(a, key, &["input", "dim", "keepdim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let op = if name == "argmax" {
-                Op::Argmax
-            } else {
-                Op::Argmin
-            };
-            let dim = b.opt_int("dim")?.map_or(Attr::None, Attr::Int);
-            Ok(Val::Tensor(em.emit(
-                op,
-                &[x],
-                vec![
-                    ("dim", dim),
-                    ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-                ],
-                &b.span,
-            )?))
-        }
-        ("torch" | "Tensor", "var" | "std") => {
-            let b = bind(
-                a,
-                key,
-                &["input", "dim", "unbiased", "keepdim", "correction"],
-            )?;
-            let x = tensor_arg(em, &b, "input")?;
-            let correction = match (b.opt("unbiased"), b.opt_float("correction")?) {
-                (Some(_), Some(_)) => {
-                    return Err(FrontendError::lowering(
-                        "give `unbiased` or `correction`, not both",
-                        b.span.clone(),
-                    ))
-                }
-                (Some(_), None) => {
-                    if b.bool("unbiased", true)? {
-                        1.0
-                    } else {
-                        0.0
-                    }
-                }
-                (None, Some(c)) => c,
-                (None, None) => 1.0,
-            };
-            let op = if name == "var" { Op::Var } else { Op::Std };
-            let attrs = vec![
-                ("dim", dims_attr(&b, "dim")?),
-                ("correction", Attr::Float(correction)),
-                ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-            ];
-            Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
-        }
-        ("torch" | "Tensor", "norm") | ("torch.linalg", "vector_norm" | "norm") => {
-            let pname = if ns == "torch.linalg" { "ord" } else { "p" };
-            let b = bind(a, key, &["input", pname, "dim", "keepdim", "dtype"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let x = with_dtype(em, &b, x)?;
-            let p = match b.opt(pname) {
-                None => 2.0,
-                Some(Val::Str(s)) if &**s == "fro" => 2.0,
-                Some(Val::Str(s)) => {
-                    return Err(FrontendError::unsupported(
-                        format!("the {s:?} norm is not in drtc's op set"),
-                        b.span_of(pname),
-                    ))
-                }
-                Some(v) => v.as_number().ok_or_else(|| {
-                    FrontendError::lowering("norm order must be a number", b.span_of(pname))
-                })?,
-            };
-            if ns == "torch.linalg"
-                && name == "norm"
-                && b.opt("dim").is_none()
-                && em.ty(x).rank() == 2
-                && b.opt(pname).is_some()
-            {
-                return Err(FrontendError::unsupported(
-                    "matrix norms of torch.linalg.norm are not supported",
-                    span.clone(),
-                ));
-            }
-            let attrs = vec![
-                ("p", Attr::Float(p)),
-                ("dim", dims_attr(&b, "dim")?),
-                ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-            ];
-            Ok(Val::Tensor(em.emit(Op::Norm, &[x], attrs, &b.span)?))
-        }
         ("F", "normalize") => {
             let b = bind(a, key, &["input", "p", "dim", "eps"])?;
             let x = tensor_arg(em, &b, "input")?;
@@ -261,24 +79,181 @@ pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, span: &Span) -> R<Opti
             let n = em.emit(Op::Clamp, &[n], vec![("min", Attr::Float(eps))], &b.span)?;
             Ok(Val::Tensor(em.emit(Op::Div, &[x, n], vec![], &b.span)?))
         }
-        ("torch" | "Tensor", "logsumexp") => {
-            let b = bind(a, key, &["input", "dim", "keepdim"])?;
-            let x = tensor_arg(em, &b, "input")?;
-            let dims = b
-                .ints("dim")?
-                .ok_or_else(|| FrontendError::lowering("logsumexp needs `dim`", b.span.clone()))?;
-            Ok(Val::Tensor(em.emit(
-                Op::Logsumexp,
-                &[x],
-                vec![
-                    ("dim", Attr::Ints(dims)),
-                    ("keepdim", Attr::Bool(b.bool("keepdim", false)?)),
-                ],
-                &b.span,
-            )?))
-        }
-
         _ => return Ok(None),
     };
     v.map(Some)
+}
+
+/// The ops of this section whose spellings need more than binding by the table.
+pub(super) const CUSTOM: &[(&[Op], Lowering)] = &[
+    (&[Op::Softmax, Op::LogSoftmax], softmax),
+    (&[Op::Cumsum, Op::Cumprod], scan),
+    (&[Op::Cummax, Op::Cummin], cumulative_extreme),
+    (&[Op::Sum, Op::Mean], sum_mean),
+    (&[Op::Prod], prod),
+    (&[Op::Var, Op::Std], var_std),
+    (&[Op::Norm], norm),
+    (&[Op::Logsumexp], logsumexp),
+];
+
+fn softmax(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let Call { key, .. } = *c;
+    let b = c.bind(op)?;
+    let Some(dim) = b.opt_int("dim")? else {
+        return Err(FrontendError::unsupported(
+            format!("`{key}` without `dim` (implicit dim choice) is not supported; pass dim="),
+            b.span.clone(),
+        ));
+    };
+    let x = tensor_arg(em, &b, "input")?;
+    let x = with_dtype(em, &b, x)?;
+    Ok(Val::Tensor(em.emit(
+        op,
+        &[x],
+        vec![("dim", Attr::Int(dim))],
+        &b.span,
+    )?))
+}
+
+fn scan(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let x = with_dtype(em, &b, x)?;
+    let dim = b.req_int("dim")?;
+    Ok(Val::Tensor(em.emit(
+        op,
+        &[x],
+        vec![("dim", Attr::Int(dim))],
+        &b.span,
+    )?))
+}
+
+fn cumulative_extreme(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let Call { key, .. } = *c;
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let dim = b.req_int("dim")?;
+    Ok(Val::Pair(Rc::new(PairVal {
+        input: x,
+        what: key.to_string(),
+        values: Some((op, vec![("dim", Attr::Int(dim))])),
+        indices: None,
+    })))
+}
+
+fn sum_mean(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let x = with_dtype(em, &b, x)?;
+    let attrs = vec![
+        ("dim", dims_attr(&b, "dim")?),
+        ("keepdim", attr_arg(&b, op, "keepdim")?),
+    ];
+    Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
+}
+
+fn prod(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let x = with_dtype(em, &b, x)?;
+    let dim = match b.opt_int("dim")? {
+        Some(d) => Attr::Ints(vec![d]),
+        None => Attr::None,
+    };
+    let attrs = vec![("dim", dim), ("keepdim", attr_arg(&b, op, "keepdim")?)];
+    Ok(Val::Tensor(em.emit(Op::Prod, &[x], attrs, &b.span)?))
+}
+
+fn var_std(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let correction = match (b.opt("unbiased"), b.opt_float("correction")?) {
+        (Some(_), Some(_)) => {
+            return Err(FrontendError::lowering(
+                "give `unbiased` or `correction`, not both",
+                b.span.clone(),
+            ))
+        }
+        (Some(_), None) => {
+            if b.bool("unbiased", true)? {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        (None, Some(c)) => c,
+        (None, None) => 1.0,
+    };
+    let attrs = vec![
+        ("dim", dims_attr(&b, "dim")?),
+        ("correction", Attr::Float(correction)),
+        ("keepdim", attr_arg(&b, op, "keepdim")?),
+    ];
+    Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
+}
+
+fn norm(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let Call {
+        ns,
+        name,
+        key,
+        span,
+        args: a,
+    } = *c;
+    let pname = if ns == "torch.linalg" { "ord" } else { "p" };
+    let b = bind(a, key, &["input", pname, "dim", "keepdim", "dtype"])?;
+    let x = tensor_arg(em, &b, "input")?;
+    let x = with_dtype(em, &b, x)?;
+    let p = match b.opt(pname) {
+        None => 2.0,
+        Some(Val::Str(s)) if &**s == "fro" => 2.0,
+        Some(Val::Str(s)) => {
+            return Err(FrontendError::unsupported(
+                format!("the {s:?} norm is not in drtc's op set"),
+                b.span_of(pname),
+            ))
+        }
+        Some(v) => v.as_number().ok_or_else(|| {
+            FrontendError::lowering("norm order must be a number", b.span_of(pname))
+        })?,
+    };
+    // torch.linalg.norm with an order computes a matrix norm over two dims (dim=None on a
+    // matrix, or a pair of dims); only the Frobenius norm equals the vector 2-norm there
+    let ord = b
+        .opt(pname)
+        .filter(|v| !matches!(v, Val::Str(s) if &**s == "fro"));
+    let dims = b.ints("dim")?;
+    if ns == "torch.linalg"
+        && name == "norm"
+        && ord.is_some()
+        && dims.as_ref().map_or(em.ty(x).rank() != 1, |d| d.len() == 2)
+    {
+        return Err(FrontendError::unsupported(
+            "matrix norms of torch.linalg.norm are not supported",
+            span.clone(),
+        ));
+    }
+    let attrs = vec![
+        ("p", Attr::Float(p)),
+        ("dim", dims_attr(&b, "dim")?),
+        ("keepdim", attr_arg(&b, op, "keepdim")?),
+    ];
+    Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
+}
+
+fn logsumexp(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
+    let b = c.bind(op)?;
+    let x = tensor_arg(em, &b, "input")?;
+    let dims = b
+        .ints("dim")?
+        .ok_or_else(|| FrontendError::lowering("logsumexp needs `dim`", b.span.clone()))?;
+    Ok(Val::Tensor(em.emit(
+        Op::Logsumexp,
+        &[x],
+        vec![
+            ("dim", Attr::Ints(dims)),
+            ("keepdim", attr_arg(&b, op, "keepdim")?),
+        ],
+        &b.span,
+    )?))
 }
