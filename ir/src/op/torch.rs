@@ -85,3 +85,69 @@ pub(super) mod row {
         Module { name, ctor, set }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::Op;
+    use std::collections::HashMap;
+
+    #[test]
+    fn each_call_and_module_names_one_op() {
+        let mut calls: HashMap<&str, Op> = HashMap::new();
+        let mut modules: HashMap<&str, Op> = HashMap::new();
+        for &op in Op::ALL {
+            let t = &op.def().torch;
+            for c in t.calls {
+                assert!(
+                    ["torch.", "F.", "Tensor."].iter().any(|p| c.starts_with(p)),
+                    "`{c}` of `{op}` is not a canonical path"
+                );
+                if let Some(other) = calls.insert(c, op) {
+                    panic!("`{c}` spells both `{other}` and `{op}`");
+                }
+                assert_eq!(Op::from_torch(c), Some(op));
+            }
+            for m in t.modules {
+                if let Some(other) = modules.insert(m.name, op) {
+                    panic!("nn.{} stands for both `{other}` and `{op}`", m.name);
+                }
+                assert_eq!(Op::from_nn_module(m.name).map(|(o, _)| o), Some(op));
+            }
+        }
+        assert_eq!(Op::from_torch("F.relu"), Some(Op::Relu));
+        assert_eq!(Op::from_torch("torch.nn.functional.relu"), None);
+    }
+
+    #[test]
+    fn rows_are_consistent() {
+        for &op in Op::ALL {
+            let def = op.def();
+            let t = &def.torch;
+            assert_eq!(t.calls.is_empty(), t.params.is_empty(), "`{op}`");
+            assert!(t.modules.is_empty() || !t.calls.is_empty(), "`{op}`");
+            for m in t.modules {
+                // a module passes its constructor arguments and settings by name
+                for name in m.ctor.iter().chain(m.set.iter().map(|(n, _)| n)) {
+                    assert!(
+                        t.params.contains(name),
+                        "nn.{} passes `{name}`, which `{op}`'s spelling does not take",
+                        m.name
+                    );
+                }
+                for (name, v) in m.set {
+                    let a = def.attr(name).expect("a module sets an attribute");
+                    assert!(a.kind.accepts(&v.value().expect("a value")), "nn.{}", m.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn defaults_come_from_the_attribute_column() {
+        assert_eq!(
+            Op::LeakyRelu.default_of("negative_slope"),
+            crate::Attr::Float(0.01)
+        );
+        assert_eq!(Op::BatchNorm.default_of("eps"), crate::Attr::Float(1e-5));
+    }
+}
