@@ -109,10 +109,9 @@ fn every_op_is_reachable_from_python() {
         if !op.def().torch.calls.is_empty() {
             continue;
         }
-        let (_, expr) = otherwise
-            .iter()
-            .find(|(o, _)| *o == op)
-            .unwrap_or_else(|| panic!("`{op}` has no torch spelling in the table and no construct here"));
+        let (_, expr) = otherwise.iter().find(|(o, _)| *o == op).unwrap_or_else(|| {
+            panic!("`{op}` has no torch spelling in the table and no construct here")
+        });
         let got = ops(&seed(expr)).unwrap_or_else(|e| panic!("{expr}: {e}"));
         assert!(got.contains(&op), "{expr} lowered to {got:?}");
     }

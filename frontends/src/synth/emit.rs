@@ -252,7 +252,35 @@ fn expr(cx: &Ctx, n: NodeId) -> Result<String, EmitError> {
             Attr::DType(drtc_ir::DType::F32) => format!("{x}.float()"),
             a => format!("{x}.to({})", py_attr(a)),
         },
-        other => return Err(EmitError::Unsupported(other.name())),
+        // the synthesizer never places these (`catalog::family` is `None` for them)
+        Op::Full
+        | Op::Dropout
+        | Op::Pow
+        | Op::Eq
+        | Op::Ne
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::Where
+        | Op::Log
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Reciprocal
+        | Op::Prod
+        | Op::Cumprod
+        | Op::KlDiv
+        | Op::CrossEntropy
+        | Op::TripletMarginLoss
+        | Op::Einsum
+        | Op::Attention
+        | Op::Reshape
+        | Op::Squeeze
+        | Op::Expand
+        | Op::Narrow
+        | Op::Slice
+        | Op::Select
+        | Op::Diag => return Err(EmitError::Unsupported(node.op.name())),
     })
 }
 
