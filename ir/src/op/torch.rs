@@ -136,7 +136,11 @@ mod tests {
                 }
                 for (name, v) in m.set {
                     let a = def.attr(name).expect("a module sets an attribute");
-                    assert!(a.kind.accepts(&v.value().expect("a value")), "nn.{}", m.name);
+                    assert!(
+                        a.kind.accepts(&v.value().expect("a value")),
+                        "nn.{}",
+                        m.name
+                    );
                 }
             }
         }
