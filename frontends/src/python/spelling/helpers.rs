@@ -185,3 +185,15 @@ pub(super) fn attr_arg(b: &Bound, op: Op, name: &'static str) -> R<Attr> {
 pub(super) fn float_arg(b: &Bound, op: Op, name: &'static str) -> R<f64> {
     Ok(attr_arg(b, op, name)?.as_float().unwrap_or(f64::NAN))
 }
+
+/// A per-dim ints argument of a call spelled as `op` (one int is repeated `n` times), with
+/// the table's default.
+pub(super) fn ints_arg(b: &Bound, op: Op, name: &'static str, n: usize) -> R<Vec<i64>> {
+    match b.opt(name) {
+        Some(v) => b.as_ints_n(name, v, n),
+        None => Ok(match op.default_of(name) {
+            Attr::Ints(v) => v,
+            other => panic!("`{op}`: the default of `{name}` is {other}, not ints"),
+        }),
+    }
+}

@@ -58,8 +58,8 @@ fn max_pool(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
     let attrs = vec![
         ("kernel_size", Attr::Ints(b.req_ints_n("kernel_size", n)?)),
         ("stride", pool_stride(&b, n)?),
-        ("padding", Attr::Ints(b.ints_n("padding", n, 0)?)),
-        ("dilation", Attr::Ints(b.ints_n("dilation", n, 1)?)),
+        ("padding", Attr::Ints(ints_arg(&b, op, "padding", n)?)),
+        ("dilation", Attr::Ints(ints_arg(&b, op, "dilation", n)?)),
         ("ceil_mode", attr_arg(&b, op, "ceil_mode")?),
     ];
     Ok(Val::Tensor(em.emit(op, &[x], attrs, &b.span)?))
@@ -72,12 +72,9 @@ fn avg_pool(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
     let mut attrs = vec![
         ("kernel_size", Attr::Ints(b.req_ints_n("kernel_size", n)?)),
         ("stride", pool_stride(&b, n)?),
-        ("padding", Attr::Ints(b.ints_n("padding", n, 0)?)),
+        ("padding", Attr::Ints(ints_arg(&b, op, "padding", n)?)),
         ("ceil_mode", attr_arg(&b, op, "ceil_mode")?),
-        (
-            "count_include_pad",
-            Attr::Bool(b.bool("count_include_pad", true)?),
-        ),
+        ("count_include_pad", attr_arg(&b, op, "count_include_pad")?),
     ];
     match (n, b.opt_int("divisor_override")?) {
         (1, Some(_)) => {
@@ -152,19 +149,19 @@ fn conv(em: &mut Emitter, b: &Bound, op: Op, n: usize, transposed: bool) -> R<Va
                 b.span_of("padding"),
             ))
         }
-        _ => b.ints_n("padding", n, 0)?,
+        _ => ints_arg(b, op, "padding", n)?,
     };
     let mut attrs = vec![
-        ("stride", Attr::Ints(b.ints_n("stride", n, 1)?)),
+        ("stride", Attr::Ints(ints_arg(b, op, "stride", n)?)),
         ("padding", Attr::Ints(padding)),
     ];
     if transposed {
         attrs.push((
             "output_padding",
-            Attr::Ints(b.ints_n("output_padding", n, 0)?),
+            Attr::Ints(ints_arg(b, op, "output_padding", n)?),
         ));
     }
-    attrs.push(("dilation", Attr::Ints(b.ints_n("dilation", n, 1)?)));
+    attrs.push(("dilation", Attr::Ints(ints_arg(b, op, "dilation", n)?)));
     attrs.push(("groups", attr_arg(b, op, "groups")?));
     Ok(Val::Tensor(em.emit(op, &ins, attrs, &b.span)?))
 }
