@@ -1,7 +1,8 @@
 //! The lowering every op gets from its table row alone: the call's arguments are bound to
 //! the row's parameter names, the leading ones become the op's tensor inputs and the ones
 //! named like its attributes set them, read by the attribute's kind with the table's
-//! default. A new op that PyTorch spells as a plain function needs nothing more.
+//! default; any other parameter given is refused unless it is value-neutral (`inplace`).
+//! A new op that PyTorch spells as a plain function needs nothing more.
 
 use super::helpers::{attr_arg, opt_tensor_arg, tensor_arg};
 use super::Call;
@@ -11,6 +12,9 @@ use crate::python::value::Val;
 use drtc_ir::{Arity, Op};
 
 type R<T> = Result<T, FrontendError>;
+
+/// Parameters that never change a result here (tensors are values, so in-place is not).
+const NEUTRAL: &[&str] = &["inplace"];
 
 /// `op(inputs...) {attrs}` from the call's arguments.
 pub(super) fn lower(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
@@ -38,6 +42,16 @@ pub(super) fn lower(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
                 Some(t) => inputs.push(t),
                 None => break,
             }
+        }
+    }
+    // a parameter that is neither an input nor an attribute must not change the value:
+    // only the flags listed here are accepted, anything else given is refused
+    for name in def.torch.params.iter().skip(most) {
+        if def.attr(name).is_none() && !NEUTRAL.contains(name) && b.opt(name).is_some() {
+            return Err(FrontendError::unsupported(
+                format!("`{}`: the argument `{name}` is not supported", c.key),
+                b.span_of(name),
+            ));
         }
     }
     let mut attrs = vec![];
