@@ -1,11 +1,13 @@
 //! drtc's typed tensor IR: dtypes, the op set, graphs, a builder, the text format and the
-//! verifier. Knows nothing of Python, Triton or CP-SAT.
+//! verifier. Knows nothing of Triton or CP-SAT; of Python only what every layer shares: the
+//! op table's torch spellings and the PyTorch emitter (`pytorch/`).
 
 pub mod attr;
 mod builder;
 pub mod dtype;
 mod graph;
 pub mod op;
+pub mod pytorch;
 pub mod range;
 pub mod text;
 mod types;

@@ -200,14 +200,6 @@ impl Bound {
         }
     }
 
-    /// An int or a sequence of ints; a single int is repeated `n` times (`kernel_size=3`).
-    pub fn ints_n(&self, name: &str, n: usize, default: i64) -> Result<Vec<i64>, FrontendError> {
-        match self.opt(name) {
-            None => Ok(vec![default; n]),
-            Some(v) => self.as_ints_n(name, v, n),
-        }
-    }
-
     pub fn req_ints_n(&self, name: &str, n: usize) -> Result<Vec<i64>, FrontendError> {
         let v = self.required(name)?.clone();
         if matches!(v, Val::None) {

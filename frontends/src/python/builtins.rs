@@ -2,8 +2,8 @@
 //! `super`, `abs`, `min`, `max`, `round`.
 
 use super::args::Args;
+use super::emitter::Emitter;
 use super::error::{FrontendError, Span};
-use super::interp::Interp;
 use super::value::Val;
 
 const NAMES: &[&str] = &[
@@ -16,7 +16,7 @@ pub fn lookup(name: &str) -> Option<Val> {
 }
 
 pub fn call(
-    interp: &mut Interp,
+    em: &mut Emitter,
     name: &'static str,
     args: Args,
     span: &Span,
@@ -30,7 +30,7 @@ pub fn call(
     let pos: Vec<Val> = args
         .pos
         .iter()
-        .map(|(v, s)| interp.read(v.clone(), s))
+        .map(|(v, s)| em.read(v.clone(), s))
         .collect::<Result<_, _>>()?;
     let one = || -> Result<&Val, FrontendError> {
         if pos.len() == 1 {
@@ -53,7 +53,7 @@ pub fn call(
         "len" => match one()? {
             Val::Tuple(v) | Val::List(v) => Ok(Val::Int(v.len() as i64)),
             Val::Str(s) => Ok(Val::Int(s.chars().count() as i64)),
-            Val::Tensor(t) => match interp.ty(*t).shape.first() {
+            Val::Tensor(t) => match em.ty(*t).shape.first() {
                 Some(&d) => Ok(Val::Int(d)),
                 None => Err(FrontendError::lowering(
                     "len() of a 0-d tensor",
@@ -85,12 +85,12 @@ pub fn call(
         },
         "bool" => {
             let v = one()?.clone();
-            Ok(Val::Bool(interp.truthy(&v, span)?))
+            Ok(Val::Bool(super::operators::truthy(&v, span)?))
         }
         "tuple" | "list" => {
             let items = match pos.first() {
                 None => vec![],
-                Some(v) => interp.iterate(v.clone(), span)?,
+                Some(v) => em.iterate(v.clone(), span)?,
             };
             Ok(if name == "tuple" {
                 Val::tuple(items)
@@ -123,7 +123,7 @@ pub fn call(
         },
         "min" | "max" => {
             let items: Vec<Val> = if pos.len() == 1 {
-                interp.iterate(pos[0].clone(), span)?
+                em.iterate(pos[0].clone(), span)?
             } else {
                 pos.clone()
             };

@@ -1,15 +1,15 @@
 //! Subscripts: `x[0]`, `x[:, 1:3]`, `x[..., None]` on tensors (select / slice / unsqueeze),
 //! and indexing of tuples, lists and (values, indices) pairs.
 
+use super::emitter::Emitter;
 use super::error::{FrontendError, Span};
-use super::interp::Interp;
 use super::value::Val;
 use drtc_ir::{Attr, Op};
 
 type R<T> = Result<T, FrontendError>;
 
 /// `base[index]`.
-pub fn subscript(interp: &mut Interp, base: Val, index: Val, span: &Span) -> R<Val> {
+pub fn subscript(em: &mut Emitter, base: Val, index: Val, span: &Span) -> R<Val> {
     match base {
         Val::Tuple(items) | Val::List(items) => match index {
             Val::Int(i) => {
@@ -46,9 +46,7 @@ pub fn subscript(interp: &mut Interp, base: Val, index: Val, span: &Span) -> R<V
             )),
         },
         Val::Pair(p) => match index {
-            Val::Int(i @ -2..=1) => {
-                interp.pair_part(&p, if i == 0 || i == -2 { 0 } else { 1 }, span)
-            }
+            Val::Int(i @ -2..=1) => em.pair_part(&p, if i == 0 || i == -2 { 0 } else { 1 }, span),
             other => Err(FrontendError::lowering(
                 format!(
                     "the result of `{}` is a (values, indices) pair; index {} is not 0 or 1",
@@ -59,8 +57,8 @@ pub fn subscript(interp: &mut Interp, base: Val, index: Val, span: &Span) -> R<V
             )),
         },
         Val::Tensor(_) | Val::Param(_) | Val::InitTensor(_) => {
-            let t = interp.tensor(&base, span)?;
-            tensor_index(interp, t, index, span)
+            let t = em.tensor(&base, span)?;
+            tensor_index(em, t, index, span)
         }
         other => Err(FrontendError::unsupported(
             format!("{} is not subscriptable", other.type_name()),
@@ -76,12 +74,12 @@ fn describe(v: &Val) -> String {
     }
 }
 
-fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Span) -> R<Val> {
+fn tensor_index(em: &mut Emitter, t: drtc_ir::ValueId, index: Val, span: &Span) -> R<Val> {
     let items: Vec<Val> = match index {
         Val::Tuple(items) => items.to_vec(),
         other => vec![other],
     };
-    let rank = interp.ty(t).rank();
+    let rank = em.ty(t).rank();
     let consumed = items
         .iter()
         .filter(|v| matches!(v, Val::Int(_) | Val::Slice(..)))
@@ -104,11 +102,11 @@ fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Spa
         match item {
             Val::Ellipsis => d += (rank - consumed) as i64,
             Val::None => {
-                cur = interp.emit(Op::Unsqueeze, &[cur], vec![("dim", Attr::Int(d))], span)?;
+                cur = em.emit(Op::Unsqueeze, &[cur], vec![("dim", Attr::Int(d))], span)?;
                 d += 1;
             }
             Val::Int(i) => {
-                cur = interp.emit(
+                cur = em.emit(
                     Op::Select,
                     &[cur],
                     vec![("dim", Attr::Int(d)), ("index", Attr::Int(i))],
@@ -116,7 +114,7 @@ fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Spa
                 )?;
             }
             Val::Slice(lo, hi, step) => {
-                let size = interp.ty(cur).shape[d as usize];
+                let size = em.ty(cur).shape[d as usize];
                 let step = step.unwrap_or(1);
                 if step <= 0 {
                     return Err(FrontendError::unsupported(
@@ -128,7 +126,7 @@ fn tensor_index(interp: &mut Interp, t: drtc_ir::ValueId, index: Val, span: &Spa
                 let end = hi.unwrap_or(size).clamp(-size.max(1) * 2, size);
                 let full = lo.is_none() && hi.is_none() && step == 1;
                 if !full {
-                    cur = interp.emit(
+                    cur = em.emit(
                         Op::Slice,
                         &[cur],
                         vec![

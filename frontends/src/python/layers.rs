@@ -3,29 +3,21 @@
 //! form (`nn.Conv2d` -> `F.conv2d(x, weight, bias, ...)`) in training mode.
 
 use super::args::{Args, Bound};
+use super::emitter::{Emitter, Phase};
 use super::error::{FrontendError, Span};
-use super::interp::{Interp, Member, Phase};
-use super::spelling;
+use super::members::{Layer, Member};
+use super::spelling::{functional_key, losses, lower_op, Call};
 use super::value::{LayerId, Val};
-use drtc_ir::{DType, InputKind, TensorType};
+use drtc_ir::{DType, InputKind, Op, TensorType};
 
 type R<T> = Result<T, FrontendError>;
 
-/// One `nn.*` module instance.
-#[derive(Debug, Clone)]
-pub struct Layer {
-    /// The class name without `nn.` (`Conv2d`).
-    pub kind: String,
-    /// The attribute it is stored under in the model (its state_dict prefix).
-    pub prefix: String,
-    /// The constructor arguments, bound to PyTorch's names.
-    pub config: Bound,
-    /// Its parameters and buffers, in state_dict order.
-    pub members: Vec<Member>,
-}
-
-/// PyTorch's constructor parameters of each supported layer.
+/// PyTorch's constructor parameters of each supported layer: the op table's for the
+/// parameter-free modules, these for the layers with parameters or rules of their own.
 fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
+    if let Some((_, m)) = Op::from_nn_module(kind) {
+        return Some(m.ctor);
+    }
     Some(match kind {
         "Conv1d" | "Conv2d" | "Conv3d" => &[
             "in_channels",
@@ -88,62 +80,9 @@ fn ctor_params(kind: &str) -> Option<&'static [&'static str]> {
             "device",
             "dtype",
         ],
-        "MaxPool1d" | "MaxPool2d" | "MaxPool3d" => &[
-            "kernel_size",
-            "stride",
-            "padding",
-            "dilation",
-            "return_indices",
-            "ceil_mode",
-        ],
-        "AvgPool1d" => &[
-            "kernel_size",
-            "stride",
-            "padding",
-            "ceil_mode",
-            "count_include_pad",
-        ],
-        "AvgPool2d" | "AvgPool3d" => &[
-            "kernel_size",
-            "stride",
-            "padding",
-            "ceil_mode",
-            "count_include_pad",
-            "divisor_override",
-        ],
-        "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" => &["output_size"],
-        "ReLU" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish" | "Mish" | "ReLU6" => &["inplace"],
-        "Sigmoid" | "Tanh" | "Softsign" | "LogSigmoid" => &[],
-        "LeakyReLU" => &["negative_slope", "inplace"],
-        "GELU" => &["approximate"],
-        "Softplus" => &["beta", "threshold"],
-        "ELU" => &["alpha", "inplace"],
-        "Hardtanh" => &["min_val", "max_val", "inplace"],
-        "Softmax" | "LogSoftmax" => &["dim"],
         "Identity" => &["*args"],
-        "Flatten" => &["start_dim", "end_dim"],
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
-        "MSELoss" => &["size_average", "reduce", "reduction"],
-        "CrossEntropyLoss" => &[
-            "weight",
-            "size_average",
-            "ignore_index",
-            "reduce",
-            "reduction",
-            "label_smoothing",
-        ],
-        "SmoothL1Loss" => &["size_average", "reduce", "reduction", "beta"],
         "HuberLoss" => &["reduction", "delta"],
-        "KLDivLoss" => &["size_average", "reduce", "reduction", "log_target"],
-        "TripletMarginLoss" => &[
-            "margin",
-            "p",
-            "eps",
-            "swap",
-            "size_average",
-            "reduce",
-            "reduction",
-        ],
         _ => return None,
     })
 }
@@ -180,7 +119,7 @@ fn positive(b: &Bound, name: &str, v: i64) -> R<i64> {
 }
 
 /// `nn.<kind>(...)`: a new layer with its parameters.
-pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<Val> {
+pub fn construct(em: &mut Emitter, kind: &str, args: Args, span: &Span) -> R<Val> {
     let Some(params) = ctor_params(kind) else {
         let why = match kind {
             "Sequential" | "ModuleList" | "ModuleDict" => "containers are not supported by the python-subset frontend (level-3 models go through torch.export)",
@@ -291,26 +230,26 @@ pub fn construct(interp: &mut Interp, kind: &str, args: Args, span: &Span) -> R<
         _ => {}
     }
     for m in &members {
-        interp.check_type(m.ty.clone(), span)?;
+        em.check_type(m.ty.clone(), span)?;
     }
-    if !members.is_empty() && interp.phase != Phase::Init {
+    if !members.is_empty() && em.phase != Phase::Init {
         return Err(FrontendError::unsupported(
             format!("`nn.{kind}` has parameters and can only be created in __init__"),
             span.clone(),
         ));
     }
-    interp.layers.push(Layer {
+    em.layers.push(Layer {
         kind: kind.to_string(),
         prefix: String::new(),
         config: b,
         members,
     });
-    Ok(Val::Layer(interp.layers.len() - 1))
+    Ok(Val::Layer(em.layers.len() - 1))
 }
 
 /// `layer.name`: parameters by name, constructor arguments by name.
-pub fn attr(interp: &mut Interp, id: LayerId, name: &str, span: &Span) -> R<Val> {
-    let layer = &interp.layers[id];
+pub fn attr(em: &mut Emitter, id: LayerId, name: &str, span: &Span) -> R<Val> {
+    let layer = &em.layers[id];
     if layer.members.iter().any(|m| m.name == name) {
         return Ok(Val::Param(format!("{}.{name}", layer.prefix).into()));
     }
@@ -342,8 +281,8 @@ fn pass(cfg: &Bound, out: &mut Args, names: &[(&str, &str)]) {
 }
 
 /// `layer(inputs...)`: the functional form with the layer's parameters.
-pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<Val> {
-    let layer = interp.layers[id].clone();
+pub fn forward(em: &mut Emitter, id: LayerId, args: Args, span: &Span) -> R<Val> {
+    let layer = em.layers[id].clone();
     let kind = layer.kind.as_str();
     let cfg = &layer.config;
     if !args.kw.is_empty() {
@@ -365,9 +304,25 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
         }
     };
     let n = spatial_dims(kind);
+    if let Some((op, module)) = Op::from_nn_module(kind) {
+        // a parameter-free module: the op's functional form with the constructor's arguments
+        pass(
+            cfg,
+            &mut f,
+            &module.ctor.iter().map(|c| (*c, *c)).collect::<Vec<_>>(),
+        );
+        for (name, v) in module.set {
+            if cfg.get(name).is_none() {
+                let v = v.value().map_or(Val::None, |a| literal(&a));
+                f.kw.push((name.to_string(), v, span.clone()));
+            }
+        }
+        let key = functional_key(op);
+        return lower_op(em, op, &Call::new(key, &f, span));
+    }
     let push_pos = |f: &mut Args, v: Val| f.pos.push((v, span.clone()));
     let kw = |f: &mut Args, k: &str, v: Val| f.kw.push((k.to_string(), v, span.clone()));
-    let fname: String = match kind {
+    let op = match kind {
         "Conv1d" | "Conv2d" | "Conv3d" | "ConvTranspose1d" | "ConvTranspose2d"
         | "ConvTranspose3d" => {
             push_pos(&mut f, param("weight"));
@@ -380,22 +335,24 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             ];
             if kind.starts_with("ConvTranspose") {
                 names.push(("output_padding", "output_padding"));
-            }
-            pass(cfg, &mut f, &names);
-            let base = if kind.starts_with("ConvTranspose") {
-                "conv_transpose"
+                pass(cfg, &mut f, &names);
+                [
+                    Op::ConvTranspose1d,
+                    Op::ConvTranspose2d,
+                    Op::ConvTranspose3d,
+                ][n - 1]
             } else {
-                "conv"
-            };
-            format!("F.{base}{n}d")
+                pass(cfg, &mut f, &names);
+                [Op::Conv1d, Op::Conv2d, Op::Conv3d][n - 1]
+            }
         }
         "Linear" => {
             push_pos(&mut f, param("weight"));
             push_pos(&mut f, param("bias"));
-            "F.linear".into()
+            Op::Linear
         }
         k if k.starts_with("BatchNorm") || k.starts_with("InstanceNorm") => {
-            check_rank(interp, &f, kind, n, span)?;
+            check_rank(em, &f, kind, n, span)?;
             push_pos(&mut f, Val::None);
             push_pos(&mut f, Val::None);
             push_pos(&mut f, param("weight"));
@@ -409,9 +366,9 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
                     ));
                 }
                 kw(&mut f, "training", Val::Bool(true));
-                "F.batch_norm".into()
+                Op::BatchNorm
             } else {
-                "F.instance_norm".into()
+                Op::InstanceNorm
             }
         }
         "GroupNorm" => {
@@ -422,17 +379,17 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             pass(cfg, &mut f, &[("eps", "eps")]);
             let c = cfg.req_int("num_channels")?;
             if let Some((Val::Tensor(x), s)) = f.pos.first() {
-                if interp.ty(*x).shape.get(1) != Some(&c) {
+                if em.ty(*x).shape.get(1) != Some(&c) {
                     return Err(FrontendError::lowering(
                         format!(
                             "GroupNorm expects {c} channels (dim 1), got input of shape {:?}",
-                            interp.ty(*x).shape
+                            em.ty(*x).shape
                         ),
                         s.clone(),
                     ));
                 }
             }
-            "F.group_norm".into()
+            Op::GroupNorm
         }
         "LayerNorm" | "RMSNorm" => {
             let ns = cfg.required("normalized_shape")?.clone();
@@ -443,94 +400,10 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             }
             pass(cfg, &mut f, &[("eps", "eps")]);
             if kind == "LayerNorm" {
-                "F.layer_norm"
+                Op::LayerNorm
             } else {
-                "F.rms_norm"
+                Op::RmsNorm
             }
-            .into()
-        }
-        k if k.starts_with("MaxPool")
-            || k.starts_with("AvgPool")
-            || k.starts_with("AdaptiveAvgPool") =>
-        {
-            pass(
-                cfg,
-                &mut f,
-                &[
-                    ("kernel_size", "kernel_size"),
-                    ("stride", "stride"),
-                    ("padding", "padding"),
-                    ("dilation", "dilation"),
-                    ("return_indices", "return_indices"),
-                    ("ceil_mode", "ceil_mode"),
-                    ("count_include_pad", "count_include_pad"),
-                    ("divisor_override", "divisor_override"),
-                    ("output_size", "output_size"),
-                ],
-            );
-            let base = if k.starts_with("MaxPool") {
-                "max_pool"
-            } else if k.starts_with("AvgPool") {
-                "avg_pool"
-            } else {
-                "adaptive_avg_pool"
-            };
-            format!("F.{base}{n}d")
-        }
-        "ReLU" | "Sigmoid" | "Tanh" | "SiLU" | "SELU" | "Hardsigmoid" | "Hardswish"
-        | "Softsign" | "LogSigmoid" | "Mish" | "ReLU6" => {
-            let name = match kind {
-                "ReLU" => "relu",
-                "Sigmoid" => "torch.sigmoid",
-                "Tanh" => "torch.tanh",
-                "SiLU" => "silu",
-                "SELU" => "selu",
-                "Hardsigmoid" => "hardsigmoid",
-                "Hardswish" => "hardswish",
-                "Softsign" => "softsign",
-                "LogSigmoid" => "logsigmoid",
-                "Mish" => "mish",
-                _ => "relu6",
-            };
-            if name.starts_with("torch.") {
-                name.to_string()
-            } else {
-                format!("F.{name}")
-            }
-        }
-        "LeakyReLU" | "GELU" | "Softplus" | "ELU" | "Hardtanh" => {
-            pass(
-                cfg,
-                &mut f,
-                &[
-                    ("negative_slope", "negative_slope"),
-                    ("approximate", "approximate"),
-                    ("beta", "beta"),
-                    ("threshold", "threshold"),
-                    ("alpha", "alpha"),
-                    ("min_val", "min_val"),
-                    ("max_val", "max_val"),
-                ],
-            );
-            format!(
-                "F.{}",
-                match kind {
-                    "LeakyReLU" => "leaky_relu",
-                    "GELU" => "gelu",
-                    "Softplus" => "softplus",
-                    "ELU" => "elu",
-                    _ => "hardtanh",
-                }
-            )
-        }
-        "Softmax" | "LogSoftmax" => {
-            pass(cfg, &mut f, &[("dim", "dim")]);
-            if kind == "Softmax" {
-                "F.softmax"
-            } else {
-                "F.log_softmax"
-            }
-            .into()
         }
         "Identity" => {
             return f
@@ -539,14 +412,9 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
                 .map(|(v, _)| v.clone())
                 .ok_or_else(|| FrontendError::lowering("Identity needs an input", span.clone()))
         }
-        "Flatten" => {
-            kw(&mut f, "start_dim", Val::Int(cfg.int("start_dim", 1)?));
-            kw(&mut f, "end_dim", Val::Int(cfg.int("end_dim", -1)?));
-            "torch.flatten".into()
-        }
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => {
-            let p = cfg.float("p", 0.5)?;
-            if p > 0.0 && p <= 1.0 && interp.phase == Phase::Forward {
+            let p = cfg.float("p", Op::Dropout.default_of("p").as_float().unwrap_or(0.5))?;
+            if p > 0.0 && p <= 1.0 && em.phase == Phase::Forward {
                 return Err(FrontendError::random(
                         format!("`nn.{kind}(p={p})` in training mode (KernelBench's default) zeroes random elements, so the output is not a function of the inputs; drtc cannot compile or verify it"),
                         span.clone(),
@@ -554,40 +422,15 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             }
             pass(cfg, &mut f, &[("p", "p")]);
             kw(&mut f, "training", Val::Bool(true));
-            "F.dropout".into()
+            Op::Dropout
         }
-        "MSELoss" | "CrossEntropyLoss" | "SmoothL1Loss" | "HuberLoss" | "KLDivLoss"
-        | "TripletMarginLoss" => {
+        "HuberLoss" => {
             pass(
                 cfg,
                 &mut f,
-                &[
-                    ("weight", "weight"),
-                    ("size_average", "size_average"),
-                    ("reduce", "reduce"),
-                    ("reduction", "reduction"),
-                    ("ignore_index", "ignore_index"),
-                    ("label_smoothing", "label_smoothing"),
-                    ("beta", "beta"),
-                    ("delta", "delta"),
-                    ("log_target", "log_target"),
-                    ("margin", "margin"),
-                    ("p", "p"),
-                    ("eps", "eps"),
-                    ("swap", "swap"),
-                ],
+                &[("reduction", "reduction"), ("delta", "delta")],
             );
-            format!(
-                "F.{}",
-                match kind {
-                    "MSELoss" => "mse_loss",
-                    "CrossEntropyLoss" => "cross_entropy",
-                    "SmoothL1Loss" => "smooth_l1_loss",
-                    "HuberLoss" => "huber_loss",
-                    "KLDivLoss" => "kl_div",
-                    _ => "triplet_margin_loss",
-                }
-            )
+            return losses::huber_loss(em, "F.huber_loss", &f, span);
         }
         _ => {
             return Err(FrontendError::unsupported(
@@ -596,15 +439,29 @@ pub fn forward(interp: &mut Interp, id: LayerId, args: Args, span: &Span) -> R<V
             ))
         }
     };
-    spelling::call_function(interp, &fname, f, span)
+    lower_op(em, op, &Call::new(functional_key(op), &f, span))
+}
+
+/// A table default as the Python value a module passes.
+fn literal(a: &drtc_ir::Attr) -> Val {
+    use drtc_ir::Attr;
+    match a {
+        Attr::None => Val::None,
+        Attr::Bool(b) => Val::Bool(*b),
+        Attr::Int(i) => Val::Int(*i),
+        Attr::Float(x) => Val::Float(*x),
+        Attr::Str(s) => Val::Str(s.as_str().into()),
+        Attr::Ints(v) => Val::tuple(v.iter().map(|&i| Val::Int(i)).collect()),
+        Attr::DType(d) => Val::DType(*d),
+    }
 }
 
 /// BatchNorm/InstanceNorm check the input rank like PyTorch's modules do.
-fn check_rank(interp: &Interp, f: &Args, kind: &str, n: usize, span: &Span) -> R<()> {
+fn check_rank(em: &Emitter, f: &Args, kind: &str, n: usize, span: &Span) -> R<()> {
     let Some((Val::Tensor(x), s)) = f.pos.first() else {
         return Ok(());
     };
-    let rank = interp.ty(*x).rank();
+    let rank = em.ty(*x).rank();
     let ok = if kind.starts_with("BatchNorm") && n == 1 {
         rank == 2 || rank == 3
     } else {

@@ -5,12 +5,16 @@
 mod args;
 pub mod ast;
 mod builtins;
+mod emitter;
 mod error;
 mod indexing;
 mod interp;
 mod layers;
 pub mod lexer;
+mod members;
+mod operators;
 pub mod parser;
+mod paths;
 mod program;
 mod signature;
 mod spelling;

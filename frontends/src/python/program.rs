@@ -3,8 +3,9 @@
 //! either a single file or a `.jsonl` file with one program per line (field `pytorch`).
 
 use super::args::Args;
+use super::emitter::Phase;
 use super::error::{FrontendError, Span};
-use super::interp::{find_method, Interp, Phase};
+use super::interp::{find_method, Interp};
 use super::parser::parse;
 use super::value::Val;
 use drtc_ir::{DType, Graph, GraphBuilder, InputKind, TensorType, ValueId};
@@ -109,7 +110,7 @@ pub fn lower(source: &str) -> R<Lowered> {
 pub fn lower_with_input_types(source: &str, input_types: Option<&[TensorType]>) -> R<Lowered> {
     let module = parse(source)?;
     let mut interp = Interp::new();
-    interp.phase = Phase::Inputs;
+    interp.em.phase = Phase::Inputs;
     interp.run_module(&module)?;
     let whole: Span = 0..source.len().min(1);
     if let Some(Val::Class(_)) = interp.globals.get("Model") {
@@ -175,9 +176,9 @@ fn input_types(
         .to_vec();
     let mut out = vec![];
     for it in items {
-        let it = interp.read(it, &span)?;
+        let it = interp.em.read(it, &span)?;
         out.push(match it {
-            Val::Tensor(t) => interp.ty(t).clone(),
+            Val::Tensor(t) => interp.em.ty(t).clone(),
             Val::Float(_) => TensorType::scalar(DType::F32),
             Val::Int(_) => TensorType::scalar(DType::I64),
             Val::Bool(_) => TensorType::scalar(DType::Bool),
@@ -250,7 +251,7 @@ fn outputs(interp: &mut Interp, v: Val, span: &Span) -> R<Vec<ValueId>> {
     };
     let mut out = vec![];
     for it in items {
-        let it = interp.read(it, span)?;
+        let it = interp.em.read(it, span)?;
         match it {
             Val::Tensor(t) => out.push(t),
             other => {
@@ -291,7 +292,7 @@ fn lower_kernelbench(
     let forward = find_method(&class, "forward").ok_or_else(|| {
         FrontendError::format("`Model` has no `forward` method", class.span.clone())
     })?;
-    interp.phase = Phase::Init;
+    interp.em.phase = Phase::Init;
     let mut args = Args::new(class.span.clone());
     args.pos = init.into_iter().map(|v| (v, class.span.clone())).collect();
     let model = interp.call(Val::Class(class.clone()), args, &class.span.clone())?;
@@ -313,7 +314,7 @@ fn lower_kernelbench(
         }
     }
     for (prefix, layer) in &obj.children {
-        for m in &interp.layers[*layer].members {
+        for m in &interp.em.layers[*layer].members {
             order.push((format!("{prefix}.{}", m.name), m.ty.clone(), m.kind.clone()));
         }
     }
@@ -322,10 +323,10 @@ fn lower_kernelbench(
             InputKind::Buffer => builder.buffer(name.clone(), ty),
             _ => builder.param(name.clone(), ty),
         };
-        interp.params.insert(name, v);
+        interp.em.params.insert(name, v);
     }
-    interp.builder = builder;
-    interp.phase = Phase::Forward;
+    interp.em.builder = builder;
+    interp.em.phase = Phase::Forward;
     let span = forward.span.clone();
     let mut args = Args::new(span.clone());
     args.pos = inputs
@@ -334,7 +335,7 @@ fn lower_kernelbench(
         .collect();
     let result = interp.call_function(&forward, args, Some(Val::Object(id)), &span)?;
     let outs = outputs(interp, result, &span)?;
-    let builder = std::mem::replace(&mut interp.builder, GraphBuilder::new("scratch"));
+    let builder = std::mem::replace(&mut interp.em.builder, GraphBuilder::new("scratch"));
     Ok(builder.finish(outs))
 }
 
@@ -345,8 +346,8 @@ fn lower_seed(interp: &mut Interp, whole: &Span, overrides: Option<&[TensorType]
     };
     let mut builder = GraphBuilder::new("fused_operator");
     let inputs = bind_inputs(&mut builder, &f, false, types)?;
-    interp.builder = builder;
-    interp.phase = Phase::Forward;
+    interp.em.builder = builder;
+    interp.em.phase = Phase::Forward;
     let span = f.span.clone();
     let mut args = Args::new(span.clone());
     args.pos = inputs
@@ -355,6 +356,6 @@ fn lower_seed(interp: &mut Interp, whole: &Span, overrides: Option<&[TensorType]
         .collect();
     let result = interp.call_function(&f, args, None, &span)?;
     let outs = outputs(interp, result, &span)?;
-    let builder = std::mem::replace(&mut interp.builder, GraphBuilder::new("scratch"));
+    let builder = std::mem::replace(&mut interp.em.builder, GraphBuilder::new("scratch"));
     Ok(builder.finish(outs))
 }

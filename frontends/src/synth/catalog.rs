@@ -240,7 +240,40 @@ pub fn family(op: Op) -> Option<Family> {
         Op::Unsqueeze => F::Unsqueeze,
         Op::Permute => F::Permute,
         Op::Flip => F::Flip,
-        _ => return None,
+        // not placed: creation, casts and randomness; ops whose random inputs give NaN or
+        // overflow (pow, log, sqrt, rsqrt, reciprocal, prod, cumprod); boolean results;
+        // losses and contractions over inputs of special forms; views needing chosen shapes
+        Op::Full
+        | Op::Cast
+        | Op::Dropout
+        | Op::Pow
+        | Op::Eq
+        | Op::Ne
+        | Op::Lt
+        | Op::Le
+        | Op::Gt
+        | Op::Ge
+        | Op::Where
+        | Op::Log
+        | Op::Sqrt
+        | Op::Rsqrt
+        | Op::Reciprocal
+        | Op::Prod
+        | Op::Cumprod
+        | Op::KlDiv
+        | Op::CrossEntropy
+        | Op::TripletMarginLoss
+        | Op::Einsum
+        | Op::Attention
+        | Op::Reshape
+        | Op::Squeeze
+        | Op::Expand
+        | Op::Narrow
+        | Op::Slice
+        | Op::Select
+        | Op::Diag
+        // opaque ATen calls come from the export frontend only
+        | Op::Aten => return None,
     })
 }
 

@@ -1,7 +1,7 @@
 //! The op set: one table of facts per op (see `table.rs`), and the machinery to query it.
 //!
 //! Adding an op = one line in `table.rs` (name, category, arity, attributes, inference,
-//! FLOP rule) + a test in `tests.rs`.
+//! FLOP rule, PyTorch spellings) + a test in `tests.rs`.
 
 pub mod aten;
 pub mod domain;
@@ -11,6 +11,7 @@ mod infer;
 mod table;
 #[cfg(test)]
 mod tests;
+pub mod torch;
 
 pub use flops::FlopFn;
 pub use infer::{broadcast_shapes, conv_out_size, normalize_dim, pool_out_size, InferFn};
@@ -101,6 +102,15 @@ pub struct OpDef {
     pub infer: InferFn,
     /// FLOP count, with the DRTriton generator's conventions.
     pub flops: FlopFn,
+    /// How PyTorch spells it (`torch.rs`).
+    pub torch: torch::Torch,
+}
+
+impl OpDef {
+    /// The declaration of attribute `name`.
+    pub fn attr(&self, name: &str) -> Option<&'static AttrDef> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
 }
 
 /// Typed, erroring access to a node's normalized attributes, for inference rules.
@@ -219,6 +229,38 @@ impl Op {
 
     pub fn name(self) -> &'static str {
         self.def().name
+    }
+
+    /// The op a PyTorch call lowers to, by canonical path (`F.relu`, `Tensor.amax`).
+    pub fn from_torch(call: &str) -> Option<Op> {
+        Op::ALL
+            .iter()
+            .copied()
+            .find(|op| op.def().torch.calls.contains(&call))
+    }
+
+    /// The op and parameter-free module a `torch.nn` class name (`LeakyReLU`) stands for.
+    pub fn from_nn_module(name: &str) -> Option<(Op, &'static torch::Module)> {
+        Op::ALL.iter().find_map(|&op| {
+            op.def()
+                .torch
+                .modules
+                .iter()
+                .find(|m| m.name == name)
+                .map(|m| (op, m))
+        })
+    }
+
+    /// The table's default of attribute `name`, for spellings that compute with it.
+    ///
+    /// # Panics
+    /// When the op declares no attribute `name` with a default: a spelling asking for one
+    /// contradicts the table, which the frontend's tests exercise for every spelling.
+    pub fn default_of(self, name: &str) -> Attr {
+        self.def()
+            .attr(name)
+            .and_then(|a| a.default.value())
+            .unwrap_or_else(|| panic!("`{self}` declares no default for `{name}`"))
     }
 
     pub fn category(self) -> Category {

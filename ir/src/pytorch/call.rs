@@ -1,14 +1,9 @@
-//! One IR node as a PyTorch call: the expression that computes it with `torch` APIs.
-//!
-//! Used by the seed-program emitter and by the stitcher for library regions (convolutions
-//! through cuDNN) and ops without a Triton template.
+//! One IR node as a PyTorch call: the expression that computes it with `torch` APIs, in
+//! either dialect (see [`Dialect`]).
 
-use drtc_ir::{Attr, Attrs, DType, Op, TensorType};
-
-/// The `torch.<dtype>` spelling of a dtype.
-pub fn torch_dtype(d: DType) -> String {
-    format!("torch.{}", d.torch_name())
-}
+use super::literal::{int_if_whole, literal, py};
+use super::Dialect;
+use crate::{Attr, Attrs, Op, TensorType};
 
 fn a<'x>(attrs: &'x Attrs, name: &str) -> &'x Attr {
     attrs
@@ -16,33 +11,10 @@ fn a<'x>(attrs: &'x Attrs, name: &str) -> &'x Attr {
         .unwrap_or_else(|| panic!("attributes are normalized: `{name}` is present"))
 }
 
-/// A Python literal for an attribute value.
-pub fn py(attr: &Attr) -> String {
-    match attr {
-        Attr::None => "None".into(),
-        Attr::Bool(b) => if *b { "True" } else { "False" }.into(),
-        Attr::Int(i) => i.to_string(),
-        Attr::Float(x) if x.is_nan() => "float('nan')".into(),
-        Attr::Float(x) if x.is_infinite() => if *x > 0.0 {
-            "float('inf')"
-        } else {
-            "float('-inf')"
-        }
-        .into(),
-        Attr::Float(x) => format!("{x:?}"),
-        Attr::Str(s) => format!("{s:?}"),
-        Attr::Ints(v) => format!(
-            "[{}]",
-            v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
-        ),
-        Attr::DType(d) => torch_dtype(*d),
-    }
-}
-
-fn kw(attrs: &Attrs, names: &[&str]) -> String {
+fn kw(attrs: &Attrs, names: &[&str], d: Dialect) -> String {
     names
         .iter()
-        .map(|n| format!(", {n}={}", py(a(attrs, n))))
+        .map(|n| format!(", {n}={}", literal(a(attrs, n), d)))
         .collect()
 }
 
@@ -50,27 +22,50 @@ fn opt(args: &[String], i: usize) -> String {
     args.get(i).cloned().unwrap_or_else(|| "None".into())
 }
 
-/// The dims of a reduction as a python list (all dims when `none`).
-fn dims(attrs: &Attrs, rank: usize) -> String {
-    match a(attrs, "dim") {
-        Attr::Ints(v) => py(&Attr::Ints(v.clone())),
-        _ => py(&Attr::Ints((0..rank as i64).collect())),
+/// The dims of a reduction: a python list (all dims when `none`); the seed dialect writes
+/// one dim as an int and `none` as `None`, like seed programs do.
+fn dims(attrs: &Attrs, rank: usize, d: Dialect) -> String {
+    match (d, a(attrs, "dim")) {
+        (Dialect::Seed, Attr::Ints(v)) if v.len() == 1 => v[0].to_string(),
+        (Dialect::Seed, other) => literal(other, d),
+        (Dialect::Reference, Attr::Ints(v)) => py(&Attr::Ints(v.clone())),
+        (Dialect::Reference, _) => py(&Attr::Ints((0..rank as i64).collect())),
     }
 }
 
-/// The Python expression computing `op(args) {attrs}`. `inputs` are the argument types,
-/// `device` an expression giving the device for created tensors (e.g. `x.device`).
+/// The Python expression computing `op(args) {attrs}` in dialect `d`. `inputs` are the
+/// argument types, `device` an expression giving the device for created tensors (e.g.
+/// `x.device`). `attrs` must be normalized.
 pub fn torch_expr(
     op: Op,
     attrs: &Attrs,
     args: &[String],
     inputs: &[&TensorType],
     device: &str,
+    d: Dialect,
 ) -> String {
     let x = args.first().cloned().unwrap_or_default();
     let rank = inputs.first().map(|t| t.rank()).unwrap_or(0);
     let f = "torch.nn.functional";
+    let seed = d == Dialect::Seed;
+    let py = |v: &Attr| literal(v, d);
+    let kw = |attrs: &Attrs, names: &[&str]| kw(attrs, names, d);
     let keep = || py(a(attrs, "keepdim"));
+    // `x, weight, bias`: the seed dialect leaves an absent bias out, the reference passes `None`
+    let with_bias = || {
+        if seed {
+            args.join(", ")
+        } else {
+            format!("{x}, {}, {}", args[1], opt(args, 2))
+        }
+    };
+    // an optional input: positional (`None` when absent), or in the seed dialect a keyword
+    // left out when absent
+    let opt_kw = |i: usize, name: &str| match (seed, args.get(i)) {
+        (true, Some(v)) => format!(", {name}={v}"),
+        (true, None) => String::new(),
+        (false, v) => format!(", {}", v.cloned().unwrap_or_else(|| "None".into())),
+    };
     match op {
         Op::Full => format!(
             "torch.full({}, {}, dtype={}, device={device})",
@@ -78,7 +73,10 @@ pub fn torch_expr(
             py(a(attrs, "value")),
             py(a(attrs, "dtype"))
         ),
-        Op::Cast => format!("{x}.to({})", py(a(attrs, "dtype"))),
+        Op::Cast => match a(attrs, "dtype") {
+            Attr::DType(crate::DType::F32) if seed => format!("{x}.float()"),
+            t => format!("{x}.to({})", py(t)),
+        },
         Op::Dropout => format!("{f}.dropout({x}{})", kw(attrs, &["p", "training"])),
         Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Maximum | Op::Minimum | Op::Pow => {
             format!("torch.{}({x}, {})", op.name(), args[1])
@@ -115,17 +113,23 @@ pub fn torch_expr(
         Op::Sum | Op::Mean => format!(
             "torch.{}({x}, dim={}, keepdim={})",
             op.name(),
-            dims(attrs, rank),
+            dims(attrs, rank, d),
+            keep()
+        ),
+        Op::Max | Op::Min if seed => format!(
+            "torch.{}({x}, dim={}, keepdim={}).values",
+            op.name(),
+            dims(attrs, rank, d),
             keep()
         ),
         Op::Max => format!(
             "torch.amax({x}, dim={}, keepdim={})",
-            dims(attrs, rank),
+            dims(attrs, rank, d),
             keep()
         ),
         Op::Min => format!(
             "torch.amin({x}, dim={}, keepdim={})",
-            dims(attrs, rank),
+            dims(attrs, rank, d),
             keep()
         ),
         Op::Prod => {
@@ -151,28 +155,29 @@ pub fn torch_expr(
             keep()
         ),
         Op::Var | Op::Std => {
-            let c = a(attrs, "correction").as_float().unwrap_or(1.0);
-            let c = if c.fract() == 0.0 {
-                format!("{}", c as i64)
-            } else {
-                format!("{c:?}")
-            };
+            let c = int_if_whole(a(attrs, "correction"), d);
             format!(
                 "torch.{}({x}, dim={}, correction={c}, keepdim={})",
                 op.name(),
-                dims(attrs, rank),
+                dims(attrs, rank, d),
                 keep()
             )
         }
+        Op::Norm if seed => format!(
+            "torch.norm({x}, p={}, dim={}, keepdim={})",
+            py(a(attrs, "p")),
+            dims(attrs, rank, d),
+            keep()
+        ),
         Op::Norm => format!(
             "torch.linalg.vector_norm({x}, ord={}, dim={}, keepdim={})",
             py(a(attrs, "p")),
-            dims(attrs, rank),
+            dims(attrs, rank, d),
             keep()
         ),
         Op::Logsumexp => format!(
             "torch.logsumexp({x}, dim={}, keepdim={})",
-            py(a(attrs, "dim")),
+            dims(attrs, rank, d),
             keep()
         ),
         Op::Softmax | Op::LogSoftmax | Op::Cumsum | Op::Cumprod => {
@@ -210,7 +215,7 @@ pub fn torch_expr(
             kw(attrs, &["margin", "p", "eps", "swap", "reduction"])
         ),
         Op::Matmul | Op::Bmm => format!("torch.{}({x}, {})", op.name(), args[1]),
-        Op::Linear => format!("{f}.linear({x}, {}, {})", args[1], opt(args, 2)),
+        Op::Linear => format!("{f}.linear({})", with_bias()),
         Op::Einsum => format!(
             "torch.einsum({}, {})",
             py(a(attrs, "equation")),
@@ -224,17 +229,15 @@ pub fn torch_expr(
             kw(attrs, &["dropout_p", "is_causal", "scale"])
         ),
         Op::Conv1d | Op::Conv2d | Op::Conv3d => format!(
-            "{f}.{}({x}, {}, {}{})",
+            "{f}.{}({}{})",
             op.name(),
-            args[1],
-            opt(args, 2),
+            with_bias(),
             kw(attrs, &["stride", "padding", "dilation", "groups"])
         ),
         Op::ConvTranspose1d | Op::ConvTranspose2d | Op::ConvTranspose3d => format!(
-            "{f}.{}({x}, {}, {}{})",
+            "{f}.{}({}{})",
             op.name(),
-            args[1],
-            opt(args, 2),
+            with_bias(),
             kw(
                 attrs,
                 &["stride", "padding", "output_padding", "groups", "dilation"]
@@ -242,7 +245,7 @@ pub fn torch_expr(
         ),
         Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d => {
             let stride = match a(attrs, "stride") {
-                Attr::None => a(attrs, "kernel_size").clone(),
+                Attr::None if !seed => a(attrs, "kernel_size").clone(),
                 s => s.clone(),
             };
             format!(
@@ -285,23 +288,29 @@ pub fn torch_expr(
             format!("{f}.{}({x}, {})", op.name(), py(a(attrs, "output_size")))
         }
         Op::BatchNorm => format!(
-            "{f}.batch_norm({x}, None, None, {}, {}{})",
-            opt(args, 1),
-            opt(args, 2),
+            "{f}.batch_norm({x}, None, None{}{}{})",
+            opt_kw(1, "weight"),
+            opt_kw(2, "bias"),
             kw(attrs, &["training", "momentum", "eps"])
         ),
         Op::LayerNorm => format!(
-            "{f}.layer_norm({x}, {}, {}, {}{})",
+            "{f}.layer_norm({x}, {}{}{}{})",
             py(a(attrs, "normalized_shape")),
-            opt(args, 1),
-            opt(args, 2),
+            opt_kw(1, "weight"),
+            opt_kw(2, "bias"),
             kw(attrs, &["eps"])
         ),
         Op::GroupNorm => format!(
-            "{f}.group_norm({x}, {}, {}, {}{})",
+            "{f}.group_norm({x}, {}{}{}{})",
             py(a(attrs, "num_groups")),
-            opt(args, 1),
-            opt(args, 2),
+            opt_kw(1, "weight"),
+            opt_kw(2, "bias"),
+            kw(attrs, &["eps"])
+        ),
+        Op::InstanceNorm if seed => format!(
+            "{f}.instance_norm({x}{}{}{})",
+            opt_kw(1, "weight"),
+            opt_kw(2, "bias"),
             kw(attrs, &["eps"])
         ),
         Op::InstanceNorm => format!(
@@ -310,19 +319,31 @@ pub fn torch_expr(
             opt(args, 2),
             kw(attrs, &["eps"])
         ),
-        Op::RmsNorm => format!(
-            "{f}.rms_norm({x}, {}, {}{})",
-            py(a(attrs, "normalized_shape")),
-            opt(args, 1),
-            kw(attrs, &["eps"])
-        ),
+        Op::RmsNorm => {
+            // the seed dialect leaves out an eps of `none` (the dtype's epsilon)
+            let eps = match a(attrs, "eps") {
+                Attr::None if seed => String::new(),
+                _ => kw(attrs, &["eps"]),
+            };
+            format!(
+                "{f}.rms_norm({x}, {}{}{eps})",
+                py(a(attrs, "normalized_shape")),
+                opt_kw(1, "weight"),
+            )
+        }
         Op::Transpose => format!(
             "torch.transpose({x}, {}, {})",
             py(a(attrs, "dim0")),
             py(a(attrs, "dim1"))
         ),
+        Op::Permute if seed => format!("torch.permute({x}, {})", py(a(attrs, "dims"))),
         Op::Permute => format!("{x}.permute({})", py(a(attrs, "dims"))),
         Op::Reshape => format!("torch.reshape({x}, {})", py(a(attrs, "shape"))),
+        Op::Flatten if seed => format!(
+            "torch.flatten({x}, start_dim={}, end_dim={})",
+            py(a(attrs, "start_dim")),
+            py(a(attrs, "end_dim"))
+        ),
         Op::Flatten => format!(
             "torch.flatten({x}, {}, {})",
             py(a(attrs, "start_dim")),
@@ -383,7 +404,7 @@ pub fn torch_expr(
 fn aten_call(attrs: &Attrs, args: &[String], device: &str) -> String {
     let target = a(attrs, "target").as_str().unwrap_or_default();
     let template = a(attrs, "args").as_str().unwrap_or_default();
-    let rendered = drtc_ir::op::aten::render_args(template, args, device)
+    let rendered = crate::op::aten::render_args(template, args, device)
         .unwrap_or_else(|e| panic!("a verified aten call's arguments render: {e}"));
     format!("torch.ops.{target}({rendered})")
 }

@@ -1,8 +1,8 @@
 //! IR back to a PyTorch program in the DRTriton seed format (`get_inputs`,
 //! `fused_operator`), used for reference programs, subproblems and synthesized data.
 
-use super::call::{torch_dtype, torch_expr};
-use drtc_ir::{DType, Graph, TensorType, ValueId};
+use super::{torch_dtype, torch_expr, Dialect};
+use crate::{DType, Graph, TensorType, ValueId};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -89,7 +89,7 @@ pub fn random_input(ty: &TensorType) -> String {
     }
 }
 
-/// Emits `g` as a seed-format program.
+/// Emits `g` as a seed-format program in the reference dialect.
 pub fn emit_seed_program(g: &Graph) -> String {
     let mut out = String::from("import torch\n\n\ndef get_inputs():\n    return [\n");
     for &v in g.inputs() {
@@ -112,7 +112,14 @@ pub fn emit_seed_program(g: &Graph) -> String {
         let node = g.node(n);
         let args: Vec<String> = node.inputs.iter().map(|v| names[v].clone()).collect();
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
-        let expr = torch_expr(node.op, &node.attrs, &args, &tys, &device);
+        let expr = torch_expr(
+            node.op,
+            &node.attrs,
+            &args,
+            &tys,
+            &device,
+            Dialect::Reference,
+        );
         let outs: Vec<String> = (0..node.outputs.len())
             .map(|k| {
                 if k == 0 {
