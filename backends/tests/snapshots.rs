@@ -3,7 +3,8 @@
 //! its module is snapshotted in two parts: the Triton kernels, and the host side (the
 //! region listing, `drtc_forward`, the guard table and the entry point). The guard
 //! runtime embedded in every module (`src/guard_runtime.py`) is replaced by one marker
-//! line, and the drtc version by a placeholder, so that neither churns every snapshot.
+//! line (so is the CUDA-graph runtime where a module uses graphs), and the drtc version by a
+//! placeholder, so that neither churns every snapshot.
 //! No Python is needed: `interp.rs` runs the same modules.
 //!
 //! The GPU form is snapshotted (`interpret: false`, the module `drtc compile --device cuda`
@@ -16,6 +17,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 const GUARD_RUNTIME: &str = include_str!("../src/guard_runtime.py");
+const GRAPH_RUNTIME: &str = include_str!("../src/graph_runtime.py");
 const KERNELS_END: &str =
     "# the kernels, for exactly the inputs in _DRTC_GUARD (call through _drtc_dispatch)\n";
 
@@ -68,6 +70,16 @@ fn parts(m: &GeneratedModule) -> (String, String) {
     let host = host.replacen(
         GUARD_RUNTIME,
         "# <the guard runtime: src/guard_runtime.py>\n",
+        1,
+    );
+    // the CUDA-graph runtime is embedded where the module uses graphs (at most once)
+    assert!(
+        host.matches(GRAPH_RUNTIME).count() <= 1,
+        "one graph runtime"
+    );
+    let host = host.replacen(
+        GRAPH_RUNTIME,
+        "# <the CUDA-graph runtime: src/graph_runtime.py>\n",
         1,
     );
     let version = format!("    \"version\": \"{}\",\n", env!("CARGO_PKG_VERSION"));
