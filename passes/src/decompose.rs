@@ -12,8 +12,7 @@ use crate::fuse::{
     FuseOptions,
 };
 use crate::options::{OptionDef, OptionKind, OptionValue, PassOptions};
-use crate::registry::PassInfo;
-use crate::{Changed, Pass, PassContext, PassError};
+use crate::{Changed, Pass, PassContext, PassError, PassInfo};
 use drtc_ir::{Graph, InputKind, NodeId, ValueId};
 use petgraph::graphmap::DiGraphMap;
 use std::collections::{BTreeSet, HashMap};

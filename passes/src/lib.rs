@@ -17,5 +17,5 @@ pub mod registry;
 pub use error::{PassError, PipelineError};
 pub use manager::{IrDump, ManagerOptions, PassEvent, PassManager, PassReport, PassRun};
 pub use options::{OptionDef, OptionKind, OptionValue, PassOptions};
-pub use pass::{Changed, Pass, PassContext};
+pub use pass::{Changed, Pass, PassContext, PassInfo};
 pub use pipeline::{Pipeline, PipelineEntry, PipelineOption};

@@ -2,20 +2,8 @@
 //! Adding a pass = its file + one line in [`PASSES`]. Building a [`Pipeline`] checks every
 //! name and option here, so mistakes are reported with the valid choices, at their column.
 
-use crate::options::{OptionDef, PassOptions};
-use crate::{Pass, Pipeline, PipelineError};
-
-/// What the registry knows about one pass.
-pub struct PassInfo {
-    /// The name in pipeline strings.
-    pub name: &'static str,
-    /// One line: what the pass does.
-    pub summary: &'static str,
-    pub options: &'static [OptionDef],
-    /// Builds the pass from checked options (all declared options present); `Err` explains
-    /// a value that is well-typed but unacceptable.
-    pub build: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
-}
+use crate::options::PassOptions;
+use crate::{Pass, PassInfo, Pipeline, PipelineError};
 
 /// Every pass, in alphabetical order.
 pub static PASSES: &[PassInfo] = &[

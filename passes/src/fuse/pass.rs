@@ -4,8 +4,7 @@
 
 use super::{plan_fusion, FuseOptions};
 use crate::options::{OptionDef, OptionKind, OptionValue, PassOptions};
-use crate::registry::PassInfo;
-use crate::{Changed, Pass, PassContext, PassError};
+use crate::{Changed, Pass, PassContext, PassError, PassInfo};
 use drtc_ir::Graph;
 
 /// Registry entry.
