@@ -10,7 +10,7 @@ use crate::triton::{
     BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig, Precision, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
-use drtc_passes::fuse::{check_reduction, pointwise_domain, FusionPlan, Region, RegionKind};
+use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -60,6 +60,8 @@ pub struct RegionReport {
     /// Ops computed with PyTorch although the region kind has a template (no template for
     /// something in it), or fallback regions.
     pub fallback: bool,
+    /// Why a kernel region is computed with PyTorch, when it is.
+    pub fallback_reason: Option<String>,
     /// Contraction regions: the implementation and precision chosen, and why.
     pub gemm: Option<GemmReport>,
 }
@@ -452,6 +454,8 @@ fn gemm_choice(
     })
 }
 
+/// The kernels of kernel region `r`, or why it has none (then it is computed with
+/// PyTorch, and the report says why).
 fn region_kernel(
     g: &Graph,
     r: &Region,
@@ -459,30 +463,44 @@ fn region_kernel(
     name: &str,
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
-) -> Option<RegionCode> {
+) -> Result<RegionCode, String> {
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],
         scratch: vec![],
         stats: vec![],
     };
+    let uncovered = || format!("the {} template does not cover this region", r.kind);
     match r.kind {
         RegionKind::Pointwise => {
-            let domain = pointwise_domain(g, &r.nodes);
-            pointwise_kernel(g, name, &r.nodes, &r.outputs, &domain, config).map(one)
+            pointwise_kernel(g, name, &r.nodes, &r.outputs, &r.iteration, config)
+                .map(one)
+                .ok_or_else(uncovered)
         }
         RegionKind::Reduction => {
-            let space = check_reduction(g, &r.nodes).ok()?;
-            reduction_kernel(g, name, &r.nodes, &r.outputs, &space, config)
+            // the plan records every reduction region's space (FusionPlan::verify)
+            let space = r
+                .reduction
+                .as_ref()
+                .ok_or("the plan gives this reduction region no reduction space")?;
+            reduction_kernel(g, name, &r.nodes, &r.outputs, space, config).ok_or_else(uncovered)
         }
         RegionKind::Contraction => {
-            let mode = match gemm_choice(g, r, index, opts)?.0 {
+            let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {
                 GemmImpl::Triton { dot } => DotMode { dot },
-                GemmImpl::Library | GemmImpl::PyTorch => return None,
+                imp @ (GemmImpl::Library | GemmImpl::PyTorch) => {
+                    return Err(format!("the GEMM is computed as {}", imp.describe()))
+                }
             };
-            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config).map(one)
+            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config)
+                .map(one)
+                .ok_or_else(uncovered)
         }
-        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
-        _ => None,
+        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config)
+            .map(one)
+            .ok_or_else(uncovered),
+        RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
+            Err(format!("{} regions are computed on the host", r.kind))
+        }
     }
 }
 
@@ -502,6 +520,7 @@ pub fn generate_region_kernel(
         opts,
         config,
     )
+    .ok()
     .and_then(|c| c.kernels.into_iter().last())
 }
 
@@ -637,6 +656,7 @@ pub fn generate_module(
             ops,
             kernel: None,
             fallback: r.kind == RegionKind::Fallback,
+            fallback_reason: None,
             gemm: None,
         };
         let gemm = if r.kind == RegionKind::Contraction {
@@ -669,13 +689,14 @@ pub fn generate_module(
         } else if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
             match region_kernel(g, r, i, &name, opts, opts.configs.get(&i).cloned()) {
-                Some(code) => {
+                Ok(code) => {
                     let last = code.kernels.last().expect("a region has a kernel");
                     report.kernel = Some((last.name.clone(), last.config.clone()));
                     host.launch_region(&code);
                 }
-                None => {
+                Err(why) => {
                     report.fallback = true;
+                    report.fallback_reason = Some(why);
                     let nodes: Vec<NodeId> = r.nodes.clone();
                     host.torch_nodes(&nodes);
                 }

@@ -30,6 +30,7 @@ fn load(name: &str) -> (Graph, FusionPlan, String) {
     let g = drtc_ir::text::parse(&src).unwrap();
     let reference = emit_seed_program(&g);
     let plan = plan_fusion(&g, &FuseOptions::default());
+    plan.verify(&g).expect("a valid fusion plan");
     (g, plan, reference)
 }
 

@@ -53,8 +53,9 @@ fn programs_match_pytorch_under_the_interpreter() {
         let mut g =
             drtc_ir::text::parse(&src).unwrap_or_else(|e| panic!("{}", e.render(&src, &name)));
         let reference = emit_seed_program(&g);
+        // what `drtc compile` runs before fusion
         let pm = PassManager::parse(
-            "dce,cse,dce",
+            &drtc_passes::presets::source(drtc_passes::presets::CLEANUP),
             ManagerOptions {
                 verify_each: true,
                 print_ir_after: vec![],
@@ -64,6 +65,7 @@ fn programs_match_pytorch_under_the_interpreter() {
         pm.run(&mut g).unwrap();
         g.compact();
         let plan = plan_fusion(&g, &FuseOptions::default());
+        plan.verify(&g).expect("a valid fusion plan");
         let opts = CodegenOptions {
             interpret: true,
             ..Default::default()

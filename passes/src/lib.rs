@@ -1,7 +1,7 @@
 //! drtc's passes over the IR and the framework that runs them: the [`Pass`] trait (rewrites)
 //! and the [`Analysis`] trait (steps that only report: fusion planning, decomposition), pass
 //! options and the [`registry`] (the one list of each), pipelines as strings
-//! ([`Pipeline`]), and the [`PassManager`] (verify-each, IR capture, timing).
+//! ([`Pipeline`]) and the compiler's own ([`presets`]), and the [`PassManager`] (verify-each, IR capture, timing).
 
 mod analysis;
 pub mod cse;
@@ -14,6 +14,7 @@ mod manager;
 pub mod options;
 mod pass;
 mod pipeline;
+pub mod presets;
 pub mod registry;
 mod step;
 

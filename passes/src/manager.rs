@@ -348,6 +348,27 @@ mod tests {
     }
 
     #[test]
+    fn analyses_report_without_changing_or_reverifying_the_graph() {
+        let pm = PassManager::parse("dce,fuse", verifying(&[])).unwrap();
+        let mut g = sample();
+        let report = pm.run(&mut g).unwrap();
+        let fuse = &report.runs[1];
+        assert_eq!((fuse.pass, fuse.changed), ("fuse", Changed::No));
+        assert_eq!(
+            fuse.verify_duration, None,
+            "an analysis cannot break the graph"
+        );
+        assert!(report.runs[0].verify_duration.is_some());
+        assert!(
+            fuse.decisions
+                .iter()
+                .any(|d| d.starts_with("region 0 pointwise")),
+            "{:?}",
+            fuse.decisions
+        );
+    }
+
+    #[test]
     fn bad_pipelines_are_pipeline_errors() {
         let err = PassManager::parse("dce,nope", verifying(&[]))
             .err()

@@ -207,5 +207,11 @@ pub fn plan_fusion(g: &Graph, opts: &FuseOptions) -> FusionPlan {
             });
         }
     }
-    FusionPlan { regions, log }
+    let plan = FusionPlan { regions, log };
+    // in debug builds (and so in every test) each plan is checked where it is made
+    #[cfg(debug_assertions)]
+    if let Err(e) = plan.verify(g) {
+        panic!("plan_fusion made an invalid plan: {e}\n{}", plan.display(g));
+    }
+    plan
 }
