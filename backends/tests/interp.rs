@@ -9,21 +9,11 @@ use drtc_passes::fuse::{plan_fusion, FuseOptions};
 use drtc_passes::{ManagerOptions, PassManager};
 use std::path::{Path, PathBuf};
 
+/// drtc's Python, found as every launch finds it (`drtc_env`).
 fn python() -> PathBuf {
-    if let Ok(p) = std::env::var("DRTC_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var("DRTC_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let cache = std::env::var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| {
-                    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
-                });
-            cache.join("drtc")
-        });
-    home.join("venv/bin/python")
+    drtc_env::PythonEnv::locate(&drtc_env::DrtcHome::from_env())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python
 }
 
 #[test]
