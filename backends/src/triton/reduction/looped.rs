@@ -1,0 +1,245 @@
+//! The row strategy: one program per BLOCK_R rows, either a single pass over whole
+//! rows (BLOCK_C >= columns) or looped passes over BLOCK_C columns, one per reduction
+//! (two moments in one Welford pass), then a last pass that writes the domain-shaped
+//! outputs.
+
+use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, Builder};
+use super::{reduction_config, BatchStats, RegionCode};
+use crate::triton::epilogue::contiguous_offset;
+use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use crate::triton::program::{Code, RedKind, Sp};
+use crate::triton::ty::{compute_ty, float_lit, storage_ty};
+use drtc_ir::{Graph, NodeId, ValueId};
+use drtc_passes::fuse::ReduceSpace;
+use std::fmt::Write;
+
+/// The kernel of a reduction region in the row strategy; `config` defaults to
+/// [`reduction_config`].
+#[allow(clippy::too_many_arguments)]
+pub(super) fn row_kernel(
+    g: &Graph,
+    name: &str,
+    nodes: &[NodeId],
+    outputs: &[ValueId],
+    space: &ReduceSpace,
+    b: &Builder,
+    stores: &[(usize, Sp)],
+    stats: Vec<BatchStats>,
+    config: Option<LaunchConfig>,
+    rows: u64,
+    cols: u64,
+) -> RegionCode {
+    let config = config.unwrap_or_else(|| reduction_config(rows, cols));
+    let (block_r, block_c) = (config.block("BLOCK_R"), config.block("BLOCK_C"));
+    let single = block_c >= cols;
+    let prog = &b.prog;
+    let dims = &b.dims;
+    let wide = crate::triton::pointwise::needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|a| a.value)),
+    );
+    let mut body = String::new();
+    let pid = if wide {
+        "tl.program_id(0).to(tl.int64)"
+    } else {
+        "tl.program_id(0)"
+    };
+    writeln!(
+        body,
+        "    rows = {pid} * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]"
+    )
+    .unwrap();
+    writeln!(body, "    rmask = rows < {rows}").unwrap();
+    comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
+    // contiguous offset of a domain-shaped output
+    let full_off = contiguous_offset(&space.domain, &|d| dims.full[d].clone());
+    let col_header = |out: &mut String, indent: &str, start: &str| {
+        writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
+        writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
+        comps_decompose(out, indent, "cols", &dims.col_comps);
+    };
+    let store_full = |out: &mut String, indent: &str, emitted: &dyn Fn(usize) -> bool| {
+        for (k, &(i, sp)) in stores.iter().enumerate() {
+            if sp == Sp::Full {
+                let st = storage_ty(prog.stmts[i].dtype);
+                let _ = emitted;
+                writeln!(
+                    out,
+                    "{indent}tl.store(out{k} + {full_off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
+                    prog.var(i),
+                    compute_ty(prog.stmts[i].dtype)
+                )
+                .unwrap();
+            }
+        }
+    };
+    let full_roots: Vec<usize> = stores
+        .iter()
+        .filter(|s| s.1 == Sp::Full)
+        .map(|s| s.0)
+        .collect();
+    if single {
+        col_header(&mut body, "    ", "");
+        for (i, s) in prog.stmts.iter().enumerate() {
+            match &s.code {
+                Code::Expr(code) => writeln!(body, "    {} = {code}", s.var).unwrap(),
+                Code::Reduce { kind, input } => {
+                    let line = reduce_line(*kind, prog.var(*input), s.dtype);
+                    writeln!(body, "    {} = {line}[:, None]", s.var).unwrap();
+                }
+            }
+            let _ = i;
+        }
+        store_full(&mut body, "    ", &|_| true);
+    } else {
+        let mut emitted = vec![false; prog.stmts.len()];
+        for (i, s) in prog.stmts.iter().enumerate() {
+            if emitted[i] {
+                continue;
+            }
+            if let Some(&(_, q, x)) = b.welford.iter().find(|w| w.0 == i) {
+                // one pass for both moments: per block, its sum and its squared deviations
+                // around its own mean, merged into the running mean and M2 (Chan et al.)
+                let ct = compute_ty(prog.stmts[x].dtype);
+                writeln!(body, "    wmean{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                writeln!(body, "    wm2{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+                col_header(&mut body, "        ", "cstart + ");
+                let need = prog.closure(&[x], &|j| emitted[j]);
+                emit_stmts(&mut body, prog, &need, "        ");
+                let xv = prog.var(x);
+                writeln!(
+                    body,
+                    "        nb = tl.minimum({cols} - cstart, BLOCK_C).to({ct})"
+                )
+                .unwrap();
+                writeln!(
+                    body,
+                    "        bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / nb"
+                )
+                .unwrap();
+                writeln!(
+                    body,
+                    "        bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)"
+                )
+                .unwrap();
+                writeln!(body, "        bm2 = tl.sum(bdev * bdev, axis=1)").unwrap();
+                writeln!(body, "        tot = cstart + nb").unwrap();
+                writeln!(body, "        delta = bmean - wmean{i}").unwrap();
+                writeln!(body, "        wmean{i} = wmean{i} + delta * (nb / tot)").unwrap();
+                writeln!(
+                    body,
+                    "        wm2{i} = wm2{i} + bm2 + delta * delta * (cstart * (nb / tot))"
+                )
+                .unwrap();
+                writeln!(
+                    body,
+                    "    {} = (wmean{i} * {})[:, None]",
+                    s.var,
+                    float_lit(cols as f64)
+                )
+                .unwrap();
+                writeln!(body, "    {} = wm2{i}[:, None]", prog.var(q)).unwrap();
+                emitted[i] = true;
+                emitted[q] = true;
+                continue;
+            }
+            match (&s.code, s.space) {
+                (Code::Expr(code), Sp::Row) => {
+                    writeln!(body, "    {} = {code}", s.var).unwrap();
+                    emitted[i] = true;
+                }
+                (Code::Reduce { kind, input }, _) => {
+                    let (acc, idx) = (format!("acc{i}"), format!("idx{i}"));
+                    let ct = compute_ty(prog.stmts[*input].dtype);
+                    acc_init(&mut body, *kind, &acc, &idx, "BLOCK_R", ct);
+                    writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+                    col_header(&mut body, "        ", "cstart + ");
+                    let need = prog.closure(&[*input], &|j| emitted[j]);
+                    emit_stmts(&mut body, prog, &need, "        ");
+                    acc_update(
+                        &mut body,
+                        *kind,
+                        prog.var(*input),
+                        s.dtype,
+                        &acc,
+                        &idx,
+                        "cstart",
+                    );
+                    let fin = if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+                        idx
+                    } else {
+                        acc
+                    };
+                    writeln!(body, "    {} = {fin}[:, None]", s.var).unwrap();
+                    emitted[i] = true;
+                }
+                _ => {}
+            }
+        }
+        if !full_roots.is_empty() {
+            writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+            col_header(&mut body, "        ", "cstart + ");
+            let need = prog.closure(&full_roots, &|j| emitted[j]);
+            emit_stmts(&mut body, prog, &need, "        ");
+            store_full(&mut body, "        ", &|j| emitted[j]);
+        }
+    }
+    for (k, &(i, sp)) in stores.iter().enumerate() {
+        if sp == Sp::Row {
+            let st = storage_ty(if k >= outputs.len() {
+                prog.stmts[i].dtype
+            } else {
+                g.ty(outputs[k]).dtype
+            });
+            writeln!(
+                body,
+                "    tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {})).to({st}), mask=rmask)",
+                prog.var(i),
+                compute_ty(prog.stmts[i].dtype)
+            )
+            .unwrap();
+        }
+    }
+    let mut source = String::new();
+    writeln!(source, "@triton.jit").unwrap();
+    writeln!(
+        source,
+        "def {name}({}):",
+        signature(prog, stores.len(), &[], &["BLOCK_R", "BLOCK_C"])
+    )
+    .unwrap();
+    source.push_str(&ops_comment(g, nodes));
+    writeln!(
+        source,
+        "    # {rows} rows x {cols} columns, {}",
+        if single {
+            "single pass"
+        } else {
+            "looped passes"
+        }
+    )
+    .unwrap();
+    source.push_str(&body);
+    let grid = vec![rows.div_ceil(block_r).max(1)];
+    let _ = block_c;
+    RegionCode {
+        kernels: vec![TritonKernel {
+            name: name.to_string(),
+            source,
+            inputs: b.prog.inputs.clone(),
+            outputs: outputs.to_vec(),
+            grid,
+            grid_expr: None,
+            config,
+            extra_args: vec![],
+            scratch_args: vec![],
+            operand_prep: vec![],
+        }],
+        scratch: vec![],
+        stats,
+    }
+}

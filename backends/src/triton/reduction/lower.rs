@@ -1,0 +1,405 @@
+//! Lowering a reduction region's nodes to a row program: the index space of rows and
+//! columns, the statements of each op, and the accumulator code the strategies share.
+
+use crate::triton::kernel::decompose;
+use crate::triton::program::{align, IndexSource, Program, RedKind, Sp};
+use crate::triton::ty::float_lit;
+use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
+use drtc_passes::fuse::{space_of, ReduceSpace, Space};
+use std::fmt::Write;
+
+pub(super) struct Dims {
+    /// index expression of each domain dim, in Full space
+    pub(super) full: Vec<String>,
+    /// index expression of each domain dim, in Row space ("0" for column dims)
+    pub(super) row: Vec<String>,
+    pub(super) row_comps: Vec<(String, i64)>,
+    pub(super) col_comps: Vec<(String, i64)>,
+}
+
+impl IndexSource for Dims {
+    fn dim_index(&self, sp: Sp, d: usize) -> String {
+        match sp {
+            Sp::Full => self.full[d].clone(),
+            Sp::Row => self.row[d].clone(),
+        }
+    }
+    fn mask(&self, sp: Sp) -> String {
+        match sp {
+            Sp::Full => "mask".into(),
+            Sp::Row => "rmask".into(),
+        }
+    }
+}
+
+pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
+    let mut d = Dims {
+        full: vec![],
+        row: vec![],
+        row_comps: vec![],
+        col_comps: vec![],
+    };
+    for (i, (&size, &red)) in space.domain.iter().zip(&space.reduced).enumerate() {
+        match space.groups {
+            Some((gd, g)) if gd == i => {
+                let per = size / g;
+                let rg = if g == 1 {
+                    "0".to_string()
+                } else {
+                    format!("r{i}")
+                };
+                let cg = if per == 1 {
+                    "0".to_string()
+                } else {
+                    format!("c{i}")
+                };
+                d.row_comps.push((format!("r{i}"), g));
+                d.col_comps.push((format!("c{i}"), per));
+                d.full.push(format!("({rg} * {per} + {cg})"));
+                d.row.push("0".into());
+            }
+            _ if size == 1 => {
+                d.full.push("0".into());
+                d.row.push("0".into());
+            }
+            _ if red => {
+                d.col_comps.push((format!("c{i}"), size));
+                d.full.push(format!("c{i}"));
+                d.row.push("0".into());
+            }
+            _ => {
+                d.row_comps.push((format!("r{i}"), size));
+                d.full.push(format!("r{i}"));
+                d.row.push(format!("r{i}"));
+            }
+        }
+    }
+    d
+}
+
+pub(super) fn comps_decompose(out: &mut String, indent: &str, flat: &str, comps: &[(String, i64)]) {
+    let shape: Vec<i64> = comps.iter().map(|c| c.1).collect();
+    let names: Vec<String> = comps.iter().map(|c| c.0.clone()).collect();
+    decompose(out, indent, flat, &shape, &names);
+}
+
+pub(super) struct Builder<'g> {
+    pub(super) g: &'g Graph,
+    pub(super) prog: Program,
+    pub(super) dims: Dims,
+    pub(super) space: ReduceSpace,
+    pub(super) cols: u64,
+    pub(super) stats: Vec<(NodeId, usize, usize)>,
+    /// Moment pairs (sum of x, sum of squared deviations, x): a looped kernel computes
+    /// both in one pass with Chan's parallel update instead of two passes.
+    pub(super) welford: Vec<(usize, usize, usize)>,
+}
+
+impl Builder<'_> {
+    fn identity(&self) -> Vec<usize> {
+        (0..self.space.domain.len()).collect()
+    }
+    fn full(&mut self, dtype: DType, code: String, deps: Vec<usize>) -> usize {
+        self.prog.expr(Sp::Full, dtype, code, deps)
+    }
+    fn row(&mut self, dtype: DType, code: String, deps: Vec<usize>) -> usize {
+        self.prog.expr(Sp::Row, dtype, code, deps)
+    }
+    fn v(&self, i: usize) -> String {
+        self.prog.var(i).to_string()
+    }
+    /// The reduced operand, read over the whole domain.
+    fn operand(&mut self, v: ValueId) -> usize {
+        let map = align(&self.g.ty(v).shape, &self.space.domain, &self.identity());
+        self.prog.value(self.g, v, Sp::Full, map, &self.dims)
+    }
+    /// mean and biased variance of `x` over the columns.
+    fn moments(&mut self, x: usize, dt: DType) -> (usize, usize, usize) {
+        let c = float_lit(self.cols as f64);
+        let s = self.prog.reduce(RedKind::Sum, x);
+        let mean = self.row(dt, format!("{} / {c}", self.v(s)), vec![s]);
+        let d = self.full(
+            dt,
+            format!("{} - {}", self.v(x), self.v(mean)),
+            vec![x, mean],
+        );
+        let dd = self.full(dt, format!("{} * {}", self.v(d), self.v(d)), vec![d]);
+        let q = self.prog.reduce(RedKind::Sum, dd);
+        let var = self.row(dt, format!("{} / {c}", self.v(q)), vec![q]);
+        self.welford.push((s, q, x));
+        (mean, d, var)
+    }
+    fn affine(&mut self, node: NodeId, mut y: usize, channel: bool) -> usize {
+        let n = self.g.node(node);
+        let out_dt = self.g.ty(n.outputs[0]).dtype;
+        for (k, sym) in [(1usize, "*"), (2, "+")] {
+            if let Some(&p) = n.inputs.get(k) {
+                let map = if channel {
+                    vec![if self.g.ty(p).shape[0] == 1 {
+                        None
+                    } else {
+                        Some(1)
+                    }]
+                } else {
+                    align(&self.g.ty(p).shape, &self.space.domain, &self.identity())
+                };
+                let w = self.prog.value(self.g, p, Sp::Full, map, &self.dims);
+                y = self.full(
+                    out_dt,
+                    format!("{} {sym} {}", self.v(y), self.v(w)),
+                    vec![y, w],
+                );
+            }
+        }
+        y
+    }
+
+    pub(super) fn node(&mut self, node: NodeId) -> Option<()> {
+        let g = self.g;
+        let n = g.node(node);
+        let out = n.outputs[0];
+        let out_ty = g.ty(out);
+        let dt = if out_ty.dtype == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
+        let f = |k: &str| n.attrs.get(k).and_then(Attr::as_float);
+        let c = float_lit(self.cols as f64);
+        if drtc_passes::fuse::reduce_space(g, node).is_none() {
+            // pointwise, in the space of its result
+            let sp = space_of(&self.space, &out_ty.shape)?;
+            let (psp, use_dims) = match sp {
+                Space::Full | Space::RowKeep => (
+                    if sp == Space::Full { Sp::Full } else { Sp::Row },
+                    self.identity(),
+                ),
+                Space::RowDrop => (
+                    Sp::Row,
+                    (0..self.space.domain.len())
+                        .filter(|&d| !self.space.reduced[d])
+                        .collect(),
+                ),
+            };
+            let args: Vec<usize> = n
+                .inputs
+                .iter()
+                .map(|&v| {
+                    let map = align(&g.ty(v).shape, &out_ty.shape, &use_dims);
+                    self.prog.value(g, v, psp, map, &self.dims)
+                })
+                .collect();
+            self.prog.pointwise(g, node, psp, args)?;
+            return Some(());
+        }
+        if !g.ty(n.inputs[0]).dtype.is_float() {
+            return None;
+        }
+        let x = self.operand(n.inputs[0]);
+        let (sp, result) = match n.op {
+            Op::Sum => (Sp::Row, self.prog.reduce(RedKind::Sum, x)),
+            Op::Max => (Sp::Row, self.prog.reduce(RedKind::Max, x)),
+            Op::Min => (Sp::Row, self.prog.reduce(RedKind::Min, x)),
+            Op::Prod => (Sp::Row, self.prog.reduce(RedKind::Prod, x)),
+            Op::Argmax => (Sp::Row, self.prog.reduce(RedKind::ArgMax, x)),
+            Op::Argmin => (Sp::Row, self.prog.reduce(RedKind::ArgMin, x)),
+            Op::Mean | Op::AdaptiveAvgPool1d | Op::AdaptiveAvgPool2d | Op::AdaptiveAvgPool3d => {
+                let s = self.prog.reduce(RedKind::Sum, x);
+                (
+                    Sp::Row,
+                    self.row(dt, format!("{} / {c}", self.v(s)), vec![s]),
+                )
+            }
+            Op::Var | Op::Std => {
+                let (_, _, var) = self.moments(x, dt);
+                let corr = f("correction")?;
+                let denom = float_lit((self.cols as f64 - corr).max(0.0));
+                let unb = self.row(dt, format!("{} * {c} / {denom}", self.v(var)), vec![var]);
+                if n.op == Op::Std {
+                    (
+                        Sp::Row,
+                        self.row(dt, format!("tl.sqrt({})", self.v(unb)), vec![unb]),
+                    )
+                } else {
+                    (Sp::Row, unb)
+                }
+            }
+            Op::Norm => {
+                let p = f("p")?;
+                let ax = self.full(dt, format!("tl.abs({})", self.v(x)), vec![x]);
+                if p == 2.0 {
+                    let sq = self.full(dt, format!("{} * {}", self.v(x), self.v(x)), vec![x]);
+                    let s = self.prog.reduce(RedKind::Sum, sq);
+                    (
+                        Sp::Row,
+                        self.row(dt, format!("tl.sqrt({})", self.v(s)), vec![s]),
+                    )
+                } else if p == 1.0 {
+                    (Sp::Row, self.prog.reduce(RedKind::Sum, ax))
+                } else if p == f64::INFINITY {
+                    (Sp::Row, self.prog.reduce(RedKind::Max, ax))
+                } else if p == f64::NEG_INFINITY {
+                    (Sp::Row, self.prog.reduce(RedKind::Min, ax))
+                } else if p > 0.0 {
+                    let pl = float_lit(p);
+                    let pw = self.full(
+                        dt,
+                        format!("tl.exp2({pl} * tl.log2({}))", self.v(ax)),
+                        vec![ax],
+                    );
+                    let s = self.prog.reduce(RedKind::Sum, pw);
+                    (
+                        Sp::Row,
+                        self.row(
+                            dt,
+                            format!("tl.exp2(tl.log2({}) / {pl})", self.v(s)),
+                            vec![s],
+                        ),
+                    )
+                } else {
+                    return None;
+                }
+            }
+            Op::Logsumexp | Op::Softmax | Op::LogSoftmax => {
+                let m = self.prog.reduce(RedKind::Max, x);
+                let e = self.full(
+                    dt,
+                    format!("tl.exp({} - {})", self.v(x), self.v(m)),
+                    vec![x, m],
+                );
+                let s = self.prog.reduce(RedKind::Sum, e);
+                match n.op {
+                    Op::Logsumexp => (
+                        Sp::Row,
+                        self.row(
+                            dt,
+                            format!("{} + tl.log({})", self.v(m), self.v(s)),
+                            vec![m, s],
+                        ),
+                    ),
+                    Op::Softmax => (
+                        Sp::Full,
+                        self.full(dt, format!("{} / {}", self.v(e), self.v(s)), vec![e, s]),
+                    ),
+                    _ => (
+                        Sp::Full,
+                        self.full(
+                            dt,
+                            format!("({} - {}) - tl.log({})", self.v(x), self.v(m), self.v(s)),
+                            vec![x, m, s],
+                        ),
+                    ),
+                }
+            }
+            Op::BatchNorm | Op::InstanceNorm | Op::GroupNorm | Op::LayerNorm => {
+                if n.op == Op::BatchNorm
+                    && n.attrs.get("training").and_then(Attr::as_bool) != Some(true)
+                {
+                    return None;
+                }
+                let eps = float_lit(f("eps")?);
+                let (mean, d, var) = self.moments(x, dt);
+                let rstd = self.row(dt, format!("tl.rsqrt({} + {eps})", self.v(var)), vec![var]);
+                let y = self.full(
+                    dt,
+                    format!("{} * {}", self.v(d), self.v(rstd)),
+                    vec![d, rstd],
+                );
+                if n.op == Op::BatchNorm {
+                    let denom = float_lit((self.cols as f64 - 1.0).max(1.0));
+                    let unb = self.row(dt, format!("{} * {c} / {denom}", self.v(var)), vec![var]);
+                    self.stats.push((node, mean, unb));
+                }
+                let channel = n.op != Op::LayerNorm;
+                (Sp::Full, self.affine(node, y, channel))
+            }
+            Op::RmsNorm => {
+                let eps = match f("eps") {
+                    Some(e) => float_lit(e),
+                    None if dt == DType::F64 => float_lit(f64::EPSILON),
+                    None => float_lit(f32::EPSILON as f64),
+                };
+                let sq = self.full(dt, format!("{} * {}", self.v(x), self.v(x)), vec![x]);
+                let s = self.prog.reduce(RedKind::Sum, sq);
+                let r = self.row(
+                    dt,
+                    format!("tl.rsqrt({} / {c} + {eps})", self.v(s)),
+                    vec![s],
+                );
+                let y = self.full(dt, format!("{} * {}", self.v(x), self.v(r)), vec![x, r]);
+                (Sp::Full, self.affine(node, y, false))
+            }
+            _ => return None,
+        };
+        self.prog.vars.insert((out, sp), result);
+        Some(())
+    }
+}
+
+pub(super) fn reduce_line(kind: RedKind, x: &str, dt: DType) -> String {
+    let ninf = "float('-inf')";
+    let pinf = "float('inf')";
+    let _ = dt;
+    match kind {
+        RedKind::Sum => format!("tl.sum(tl.where(mask, {x}, 0.0), axis=1)"),
+        RedKind::Max => format!("tl.max(tl.where(mask, {x}, {ninf}), axis=1)"),
+        RedKind::Min => format!("tl.min(tl.where(mask, {x}, {pinf}), axis=1)"),
+        RedKind::Prod => format!("tl.reduce(tl.where(mask, {x}, 1.0), 1, _drtc_mul)"),
+        RedKind::ArgMax => format!("tl.argmax(tl.where(mask, {x}, {ninf}), axis=1)"),
+        RedKind::ArgMin => format!("tl.argmin(tl.where(mask, {x}, {pinf}), axis=1)"),
+    }
+}
+
+/// Initializes a running accumulator of `width` rows for `kind` (and the index that an
+/// arg-reduction carries along).
+pub(super) fn acc_init(
+    out: &mut String,
+    kind: RedKind,
+    acc: &str,
+    idx: &str,
+    width: &str,
+    ct: &str,
+) {
+    let init = match kind {
+        RedKind::Sum => format!("tl.zeros([{width}], {ct})"),
+        RedKind::Prod => format!("tl.full([{width}], 1.0, {ct})"),
+        RedKind::Max | RedKind::ArgMax => format!("tl.full([{width}], float('-inf'), {ct})"),
+        RedKind::Min | RedKind::ArgMin => format!("tl.full([{width}], float('inf'), {ct})"),
+    };
+    writeln!(out, "    {acc} = {init}").unwrap();
+    if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+        writeln!(out, "    {idx} = tl.zeros([{width}], tl.int64)").unwrap();
+    }
+}
+
+/// Folds one block of columns of `x` into the accumulator (inside the column loop);
+/// `first_col` is the column of the block's first element, for arg-reductions.
+pub(super) fn acc_update(
+    out: &mut String,
+    kind: RedKind,
+    x: &str,
+    dt: DType,
+    acc: &str,
+    idx: &str,
+    first_col: &str,
+) {
+    let part = reduce_line(kind, x, dt);
+    match kind {
+        RedKind::Sum => writeln!(out, "        {acc} += {part}").unwrap(),
+        RedKind::Prod => writeln!(out, "        {acc} = {acc} * {part}").unwrap(),
+        RedKind::Max => writeln!(out, "        {acc} = tl.maximum({acc}, {part})").unwrap(),
+        RedKind::Min => writeln!(out, "        {acc} = tl.minimum({acc}, {part})").unwrap(),
+        RedKind::ArgMax | RedKind::ArgMin => {
+            let (red, cmp) = if kind == RedKind::ArgMax {
+                (reduce_line(RedKind::Max, x, dt), ">")
+            } else {
+                (reduce_line(RedKind::Min, x, dt), "<")
+            };
+            writeln!(out, "        bv = {red}").unwrap();
+            writeln!(out, "        bi = {part}.to(tl.int64) + {first_col}").unwrap();
+            writeln!(out, "        upd = bv {cmp} {acc}").unwrap();
+            writeln!(out, "        {acc} = tl.where(upd, bv, {acc})").unwrap();
+            writeln!(out, "        {idx} = tl.where(upd, bi, {idx})").unwrap();
+        }
+    }
+}

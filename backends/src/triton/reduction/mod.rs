@@ -1,0 +1,151 @@
+//! The reduction template: reductions, softmax-like ops and normalizations over one
+//! (rows x columns) space, with their pointwise producers and consumers.
+//!
+//! The domain's reduced dims index columns, the others rows (group_norm splits the channel
+//! dim into a row part and a column part). Each program handles BLOCK_R rows.
+//! Strategy (stated heuristic): when the padded row length next_pow2(C) <= 4096 the whole
+//! row is loaded once (single pass, BLOCK_C = next_pow2(C)); otherwise every reduction
+//! makes a looped pass over BLOCK_C = 2048 columns, recomputing its producers, and a last
+//! pass writes the domain-shaped outputs. BLOCK_R fills a tile of 4096 elements (at most
+//! 64 rows); 8 warps for tiles of 4096 elements or more, else 4.
+
+use super::kernel::{LaunchConfig, TritonKernel};
+use super::program::{Program, Sp};
+use super::ty::next_pow2;
+use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
+use drtc_passes::fuse::{space_of, ReduceSpace, Space};
+use lower::{dims_of, Builder};
+use split::{split_kernels, split_scratch, use_split};
+
+mod looped;
+mod lower;
+mod split;
+
+/// Per-channel batch statistics a training-mode batch_norm kernel writes, so the host can
+/// update the running statistics like PyTorch does.
+#[derive(Clone, Debug)]
+pub struct BatchStats {
+    pub node: NodeId,
+    /// Kernel output index of the batch mean and of the unbiased batch variance.
+    pub mean_out: usize,
+    pub var_out: usize,
+    pub channels: i64,
+}
+
+/// The heuristic configuration for R rows of C columns.
+pub fn reduction_config(rows: u64, cols: u64) -> LaunchConfig {
+    let single = next_pow2(cols) <= 4096;
+    let block_c = if single { next_pow2(cols) } else { 2048 };
+    let block_r = (4096 / block_c).clamp(1, 64).min(next_pow2(rows));
+    LaunchConfig {
+        blocks: vec![("BLOCK_R", block_r), ("BLOCK_C", block_c)],
+        num_warps: if block_r * block_c >= 4096 { 8 } else { 4 },
+        num_stages: 1,
+    }
+}
+
+/// Other reasonable configurations, for search.
+pub fn reduction_variants(rows: u64, cols: u64) -> Vec<LaunchConfig> {
+    let base = reduction_config(rows, cols);
+    let mut out = vec![base.clone()];
+    let (br, bc) = (base.block("BLOCK_R"), base.block("BLOCK_C"));
+    for (r, w) in [(br / 2, 4), (br * 2, 8)] {
+        if (1..=128).contains(&r) && r * bc <= 16384 {
+            out.push(LaunchConfig {
+                blocks: vec![("BLOCK_R", r), ("BLOCK_C", bc)],
+                num_warps: w,
+                num_stages: 1,
+            });
+        }
+    }
+    out
+}
+
+/// The code of one region: its kernels in launch order (the last one writes the region's
+/// outputs and batch statistics), and scratch buffers they share.
+#[derive(Clone, Debug)]
+pub struct RegionCode {
+    pub kernels: Vec<TritonKernel>,
+    pub scratch: Vec<Scratch>,
+    pub stats: Vec<BatchStats>,
+}
+
+/// A scratch buffer the host allocates for a region's kernels.
+#[derive(Clone, Debug)]
+pub struct Scratch {
+    pub name: String,
+    pub numel: u64,
+    pub dtype: DType,
+}
+
+/// Generates the kernel of a reduction region; `None` when something has no template.
+pub fn reduction_kernel(
+    g: &Graph,
+    name: &str,
+    nodes: &[NodeId],
+    outputs: &[ValueId],
+    space: &ReduceSpace,
+    config: Option<LaunchConfig>,
+) -> Option<RegionCode> {
+    let dims = dims_of(space);
+    let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
+    let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
+    let mut b = Builder {
+        g,
+        prog: Program::new(),
+        dims,
+        space: space.clone(),
+        cols,
+        stats: vec![],
+        welford: vec![],
+    };
+    for &n in nodes {
+        let node = g.node(n);
+        if node.op == Op::Full && g.ty(node.outputs[0]).rank() == 0 {
+            continue;
+        }
+        b.node(n)?;
+    }
+    // what is stored: region outputs (full or row), then batch statistics (row)
+    let mut stores: Vec<(usize, Sp)> = vec![];
+    for &v in outputs {
+        let sp = match space_of(space, &g.ty(v).shape)? {
+            Space::Full => Sp::Full,
+            _ => Sp::Row,
+        };
+        let i = b.prog.value(g, v, sp, vec![], &b.dims);
+        stores.push((i, sp));
+    }
+    let mut stats = vec![];
+    let stat_list = b.stats.clone();
+    for (node, mean, var) in stat_list {
+        let k = stores.len();
+        stores.push((mean, Sp::Row));
+        stores.push((var, Sp::Row));
+        stats.push(BatchStats {
+            node,
+            mean_out: k,
+            var_out: k + 1,
+            channels: rows as i64,
+        });
+    }
+    if config.is_none() && use_split(rows, cols) {
+        let kernels = split_kernels(g, name, nodes, outputs, &b, &stores, rows, cols);
+        return Some(RegionCode {
+            kernels,
+            scratch: split_scratch(name, &b.prog, rows, cols),
+            stats,
+        });
+    }
+    Some(looped::row_kernel(
+        g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols,
+    ))
+}
+
+/// Rows and columns of a reduction space, and whether the split strategy applies.
+pub fn reduction_shape(space: &ReduceSpace) -> (u64, u64, bool) {
+    let dims = dims_of(space);
+    let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
+    let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
+    (rows, cols, use_split(rows, cols))
+}

@@ -1,0 +1,284 @@
+//! The split strategy: few long rows, each reduction computed by its own kernel over
+//! (row, chunk) programs that write partial results to scratch.
+
+use super::lower::{acc_init, acc_update, comps_decompose, Builder};
+use super::Scratch;
+use crate::triton::epilogue::contiguous_offset;
+use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use crate::triton::program::{Code, Program, RedKind, Sp};
+use crate::triton::ty::{compute_ty, next_pow2, storage_ty};
+use drtc_ir::{DType, Graph, NodeId, ValueId};
+use std::fmt::Write;
+
+/// Split strategy (stated heuristic): when there are fewer rows than two per SM of a
+/// large GPU (264) and rows are long (>= 32768 columns), one program per row would leave
+/// the GPU idle. Then each reduction is computed by its own kernel over (row, chunk)
+/// programs writing partial results to scratch; later kernels combine the partials of
+/// earlier reductions themselves; a last kernel writes the outputs.
+pub(super) fn use_split(rows: u64, cols: u64) -> bool {
+    rows < 264 && cols >= 32768
+}
+
+const SPLIT_BLOCK_C: u64 = 2048;
+
+/// Number of column chunks per row in the split strategy: about 1056 programs in all.
+fn split_chunks(rows: u64, cols: u64) -> u64 {
+    let max_chunks = cols.div_ceil(4 * SPLIT_BLOCK_C).max(1);
+    (1056u64.div_ceil(rows))
+        .clamp(2, 256)
+        .min(max_chunks)
+        .max(1)
+}
+
+fn reduce_ids(prog: &Program) -> Vec<usize> {
+    (0..prog.stmts.len())
+        .filter(|&i| matches!(prog.stmts[i].code, Code::Reduce { .. }))
+        .collect()
+}
+
+pub(super) fn split_scratch(name: &str, prog: &Program, rows: u64, cols: u64) -> Vec<Scratch> {
+    let s = split_chunks(rows, cols);
+    let mut out = vec![];
+    for i in reduce_ids(prog) {
+        let Code::Reduce { kind, input } = &prog.stmts[i].code else {
+            continue;
+        };
+        let dt = prog.stmts[*input].dtype;
+        out.push(Scratch {
+            name: format!("{name}_ws{i}"),
+            numel: rows * s,
+            dtype: dt,
+        });
+        if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+            out.push(Scratch {
+                name: format!("{name}_wsidx{i}"),
+                numel: rows * s,
+                dtype: DType::I64,
+            });
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn split_kernels(
+    g: &Graph,
+    name: &str,
+    nodes: &[NodeId],
+    outputs: &[ValueId],
+    b: &Builder,
+    stores: &[(usize, Sp)],
+    rows: u64,
+    cols: u64,
+) -> Vec<TritonKernel> {
+    let prog = &b.prog;
+    let dims = &b.dims;
+    let chunks = split_chunks(rows, cols);
+    let chunk = cols.div_ceil(chunks).div_ceil(SPLIT_BLOCK_C) * SPLIT_BLOCK_C;
+    let chunks = cols.div_ceil(chunk);
+    let reduces = reduce_ids(prog);
+    let scratch = split_scratch(name, prog, rows, cols);
+    let scratch_params: Vec<String> = scratch.iter().map(|s| s.name.clone()).collect();
+    let wide = crate::triton::pointwise::needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|a| a.value)),
+    ) || rows * chunks * SPLIT_BLOCK_C >= (1 << 31) - 1;
+    let pid = if wide { ".to(tl.int64)" } else { "" };
+    let full_off = contiguous_offset(&b.space.domain, &|d| dims.full[d].clone());
+    // stage k computes the partials of reduction k; stage reduces.len() stores
+    let mut kernels = vec![];
+    for stage in 0..=reduces.len() {
+        let last = stage == reduces.len();
+        let kname = if last {
+            format!("{name}_out")
+        } else {
+            format!("{name}_part{}", reduces[stage])
+        };
+        let mut body = String::new();
+        writeln!(
+            body,
+            "    rows = tl.program_id(0){pid} + tl.arange(0, 1)[:, None]"
+        )
+        .unwrap();
+        writeln!(body, "    s = tl.program_id(1){pid}").unwrap();
+        writeln!(body, "    rmask = rows < {rows}").unwrap();
+        comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
+        // combine the partials of earlier reductions, then the row math that follows them
+        let mut available = vec![false; prog.stmts.len()];
+        writeln!(body, "    sidx = tl.arange(0, BLOCK_S)[None, :]").unwrap();
+        writeln!(body, "    smask = rmask & (sidx < {chunks})").unwrap();
+        let upto = if last {
+            prog.stmts.len()
+        } else {
+            reduces[stage]
+        };
+        #[allow(clippy::needless_range_loop)] // statements refer to each other by index
+        for i in 0..upto {
+            let st = &prog.stmts[i];
+            match (&st.code, st.space) {
+                (Code::Reduce { kind, input }, _) => {
+                    let ct = compute_ty(prog.stmts[*input].dtype);
+                    let part = format!("{name}_ws{i}");
+                    let (other, red) = match kind {
+                        RedKind::Sum => ("0.0", "tl.sum(p, axis=1)".to_string()),
+                        RedKind::Prod => ("1.0", "tl.reduce(p, 1, _drtc_mul)".to_string()),
+                        RedKind::Max | RedKind::ArgMax => {
+                            ("float('-inf')", "tl.max(p, axis=1)".to_string())
+                        }
+                        RedKind::Min | RedKind::ArgMin => {
+                            ("float('inf')", "tl.min(p, axis=1)".to_string())
+                        }
+                    };
+                    writeln!(body, "    p = tl.load({part} + rows * {chunks} + sidx, mask=smask, other={other}).to({ct})").unwrap();
+                    match kind {
+                        RedKind::ArgMax | RedKind::ArgMin => {
+                            let f = if *kind == RedKind::ArgMax {
+                                "tl.argmax"
+                            } else {
+                                "tl.argmin"
+                            };
+                            writeln!(body, "    best = {f}(p, axis=1)[:, None]").unwrap();
+                            writeln!(body, "    pi = tl.load({name}_wsidx{i} + rows * {chunks} + sidx, mask=smask, other=0)").unwrap();
+                            writeln!(
+                                body,
+                                "    {} = tl.sum(tl.where(sidx == best, pi, 0), axis=1)[:, None]",
+                                st.var
+                            )
+                            .unwrap();
+                        }
+                        _ => writeln!(body, "    {} = {red}[:, None]", st.var).unwrap(),
+                    }
+                    available[i] = true;
+                }
+                (Code::Expr(code), Sp::Row) => {
+                    writeln!(body, "    {} = {code}", st.var).unwrap();
+                    available[i] = true;
+                }
+                _ => {}
+            }
+        }
+        let start = format!("s * {chunk}");
+        let header = |out: &mut String| {
+            writeln!(out, "    for cstart in range(0, {chunk}, BLOCK_C):").unwrap();
+            writeln!(
+                out,
+                "        cols = {start} + cstart + tl.arange(0, BLOCK_C)[None, :]"
+            )
+            .unwrap();
+            writeln!(out, "        mask = rmask & (cols < {cols})").unwrap();
+            comps_decompose(out, "        ", "cols", &dims.col_comps);
+        };
+        if !last {
+            let i = reduces[stage];
+            let Code::Reduce { kind, input } = &prog.stmts[i].code else {
+                unreachable!()
+            };
+            let ct = compute_ty(prog.stmts[*input].dtype);
+            let (acc, idx) = ("acc", "idx");
+            acc_init(&mut body, *kind, acc, idx, "1", ct);
+            let is_arg = matches!(kind, RedKind::ArgMax | RedKind::ArgMin);
+            header(&mut body);
+            let need = prog.closure(&[*input], &|j| available[j]);
+            emit_stmts(&mut body, prog, &need, "        ");
+            let first_col = format!("{start} + cstart");
+            acc_update(
+                &mut body,
+                *kind,
+                prog.var(*input),
+                prog.stmts[i].dtype,
+                acc,
+                idx,
+                &first_col,
+            );
+            writeln!(
+                body,
+                "    tl.store({name}_ws{i} + rows * {chunks} + s, {acc}[:, None], mask=rmask)"
+            )
+            .unwrap();
+            if is_arg {
+                writeln!(
+                    body,
+                    "    tl.store({name}_wsidx{i} + rows * {chunks} + s, idx[:, None], mask=rmask)"
+                )
+                .unwrap();
+            }
+        } else {
+            let full_roots: Vec<usize> = stores
+                .iter()
+                .filter(|s| s.1 == Sp::Full)
+                .map(|s| s.0)
+                .collect();
+            if !full_roots.is_empty() {
+                header(&mut body);
+                let need = prog.closure(&full_roots, &|j| available[j]);
+                emit_stmts(&mut body, prog, &need, "        ");
+                for (k, &(i, sp)) in stores.iter().enumerate() {
+                    if sp == Sp::Full {
+                        let st = storage_ty(prog.stmts[i].dtype);
+                        writeln!(
+                            body,
+                            "        tl.store(out{k} + {full_off}, ({} + tl.zeros([1, BLOCK_C], {})).to({st}), mask=mask)",
+                            prog.var(i),
+                            compute_ty(prog.stmts[i].dtype)
+                        )
+                        .unwrap();
+                    }
+                }
+            }
+            for (k, &(i, sp)) in stores.iter().enumerate() {
+                if sp == Sp::Row {
+                    let st = storage_ty(if k >= outputs.len() {
+                        prog.stmts[i].dtype
+                    } else {
+                        g.ty(outputs[k]).dtype
+                    });
+                    writeln!(
+                        body,
+                        "    tl.store(out{k} + rows, ({} + tl.zeros([1, 1], {})).to({st}), mask=rmask & ((rows * 0 + s) == 0))",
+                        prog.var(i),
+                        compute_ty(prog.stmts[i].dtype)
+                    )
+                    .unwrap();
+                }
+            }
+        }
+        let mut source = String::new();
+        writeln!(source, "@triton.jit").unwrap();
+        let n_out = if last { stores.len() } else { 0 };
+        writeln!(
+            source,
+            "def {kname}({}):",
+            signature(prog, n_out, &scratch_params, &["BLOCK_C", "BLOCK_S"])
+        )
+        .unwrap();
+        source.push_str(&ops_comment(g, nodes));
+        writeln!(
+            source,
+            "    # split reduction, stage {} of {}: {rows} rows x {cols} columns in {chunks} chunks of {chunk}",
+            stage + 1,
+            reduces.len() + 1
+        )
+        .unwrap();
+        source.push_str(&body);
+        kernels.push(TritonKernel {
+            name: kname,
+            source,
+            inputs: prog.inputs.clone(),
+            outputs: if last { outputs.to_vec() } else { vec![] },
+            grid: vec![rows, chunks],
+            grid_expr: None,
+            config: LaunchConfig {
+                blocks: vec![("BLOCK_C", SPLIT_BLOCK_C), ("BLOCK_S", next_pow2(chunks))],
+                num_warps: 8,
+                num_stages: 1,
+            },
+            extra_args: vec![],
+            scratch_args: scratch_params.clone(),
+            operand_prep: vec![],
+        });
+    }
+    kernels
+}
