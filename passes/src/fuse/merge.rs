@@ -73,7 +73,7 @@ pub(crate) fn ordered(g: &Graph, nodes: impl IntoIterator<Item = NodeId>) -> Vec
 
 /// The group graph: an edge p -> c when a node of c reads a value a node of p computes
 /// (scalar constants, copied into every group that reads them, make no edges). Built in
-/// group order, node order and input order, so its traversals are deterministic.
+/// group order and program order, so its traversals are deterministic.
 fn group_graph<K>(g: &Graph, groups: &[Option<Group<K>>]) -> DiGraphMap<usize, ()> {
     let mut owner: HashMap<NodeId, usize> = HashMap::new();
     let mut gg: DiGraphMap<usize, ()> = DiGraphMap::new();
@@ -87,13 +87,16 @@ fn group_graph<K>(g: &Graph, groups: &[Option<Group<K>>]) -> DiGraphMap<usize, (
             }
         }
     }
-    for (i, group) in groups.iter().enumerate() {
-        for &n in group.iter().flat_map(|gr| &gr.nodes) {
-            for &v in &g.node(n).inputs {
-                if let Some(&p) = g.producer(v).and_then(|p| owner.get(&p)) {
-                    if p != i {
-                        gg.add_edge(p, i, ());
-                    }
+    // edges in program order of the reading node: the edge order decides the toposort
+    // among independent groups, and generated code must not change from run to run
+    for &n in g.body() {
+        let Some(&i) = owner.get(&n) else {
+            continue;
+        };
+        for &v in &g.node(n).inputs {
+            if let Some(&p) = g.producer(v).and_then(|p| owner.get(&p)) {
+                if p != i {
+                    gg.add_edge(p, i, ());
                 }
             }
         }

@@ -130,7 +130,8 @@ impl FusionPlan {
                 if is_inlined_constant(g, n) {
                     let out = g.node(n).outputs[0];
                     let read = r.nodes.iter().any(|&m| g.node(m).inputs.contains(&out));
-                    if !read && !(constant_region && g.outputs().contains(&out)) {
+                    let own_output = constant_region && g.outputs().contains(&out);
+                    if !(read || own_output) {
                         return Err(PlanError::StrayConstant {
                             region: i,
                             node: names.node(n),
