@@ -186,7 +186,8 @@ impl Host<'_> {
     /// The library path of a GEMM region: the product through PyTorch (cuBLAS) at the
     /// policy's matmul precision, then the rest of the region in one fused pointwise
     /// kernel over the product's shape (or with PyTorch when no template fits: reported).
-    /// Returns the epilogue kernel, if any.
+    /// Returns the epilogue kernel, if the region has an epilogue; `Err` says why an
+    /// epilogue is computed with PyTorch instead.
     fn library_gemm(
         &mut self,
         r: &Region,
@@ -194,7 +195,7 @@ impl Host<'_> {
         index: usize,
         precision: Precision,
         opts: &CodegenOptions,
-    ) -> Option<TritonKernel> {
+    ) -> Result<Option<TritonKernel>, String> {
         let g = self.g;
         let node = g.node(main);
         let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
@@ -217,7 +218,7 @@ impl Host<'_> {
         if !computes || outs.is_empty() {
             // constants only: emit them for any later use
             self.torch_nodes(&rest);
-            return None;
+            return Ok(None);
         }
         let domain = g.ty(out).shape.clone();
         let name = format!("drtc_k{index}_epilogue");
@@ -229,11 +230,11 @@ impl Host<'_> {
         match pointwise_kernel(g, &name, &rest, &outs, &domain, cfg) {
             Some(k) => {
                 self.launch(&k, &[]);
-                Some(k)
+                Ok(Some(k))
             }
             None => {
                 self.torch_nodes(&rest);
-                None
+                Err("the pointwise template does not cover this GEMM's epilogue".into())
             }
         }
     }
@@ -679,11 +680,17 @@ pub fn generate_module(
         if let Some((imp, ..)) = host_gemm {
             if *imp == GemmImpl::PyTorch {
                 report.fallback = true;
+                report.fallback_reason = Some("the GEMM's implementation is PyTorch".into());
                 host.torch_nodes(&r.nodes);
             } else {
                 let main = gemm.as_ref().map(|c| c.3.main).expect("a GEMM region");
-                if let Some(k) = host.library_gemm(r, main, i, opts.precision, opts) {
-                    report.kernel = Some((k.name.clone(), k.config.clone()));
+                match host.library_gemm(r, main, i, opts.precision, opts) {
+                    Ok(Some(k)) => report.kernel = Some((k.name.clone(), k.config.clone())),
+                    Ok(None) => {}
+                    Err(why) => {
+                        report.fallback = true;
+                        report.fallback_reason = Some(why);
+                    }
                 }
             }
         } else if r.kind.is_kernel() {

@@ -29,10 +29,7 @@ pub struct Subproblem {
 impl Subproblem {
     /// Ops that count towards the limit (scalar constants do not).
     pub fn op_count(&self, g: &Graph) -> usize {
-        self.nodes
-            .iter()
-            .filter(|&&n| !is_inlined_constant(g, n))
-            .count()
+        op_count(g, &self.nodes)
     }
 }
 
