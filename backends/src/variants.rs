@@ -45,7 +45,10 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
             let k = g.ty(node.inputs[0]).shape.last().copied().unwrap_or(1) as u64;
             contraction_variants(out.shape[r - 2] as u64, out.shape[r - 1] as u64, k, half)
         }
-        _ => vec![],
+        // windows have one configuration; host regions none
+        RegionKind::Window | RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
+            vec![]
+        }
     }
 }
 
