@@ -12,7 +12,7 @@ mod analysis;
 
 pub use analysis::{DecomposeAnalysis, INFO};
 
-use crate::fuse::merge::{greedy_merge, Group, MergePolicy, Refusal};
+use crate::fuse::merge::{greedy_merge, topological_order, Group, MergePolicy, Refusal};
 use crate::fuse::{is_inlined_constant, plan_fusion, region_inputs, region_outputs, FuseOptions};
 use drtc_ir::{Graph, InputKind, NodeId, ValueId};
 use std::collections::HashMap;
@@ -103,7 +103,8 @@ pub fn decompose(g: &Graph, max_ops: usize) -> Decomposition {
         })
         .collect();
     let mut log = vec![];
-    let groups = greedy_merge(g, groups, &Decomposing { g, max_ops }, &mut log);
+    let merged = greedy_merge(g, groups, &Decomposing { g, max_ops }, &mut log);
+    let groups = topological_order(g, merged);
     let subproblems = groups
         .into_iter()
         .map(|group| Subproblem {

@@ -7,7 +7,7 @@ use super::classify::{classify, is_inlined_constant};
 use super::legality::{
     check_reduction, check_region, combine, pointwise_domain, region_inputs, region_outputs,
 };
-use super::merge::{greedy_merge, ordered, Group, MergePolicy, Refusal};
+use super::merge::{greedy_merge, ordered, topological_order, Group, MergePolicy, Refusal};
 use super::{FusionPlan, ReduceSpace, Region, RegionKind};
 use drtc_ir::{Graph, NodeId, Shape};
 
@@ -187,7 +187,7 @@ pub fn plan_fusion(g: &Graph, opts: &FuseOptions) -> FusionPlan {
         max_ops: opts.max_ops,
         constants,
     };
-    let groups = greedy_merge(g, groups, &fusion, &mut log);
+    let groups = topological_order(g, greedy_merge(g, groups, &fusion, &mut log));
     let mut regions: Vec<Region> = vec![];
     for group in groups {
         let nodes = fusion.with_constants(&group.nodes);

@@ -4,7 +4,7 @@
 //! producer index, then lowest consumer index) merges into the consumer, provided the
 //! policy admits it and no path through a third group would become a cycle
 //! (`creates_cycle`); until no pair is left. The policy says which groups may merge into
-//! what, and which decisions are logged.
+//! what, and which decisions are logged; [`topological_order`] then orders what is left.
 
 use super::classify::is_inlined_constant;
 use super::legality::creates_cycle;
@@ -105,7 +105,7 @@ fn group_graph<K>(g: &Graph, groups: &[Option<Group<K>>]) -> DiGraphMap<usize, (
 }
 
 /// Merges `groups` greedily under `policy`, logging into `log`; returns the groups left,
-/// in a topological order of the group graph.
+/// in the order of their indices (see [`topological_order`]).
 pub(crate) fn greedy_merge<P: MergePolicy>(
     g: &Graph,
     groups: Vec<Group<P::Kind>>,
@@ -157,6 +157,12 @@ pub(crate) fn greedy_merge<P: MergePolicy>(
         groups[p] = None;
         groups[c] = Some(merged);
     }
+    groups.into_iter().flatten().collect()
+}
+
+/// `groups` (which merging left acyclic) in a topological order of their group graph.
+pub(crate) fn topological_order<K>(g: &Graph, groups: Vec<Group<K>>) -> Vec<Group<K>> {
+    let mut groups: Vec<Option<Group<K>>> = groups.into_iter().map(Some).collect();
     let gg = group_graph(g, &groups);
     let order = petgraph::algo::toposort(&gg, None).unwrap_or_else(|_| gg.nodes().collect());
     order.into_iter().filter_map(|i| groups[i].take()).collect()
