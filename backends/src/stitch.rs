@@ -13,7 +13,7 @@ use crate::triton::{
     Precision, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
-use drtc_passes::fuse::{check_reduction, pointwise_domain, FusionPlan, Region, RegionKind};
+use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -67,6 +67,8 @@ pub struct RegionReport {
     /// Ops computed with PyTorch although the region kind has a template (no template for
     /// something in it), or fallback regions.
     pub fallback: bool,
+    /// Why a kernel region is computed with PyTorch, when it is.
+    pub fallback_reason: Option<String>,
     /// Contraction regions: the implementation and precision chosen, and why.
     pub gemm: Option<GemmReport>,
 }
@@ -219,7 +221,8 @@ impl Host<'_> {
     /// The library path of a GEMM region: the product through PyTorch (cuBLAS) at the
     /// policy's matmul precision, then the rest of the region in one fused pointwise
     /// kernel over the product's shape (or with PyTorch when no template fits: reported).
-    /// Returns the epilogue kernel, if any.
+    /// Returns the epilogue kernel, if the region has an epilogue; `Err` says why an
+    /// epilogue is computed with PyTorch instead.
     fn library_gemm(
         &mut self,
         r: &Region,
@@ -227,7 +230,7 @@ impl Host<'_> {
         index: usize,
         precision: Precision,
         opts: &CodegenOptions,
-    ) -> Option<TritonKernel> {
+    ) -> Result<Option<TritonKernel>, String> {
         let g = self.g;
         let node = g.node(main);
         let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
@@ -251,7 +254,7 @@ impl Host<'_> {
         if !computes || outs.is_empty() {
             // constants only: emit them for any later use
             self.torch_nodes(&rest);
-            return None;
+            return Ok(None);
         }
         let domain = g.ty(out).shape.clone();
         let name = format!("drtc_k{index}_epilogue");
@@ -263,11 +266,11 @@ impl Host<'_> {
         match pointwise_kernel(g, &name, &rest, &outs, &domain, cfg) {
             Some(k) => {
                 self.launch(&k, &[]);
-                Some(k)
+                Ok(Some(k))
             }
             None => {
                 self.torch_nodes(&rest);
-                None
+                Err("the pointwise template does not cover this GEMM's epilogue".into())
             }
         }
     }
@@ -496,6 +499,8 @@ fn gemm_choice(
     })
 }
 
+/// The kernels of kernel region `r`, or why it has none (then it is computed with
+/// PyTorch, and the report says why).
 fn region_kernel(
     g: &Graph,
     r: &Region,
@@ -504,37 +509,50 @@ fn region_kernel(
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
     channels_last: bool,
-) -> Option<RegionCode> {
+) -> Result<RegionCode, String> {
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],
         scratch: vec![],
         stats: vec![],
     };
+    let uncovered = || format!("the {} template does not cover this region", r.kind);
     match r.kind {
         RegionKind::Pointwise if channels_last => {
-            let domain = pointwise_domain(g, &r.nodes);
-            let order = channels_last_order(domain.len());
-            pointwise_kernel_in_order(g, name, &r.nodes, &r.outputs, &domain, config, &order)
+            let order = channels_last_order(r.iteration.len());
+            pointwise_kernel_in_order(g, name, &r.nodes, &r.outputs, &r.iteration, config, &order)
                 .map(one)
+                .ok_or_else(uncovered)
         }
         RegionKind::Pointwise => {
-            let domain = pointwise_domain(g, &r.nodes);
-            pointwise_kernel(g, name, &r.nodes, &r.outputs, &domain, config).map(one)
+            pointwise_kernel(g, name, &r.nodes, &r.outputs, &r.iteration, config)
+                .map(one)
+                .ok_or_else(uncovered)
         }
         RegionKind::Reduction => {
-            let space = check_reduction(g, &r.nodes).ok()?;
-            reduction_kernel(g, name, &r.nodes, &r.outputs, &space, config)
+            // the plan records every reduction region's space (FusionPlan::verify)
+            let space = r
+                .reduction
+                .as_ref()
+                .ok_or("the plan gives this reduction region no reduction space")?;
+            reduction_kernel(g, name, &r.nodes, &r.outputs, space, config).ok_or_else(uncovered)
         }
         RegionKind::Contraction => {
-            let mode = match gemm_choice(g, r, index, opts)?.0 {
+            let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {
                 GemmImpl::Triton { dot } => DotMode { dot },
-                GemmImpl::Library | GemmImpl::PyTorch => return None,
+                imp @ (GemmImpl::Library | GemmImpl::PyTorch) => {
+                    return Err(format!("the GEMM is computed as {}", imp.describe()))
+                }
             };
-            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config).map(one)
+            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config)
+                .map(one)
+                .ok_or_else(uncovered)
         }
-        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config).map(one),
-        // host regions: no kernel
-        RegionKind::Library | RegionKind::View | RegionKind::Fallback => None,
+        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config)
+            .map(one)
+            .ok_or_else(uncovered),
+        RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
+            Err(format!("{} regions are computed on the host", r.kind))
+        }
     }
 }
 
@@ -556,6 +574,7 @@ pub fn generate_region_kernel(
         config,
         layout.regions.contains(&index),
     )
+    .ok()
     .and_then(|c| c.kernels.into_iter().last())
 }
 
@@ -746,6 +765,7 @@ pub fn generate_module(
             ops,
             kernel: None,
             fallback: r.kind == RegionKind::Fallback,
+            fallback_reason: None,
             gemm: None,
         };
         let gemm = if r.kind == RegionKind::Contraction {
@@ -768,24 +788,31 @@ pub fn generate_module(
         if let Some((imp, ..)) = host_gemm {
             if *imp == GemmImpl::PyTorch {
                 report.fallback = true;
+                report.fallback_reason = Some("the GEMM's implementation is PyTorch".into());
                 host.torch_nodes(&r.nodes);
             } else {
                 let main = gemm.as_ref().map(|c| c.3.main).expect("a GEMM region");
-                if let Some(k) = host.library_gemm(r, main, i, opts.precision, opts) {
-                    report.kernel = Some((k.name.clone(), k.config.clone()));
+                match host.library_gemm(r, main, i, opts.precision, opts) {
+                    Ok(Some(k)) => report.kernel = Some((k.name.clone(), k.config.clone())),
+                    Ok(None) => {}
+                    Err(why) => {
+                        report.fallback = true;
+                        report.fallback_reason = Some(why);
+                    }
                 }
             }
         } else if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
             let cl = host.layout.regions.contains(&i);
             match region_kernel(g, r, i, &name, opts, opts.configs.get(&i).cloned(), cl) {
-                Some(code) => {
+                Ok(code) => {
                     let last = code.kernels.last().expect("a region has a kernel");
                     report.kernel = Some((last.name.clone(), last.config.clone()));
                     host.launch_region(&code);
                 }
-                None => {
+                Err(why) => {
                     report.fallback = true;
+                    report.fallback_reason = Some(why);
                     let nodes: Vec<NodeId> = r.nodes.clone();
                     host.torch_nodes(&nodes);
                 }

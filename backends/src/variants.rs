@@ -6,29 +6,26 @@ use crate::triton::{
     reduction_variants, GemmImpl, LaunchConfig, Precision,
 };
 use drtc_ir::{DType, Graph, Op};
-use drtc_passes::fuse::{check_reduction, pointwise_domain, Region, RegionKind};
+use drtc_passes::fuse::{Region, RegionKind};
 
 /// The configurations worth trying for `region` (empty when there is nothing to choose:
 /// host regions, windows, split reductions).
 pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
     match region.kind {
         RegionKind::Pointwise => {
-            let n: u64 = pointwise_domain(g, &region.nodes)
-                .iter()
-                .map(|&d| d as u64)
-                .product();
+            let n: u64 = region.iteration.iter().map(|&d| d as u64).product();
             pointwise_variants(n)
         }
-        RegionKind::Reduction => match check_reduction(g, &region.nodes) {
-            Ok(space) => {
-                let (rows, cols, split) = reduction_shape(&space);
+        RegionKind::Reduction => match &region.reduction {
+            Some(space) => {
+                let (rows, cols, split) = reduction_shape(space);
                 if split {
                     vec![]
                 } else {
                     reduction_variants(rows, cols)
                 }
             }
-            Err(_) => vec![],
+            None => vec![],
         },
         RegionKind::Contraction => {
             let Some(&main) = region

@@ -12,16 +12,11 @@ use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan, RegionKind};
 use std::path::{Path, PathBuf};
 
+/// drtc's Python, found as every launch finds it (`drtc_env`).
 fn python() -> PathBuf {
-    if let Ok(p) = std::env::var("DRTC_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let root = std::env::var("DRTC_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/drtc")
-        });
-    root.join("venv/bin/python")
+    drtc_env::PythonEnv::locate(&drtc_env::DrtcHome::from_env())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python
 }
 
 fn load(name: &str) -> (Graph, FusionPlan, String) {
@@ -30,6 +25,7 @@ fn load(name: &str) -> (Graph, FusionPlan, String) {
     let g = drtc_ir::text::parse(&src).unwrap();
     let reference = emit_seed_program(&g);
     let plan = plan_fusion(&g, &FuseOptions::default());
+    plan.verify(&g).expect("a valid fusion plan");
     (g, plan, reference)
 }
 

@@ -9,21 +9,11 @@ use drtc_passes::fuse::{plan_fusion, FuseOptions};
 use drtc_passes::{ManagerOptions, PassManager};
 use std::path::{Path, PathBuf};
 
+/// drtc's Python, found as every launch finds it (`drtc_env`).
 fn python() -> PathBuf {
-    if let Ok(p) = std::env::var("DRTC_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let home = std::env::var("DRTC_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            let cache = std::env::var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|_| {
-                    PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache")
-                });
-            cache.join("drtc")
-        });
-    home.join("venv/bin/python")
+    drtc_env::PythonEnv::locate(&drtc_env::DrtcHome::from_env())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python
 }
 
 #[test]
@@ -53,8 +43,9 @@ fn programs_match_pytorch_under_the_interpreter() {
         let mut g =
             drtc_ir::text::parse(&src).unwrap_or_else(|e| panic!("{}", e.render(&src, &name)));
         let reference = emit_seed_program(&g);
+        // what `drtc compile` runs before fusion
         let pm = PassManager::parse(
-            "dce,cse,dce",
+            &drtc_passes::presets::source(drtc_passes::presets::CLEANUP),
             ManagerOptions {
                 verify_each: true,
                 print_ir_after: vec![],
@@ -64,6 +55,7 @@ fn programs_match_pytorch_under_the_interpreter() {
         pm.run(&mut g).unwrap();
         g.compact();
         let plan = plan_fusion(&g, &FuseOptions::default());
+        plan.verify(&g).expect("a valid fusion plan");
         let opts = CodegenOptions {
             interpret: true,
             ..Default::default()

@@ -19,8 +19,11 @@ fn workspace() -> PathBuf {
 
 /// The Python with torch that drtc uses, if there is one.
 fn python() -> Option<String> {
-    let py = std::env::var("DRTC_PYTHON")
-        .unwrap_or_else(|_| "/root/.cache/drtc/venv/bin/python".to_string());
+    let py = drtc_env::PythonEnv::locate(&drtc_env::DrtcHome::from_env())
+        .ok()?
+        .python
+        .display()
+        .to_string();
     let ok = Command::new(&py)
         .args(["-c", "import torch"])
         .stdout(Stdio::null())

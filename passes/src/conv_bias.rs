@@ -8,7 +8,7 @@
 //! bias (there the add would be a kernel of its own).
 
 use crate::fuse::{classify, RegionKind};
-use crate::registry::PassInfo;
+use crate::PassInfo;
 use crate::{Changed, Pass, PassContext, PassError};
 use drtc_ir::{Attr, Attrs, Graph, NodeId, Op};
 

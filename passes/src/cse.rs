@@ -5,8 +5,7 @@
 //! users see equal inputs and merge in turn. Random ops (`Op::is_random`) never merge.
 
 use crate::options::{OptionDef, OptionKind, OptionValue, PassOptions};
-use crate::registry::PassInfo;
-use crate::{Changed, Pass, PassContext, PassError};
+use crate::{Changed, Pass, PassContext, PassError, PassInfo};
 use drtc_ir::{AttrKey, Attrs, Graph, Op, TensorType, ValueId};
 use std::collections::HashMap;
 

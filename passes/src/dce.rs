@@ -3,8 +3,7 @@
 //! that reaches the outputs. Graph inputs always stay: they are the program's signature
 //! (and its parameters' state_dict names), even when unused.
 
-use crate::registry::PassInfo;
-use crate::{Changed, Pass, PassContext, PassError};
+use crate::{Changed, Pass, PassContext, PassError, PassInfo};
 use drtc_ir::Graph;
 
 /// Registry entry.

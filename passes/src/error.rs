@@ -67,6 +67,9 @@ pub enum PassError {
     /// A pass gave up.
     #[error("pass `{pass}` failed: {message}")]
     Failed { pass: &'static str, message: String },
+    /// A fusion plan that breaks its invariants (a planning bug).
+    #[error("invalid fusion plan: {0}")]
+    Plan(#[from] crate::fuse::PlanError),
     /// `print_ir_after` names a pass that is not in the pipeline.
     #[error("cannot print the IR after `{name}`: it is not in the pipeline (its passes: {})", .valid.join(", "))]
     PrintAfterUnknown { name: String, valid: Vec<String> },

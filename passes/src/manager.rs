@@ -3,7 +3,7 @@
 //! capture the IR after chosen passes, and time each pass. Nothing is printed here;
 //! callers get a [`PassReport`] and, as passes run, [`PassEvent`]s.
 
-use crate::{registry, Changed, Pass, PassContext, PassError, Pipeline};
+use crate::{registry, Changed, PassContext, PassError, Pipeline, Step};
 use drtc_ir::{text, verify, Graph, VerifyError};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -130,31 +130,32 @@ impl PassReport {
     }
 }
 
-/// Runs a pipeline: passes in order, with verification, IR capture and timing.
+/// Runs a pipeline: rewrites and analyses in order, with verification after each rewrite,
+/// IR capture and timing.
 pub struct PassManager {
     pipeline: Pipeline,
-    passes: Vec<Box<dyn Pass>>,
+    steps: Vec<Step>,
     options: ManagerOptions,
 }
 
 impl PassManager {
-    /// Parses `pipeline` and builds its passes from the registry.
+    /// Parses `pipeline` and builds its steps from the registry.
     pub fn parse(pipeline: &str, options: ManagerOptions) -> Result<PassManager, PassError> {
-        let (pipeline, passes) = registry::parse_and_build(pipeline)?;
-        PassManager::new(pipeline, passes, options)
+        let (pipeline, steps) = registry::parse_and_build(pipeline)?;
+        PassManager::new(pipeline, steps, options)
     }
 
-    /// A manager for passes already built (`passes` are the passes of `pipeline`).
+    /// A manager for steps already built (`steps` are the entries of `pipeline`).
     /// Fails if `print_ir_after` names a pass that is not in the pipeline.
     pub fn new(
         pipeline: Pipeline,
-        passes: Vec<Box<dyn Pass>>,
+        steps: Vec<Step>,
         options: ManagerOptions,
     ) -> Result<PassManager, PassError> {
         for name in &options.print_ir_after {
-            if !passes.iter().any(|p| p.name() == name) {
+            if !steps.iter().any(|p| p.name() == name) {
                 let mut valid: Vec<String> = vec![];
-                for p in &passes {
+                for p in &steps {
                     if !valid.iter().any(|v| v == p.name()) {
                         valid.push(p.name().to_string());
                     }
@@ -167,7 +168,7 @@ impl PassManager {
         }
         Ok(PassManager {
             pipeline,
-            passes,
+            steps,
             options,
         })
     }
@@ -199,14 +200,20 @@ impl PassManager {
             }
         }
         let mut report = PassReport::default();
-        for (i, pass) in self.passes.iter().enumerate() {
+        for (i, step) in self.steps.iter().enumerate() {
             let index = i + 1;
             let mut cx = PassContext::new();
             let start = Instant::now();
-            let changed = pass.run(graph, &mut cx)?;
+            let changed = match step {
+                Step::Rewrite(pass) => pass.run(graph, &mut cx)?,
+                Step::Analysis(analysis) => {
+                    analysis.run(graph, &mut cx)?;
+                    Changed::No
+                }
+            };
             let duration = start.elapsed();
             let mut run = PassRun {
-                pass: pass.name(),
+                pass: step.name(),
                 index,
                 changed,
                 duration,
@@ -214,22 +221,23 @@ impl PassManager {
                 decisions: cx.take_decisions(),
             };
             on_event(PassEvent::Ran(&run));
-            if self.options.print_ir_after.iter().any(|n| n == pass.name()) {
+            if self.options.print_ir_after.iter().any(|n| n == step.name()) {
                 let dump = IrDump {
-                    pass: pass.name(),
+                    pass: step.name(),
                     index,
                     ir: text::print(graph),
                 };
                 on_event(PassEvent::IrAfter(&dump));
                 report.ir_dumps.push(dump);
             }
-            if self.options.verify_each {
+            // an analysis holds the graph by shared reference: nothing to verify after it
+            if self.options.verify_each && matches!(step, Step::Rewrite(_)) {
                 let start = Instant::now();
                 let errors = errors_of(graph);
                 run.verify_duration = Some(start.elapsed());
                 if !errors.is_empty() {
                     return Err(PassError::Verify {
-                        pass: pass.name(),
+                        pass: step.name(),
                         index,
                         errors,
                     });
@@ -249,6 +257,7 @@ fn errors_of(graph: &Graph) -> Vec<VerifyError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Pass;
     use drtc_ir::{DType, GraphBuilder, Op, TensorType, ValueId};
 
     /// x -> exp, exp (duplicate), relu(exp#2) unused; returns exp#1 + exp#2.
@@ -339,6 +348,27 @@ mod tests {
     }
 
     #[test]
+    fn analyses_report_without_changing_or_reverifying_the_graph() {
+        let pm = PassManager::parse("dce,fuse", verifying(&[])).unwrap();
+        let mut g = sample();
+        let report = pm.run(&mut g).unwrap();
+        let fuse = &report.runs[1];
+        assert_eq!((fuse.pass, fuse.changed), ("fuse", Changed::No));
+        assert_eq!(
+            fuse.verify_duration, None,
+            "an analysis cannot break the graph"
+        );
+        assert!(report.runs[0].verify_duration.is_some());
+        assert!(
+            fuse.decisions
+                .iter()
+                .any(|d| d.starts_with("region 0 pointwise")),
+            "{:?}",
+            fuse.decisions
+        );
+    }
+
+    #[test]
     fn bad_pipelines_are_pipeline_errors() {
         let err = PassManager::parse("dce,nope", verifying(&[]))
             .err()
@@ -362,9 +392,9 @@ mod tests {
     }
 
     fn with_breaker(options: ManagerOptions) -> PassManager {
-        let (pipeline, mut passes) = registry::parse_and_build("dce").unwrap();
-        passes.push(Box::new(Breaker));
-        PassManager::new(pipeline, passes, options).unwrap()
+        let (pipeline, mut steps) = registry::parse_and_build("dce").unwrap();
+        steps.push(Step::Rewrite(Box::new(Breaker)));
+        PassManager::new(pipeline, steps, options).unwrap()
     }
 
     #[test]

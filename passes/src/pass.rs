@@ -1,7 +1,10 @@
 //! The `Pass` trait and what a pass sees besides the graph: whether it changed anything
 //! ([`Changed`]) and a [`PassContext`] to report its decisions. Passes only rewrite;
-//! verifying, printing and timing are the pass manager's job.
+//! verifying, printing and timing are the pass manager's job. [`PassInfo`] is what each
+//! pass file declares about itself (name, options, constructor); the registry lists them,
+//! so passes never import the registry.
 
+use crate::options::{OptionDef, PassOptions};
 use crate::PassError;
 use drtc_ir::Graph;
 
@@ -74,4 +77,17 @@ pub trait Pass {
 
     /// Rewrites `graph` in place; says whether it changed anything.
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Changed, PassError>;
+}
+
+/// What a pass declares about itself: its name, options and constructor. Each pass file
+/// has one as `INFO`; the registry lists them.
+pub struct PassInfo {
+    /// The name in pipeline strings.
+    pub name: &'static str,
+    /// One line: what the pass does.
+    pub summary: &'static str,
+    pub options: &'static [OptionDef],
+    /// Builds the pass from checked options (all declared options present); `Err` explains
+    /// a value that is well-typed but unacceptable.
+    pub build: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
 }

@@ -1,53 +1,101 @@
-//! The registry: the one list of passes, mapping each name to its options and constructor.
-//! Adding a pass = its file + one line in [`PASSES`]. Building a [`Pipeline`] checks every
-//! name and option here, so mistakes are reported with the valid choices, at their column.
+//! The registry: the one list of rewrites ([`PASSES`]) and of analyses ([`ANALYSES`]),
+//! mapping each name to its options and constructor. Adding a pass = its file + one line
+//! in [`PASSES`] (an analysis: one line in [`ANALYSES`]). Building a [`Pipeline`] checks
+//! every name and option here, so mistakes are reported with the valid choices, at their
+//! column.
 
 use crate::options::{OptionDef, PassOptions};
-use crate::{Pass, Pipeline, PipelineError};
+use crate::{AnalysisInfo, PassInfo, Pipeline, PipelineError, Step};
 
-/// What the registry knows about one pass.
-pub struct PassInfo {
-    /// The name in pipeline strings.
-    pub name: &'static str,
-    /// One line: what the pass does.
-    pub summary: &'static str,
-    pub options: &'static [OptionDef],
-    /// Builds the pass from checked options (all declared options present); `Err` explains
-    /// a value that is well-typed but unacceptable.
-    pub build: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
-}
-
-/// Every pass, in alphabetical order.
+/// Every rewrite, in alphabetical order.
 pub static PASSES: &[PassInfo] = &[
     crate::egraph::canonicalize::INFO,
     crate::conv_bias::INFO,
     crate::cse::INFO,
     crate::dce::INFO,
-    crate::decompose::INFO,
-    crate::fuse::INFO,
     crate::egraph::simplify::INFO,
 ];
 
-/// The pass called `name`.
+/// Every analysis (steps that only report), in alphabetical order.
+pub static ANALYSES: &[AnalysisInfo] = &[crate::decompose::INFO, crate::fuse::INFO];
+
+/// A name a pipeline may use: a rewrite or an analysis.
+#[derive(Clone, Copy)]
+enum Entry {
+    Pass(&'static PassInfo),
+    Analysis(&'static AnalysisInfo),
+}
+
+impl Entry {
+    fn name(self) -> &'static str {
+        match self {
+            Entry::Pass(p) => p.name,
+            Entry::Analysis(a) => a.name,
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Entry::Pass(p) => p.summary,
+            Entry::Analysis(a) => a.summary,
+        }
+    }
+
+    fn options(self) -> &'static [OptionDef] {
+        match self {
+            Entry::Pass(p) => p.options,
+            Entry::Analysis(a) => a.options,
+        }
+    }
+
+    fn build(self, options: &PassOptions) -> Result<Step, String> {
+        match self {
+            Entry::Pass(p) => (p.build)(options).map(Step::Rewrite),
+            Entry::Analysis(a) => (a.build)(options).map(Step::Analysis),
+        }
+    }
+}
+
+fn entry(name: &str) -> Option<Entry> {
+    lookup(name)
+        .map(Entry::Pass)
+        .or_else(|| lookup_analysis(name).map(Entry::Analysis))
+}
+
+/// The rewrite called `name`.
 pub fn lookup(name: &str) -> Option<&'static PassInfo> {
     PASSES.iter().find(|p| p.name == name)
 }
 
-/// Every pass name, in alphabetical order.
+/// The analysis called `name`.
+pub fn lookup_analysis(name: &str) -> Option<&'static AnalysisInfo> {
+    ANALYSES.iter().find(|a| a.name == name)
+}
+
+/// Every name a pipeline may use (rewrites and analyses), in alphabetical order.
 pub fn names() -> Vec<&'static str> {
+    let mut names: Vec<_> = PASSES
+        .iter()
+        .map(|p| p.name)
+        .chain(ANALYSES.iter().map(|a| a.name))
+        .collect();
+    names.sort_unstable();
+    names
+}
+
+/// Every rewrite's name, in alphabetical order.
+pub fn pass_names() -> Vec<&'static str> {
     let mut names: Vec<_> = PASSES.iter().map(|p| p.name).collect();
     names.sort_unstable();
     names
 }
 
-/// A listing of every pass with its summary and options, for help texts.
-pub fn describe() -> String {
-    let mut out = String::new();
-    let mut infos: Vec<&PassInfo> = PASSES.iter().collect();
-    infos.sort_by_key(|p| p.name);
-    for p in infos {
-        out.push_str(&format!("  {:<12} {}\n", p.name, p.summary));
-        for o in p.options {
+fn describe_entries(out: &mut String, entries: impl Iterator<Item = Entry>) {
+    let mut entries: Vec<Entry> = entries.collect();
+    entries.sort_by_key(|e| e.name());
+    for e in entries {
+        out.push_str(&format!("  {:<12} {}\n", e.name(), e.summary()));
+        for o in e.options() {
             out.push_str(&format!(
                 "  {:<12}   {{{}={}}}: {} (default {})\n",
                 "",
@@ -58,48 +106,59 @@ pub fn describe() -> String {
             ));
         }
     }
+}
+
+/// A listing of every rewrite and every analysis with its summary and options, under the
+/// headings `Passes:` and `Analyses ...:`, for help texts.
+pub fn describe() -> String {
+    let mut out = String::from("Passes:\n");
+    describe_entries(&mut out, PASSES.iter().map(Entry::Pass));
+    out.push_str("\nAnalyses (they report their decisions; the graph is unchanged):\n");
+    describe_entries(&mut out, ANALYSES.iter().map(Entry::Analysis));
     out
 }
 
-/// Parses a pipeline string and builds its passes.
-pub fn parse_and_build(source: &str) -> Result<(Pipeline, Vec<Box<dyn Pass>>), PipelineError> {
+/// Parses a pipeline string and builds its steps.
+pub fn parse_and_build(source: &str) -> Result<(Pipeline, Vec<Step>), PipelineError> {
     let pipeline = Pipeline::parse(source)?;
-    let passes = build(&pipeline)?;
-    Ok((pipeline, passes))
+    let steps = build(&pipeline)?;
+    Ok((pipeline, steps))
 }
 
-/// Builds the passes of `pipeline`, checking names, options and values.
-pub fn build(pipeline: &Pipeline) -> Result<Vec<Box<dyn Pass>>, PipelineError> {
+/// Builds the steps of `pipeline`, checking names, options and values.
+pub fn build(pipeline: &Pipeline) -> Result<Vec<Step>, PipelineError> {
     let src = &pipeline.source;
-    let mut passes = vec![];
-    for entry in &pipeline.entries {
-        let span = &entry.name_span;
-        let Some(info) = lookup(&entry.name) else {
+    let mut steps = vec![];
+    for e in &pipeline.entries {
+        let span = &e.name_span;
+        let Some(info) = entry(&e.name) else {
             return Err(PipelineError::at(
                 src,
                 span.start,
                 span.end,
                 format!(
                     "unknown pass `{}`; valid passes: {}",
-                    entry.name,
+                    e.name,
                     names().join(", ")
                 ),
             ));
         };
-        let mut options = PassOptions::defaults(info.options);
-        for opt in &entry.options {
-            let Some(def) = info.options.iter().find(|d| d.name == opt.key) else {
-                let message = if info.options.is_empty() {
+        let defs = info.options();
+        let mut options = PassOptions::defaults(defs);
+        for opt in &e.options {
+            let Some(def) = defs.iter().find(|d| d.name == opt.key) else {
+                let message = if defs.is_empty() {
                     format!(
                         "unknown option `{}`: pass `{}` takes no options",
-                        opt.key, info.name
+                        opt.key,
+                        info.name()
                     )
                 } else {
-                    let valid: Vec<_> = info.options.iter().map(|d| d.name).collect();
+                    let valid: Vec<_> = defs.iter().map(|d| d.name).collect();
                     format!(
                         "unknown option `{}` for pass `{}`; valid options: {}",
                         opt.key,
-                        info.name,
+                        info.name(),
                         valid.join(", ")
                     )
                 };
@@ -118,7 +177,7 @@ pub fn build(pipeline: &Pipeline) -> Result<Vec<Box<dyn Pass>>, PipelineError> {
                     format!(
                         "option `{}` of pass `{}` must be {}, got `{}`",
                         def.name,
-                        info.name,
+                        info.name(),
                         def.kind.describe(),
                         opt.value
                     ),
@@ -126,17 +185,17 @@ pub fn build(pipeline: &Pipeline) -> Result<Vec<Box<dyn Pass>>, PipelineError> {
             };
             options.set(def.name, value);
         }
-        let pass = (info.build)(&options).map_err(|message| {
+        let step = info.build(&options).map_err(|message| {
             PipelineError::at(
                 src,
                 span.start,
                 span.end,
-                format!("pass `{}`: {message}", info.name),
+                format!("pass `{}`: {message}", info.name()),
             )
         })?;
-        passes.push(pass);
+        steps.push(step);
     }
-    Ok(passes)
+    Ok(steps)
 }
 
 #[cfg(test)]
@@ -146,17 +205,47 @@ mod tests {
     #[test]
     fn registry_names_are_unique_sorted_and_match_the_passes() {
         let listed: Vec<_> = PASSES.iter().map(|p| p.name).collect();
-        assert_eq!(listed, names(), "PASSES must stay in alphabetical order");
+        assert_eq!(
+            listed,
+            pass_names(),
+            "PASSES must stay in alphabetical order"
+        );
         for info in PASSES {
             let pass = (info.build)(&PassOptions::defaults(info.options)).unwrap();
             assert_eq!(pass.name(), info.name);
         }
+        let listed: Vec<_> = ANALYSES.iter().map(|a| a.name).collect();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        assert_eq!(listed, sorted, "ANALYSES must stay in alphabetical order");
+        for info in ANALYSES {
+            let analysis = (info.build)(&PassOptions::defaults(info.options)).unwrap();
+            assert_eq!(analysis.name(), info.name);
+            assert!(
+                lookup(info.name).is_none(),
+                "`{}` is listed twice",
+                info.name
+            );
+        }
+        let mut all = names();
+        all.dedup();
+        assert_eq!(all.len(), PASSES.len() + ANALYSES.len());
+    }
+
+    #[test]
+    fn analyses_build_as_analysis_steps_and_passes_as_rewrites() {
+        let (_, steps) = parse_and_build("dce,fuse{max-ops=4},decompose").unwrap();
+        let kinds: Vec<_> = steps
+            .iter()
+            .map(|s| (s.name(), matches!(s, Step::Analysis(_))))
+            .collect();
+        assert_eq!(kinds, [("dce", false), ("fuse", true), ("decompose", true)]);
     }
 
     #[test]
     fn builds_known_passes_in_order() {
-        let (p, passes) = parse_and_build("dce,cse{commutative=false},dce").unwrap();
-        let names: Vec<_> = passes.iter().map(|p| p.name()).collect();
+        let (p, steps) = parse_and_build("dce,cse{commutative=false},dce").unwrap();
+        let names: Vec<_> = steps.iter().map(|s| s.name()).collect();
         assert_eq!(names, ["dce", "cse", "dce"]);
         assert_eq!(p.to_string(), "dce,cse{commutative=false},dce");
     }
@@ -219,10 +308,26 @@ mod tests {
     #[test]
     fn describe_lists_every_pass_and_option() {
         let d = describe();
+        let (passes, analyses) = d.split_once("\nAnalyses").expect("two sections");
         for info in PASSES {
-            assert!(d.contains(info.name) && d.contains(info.summary), "{d}");
+            assert!(
+                passes.contains(info.name) && passes.contains(info.summary),
+                "{d}"
+            );
             for o in info.options {
-                assert!(d.contains(o.name) && d.contains(o.help), "{d}");
+                assert!(passes.contains(o.name) && passes.contains(o.help), "{d}");
+            }
+        }
+        for info in ANALYSES {
+            assert!(
+                analyses.contains(info.name) && analyses.contains(info.summary),
+                "{d}"
+            );
+            for o in info.options {
+                assert!(
+                    analyses.contains(o.name) && analyses.contains(o.help),
+                    "{d}"
+                );
             }
         }
     }

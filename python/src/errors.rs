@@ -75,6 +75,6 @@ pub fn frontend(
     err
 }
 
-pub fn runtime(e: drtc::runtime::RuntimeError) -> PyErr {
-    RuntimeEnvError::new_err(e.to_string())
+pub fn runtime(e: impl Into<drtc::runtime::RuntimeError>) -> PyErr {
+    RuntimeEnvError::new_err(e.into().to_string())
 }

@@ -39,7 +39,7 @@ pub struct OptArgs {
 
 fn after_help() -> String {
     format!(
-        "Passes:\n{}\nExamples:\n  drtc opt model.drt --passes cse,dce\n  \
+        "{}\nExamples:\n  drtc opt model.drt --passes cse,dce\n  \
 drtc opt model.drt --passes 'cse{{commutative=false}},dce' --print-ir-after cse --time-passes",
         registry::describe()
     )

@@ -73,8 +73,8 @@ pub struct VerifyArgs {
     pub device: Option<DeviceArg>,
 }
 
-pub(super) fn runtime_error(e: drtc::runtime::RuntimeError) -> DriverError {
-    DriverError::Reported(e.to_string())
+pub(super) fn runtime_error(e: impl Into<drtc::runtime::RuntimeError>) -> DriverError {
+    DriverError::Reported(e.into().to_string())
 }
 
 /// Builds the request and a pool of one worker for `device`.

@@ -8,19 +8,19 @@ use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, Mo
 use drtc_backends::triton::Precision;
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
-use drtc_passes::{ManagerOptions, PassManager};
+use drtc_passes::{presets, ManagerOptions, PassManager};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
-/// The cleanup pipeline run before fusion.
-pub const CLEANUP_PIPELINE: &str = "dce,cse,dce";
+/// The cleanup pipeline run before fusion (each step's reason is in `presets`).
+pub const CLEANUP_PIPELINE: &[&str] = presets::CLEANUP;
 
 /// The pipeline with the e-graph rewrites (`--simplify`).
-pub const SIMPLIFY_PIPELINE: &str = "dce,cse,canonicalize,simplify,dce,cse,dce";
+pub const SIMPLIFY_PIPELINE: &[&str] = presets::SIMPLIFY;
 
 /// Run after cleanup (and the e-graph rewrites): a convolution's bias moves into the
 /// kernel of its consumer. A no-op on programs without convolutions.
-pub const EPILOGUE_PIPELINE: &str = "conv-bias,dce";
+pub const EPILOGUE_PIPELINE: &[&str] = presets::EPILOGUE;
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -77,7 +77,7 @@ pub fn compile_graph(
     };
     for pipeline in [pipeline, EPILOGUE_PIPELINE] {
         let pm = PassManager::parse(
-            pipeline,
+            &presets::source(pipeline),
             ManagerOptions {
                 verify_each: true,
                 print_ir_after: vec![],
@@ -88,6 +88,10 @@ pub fn compile_graph(
     }
     graph.compact();
     let plan = plan_fusion(&graph, &opts.fuse);
+    // every later stage relies on the plan's invariants; checking costs about what
+    // planning costs, so it always runs
+    plan.verify(&graph)
+        .map_err(|e| format!("internal error: invalid fusion plan: {e}"))?;
     let module = generate_module(&graph, &plan, form, &opts.codegen());
     Ok(Compiled {
         graph,
@@ -123,6 +127,7 @@ impl Compiled {
                 "ops": r.ops,
                 "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
                 "pytorch_fallback": r.fallback,
+                "fallback_reason": r.fallback_reason,
                 "gemm": r.gemm.as_ref().map(|g| json!({
                     "implementation": g.imp.describe(),
                     "m": g.shape.m, "n": g.shape.n, "k": g.shape.k, "batch": g.shape.batch,

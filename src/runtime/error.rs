@@ -5,11 +5,9 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
-    #[error(
-        "no Python environment for drtc: `{venv}` does not exist.\n  fix: run `drtc setup` \
-         (or set DRTC_PYTHON to a Python that has torch, triton and numpy)"
-    )]
-    NoPython { venv: PathBuf },
+    /// No Python environment, or one that cannot be probed (`drtc-env`).
+    #[error(transparent)]
+    Env(#[from] drtc_env::EnvError),
     #[error("the Python at `{python}` lacks {missing}.\n  fix: {fix}")]
     MissingPackages {
         python: String,

@@ -1,9 +1,10 @@
 //! Finding and loading `libortools.so.9` at run time, and the one call into its C API.
 //!
-//! Search order: `$DRTC_ORTOOLS_LIB` (the library file or a folder holding it), the drtc
-//! Python environment (`$DRTC_PYTHON`, then `~/.cache/drtc/venv`), then whatever
-//! `python3 -c 'import ortools'` finds. The wheel's folder layout must be kept: the library
-//! finds its abseil and protobuf siblings through relative paths.
+//! Search order: `$DRTC_ORTOOLS_LIB` (the library file or a folder holding it), then the
+//! `ortools` package of drtc's Python as `drtc_env` locates it (`$DRTC_PYTHON`, else the
+//! venv of `drtc setup` under `$DRTC_HOME`), then the venv's site-packages read without
+//! starting Python. The wheel's folder layout must be kept: the library finds its abseil
+//! and protobuf siblings through relative paths.
 
 use crate::proto::{CpModelProto, CpSolverResponse, SatParameters};
 use crate::CpSatError;
@@ -110,31 +111,26 @@ impl CpSat {
             }
             tried.push(format!("$DRTC_ORTOOLS_LIB={}", p.display()));
         }
-        if let Ok(py) = std::env::var("DRTC_PYTHON") {
+        // drtc's Python, found as every launch finds it (drtc_env)
+        let home = drtc_env::DrtcHome::from_env();
+        if let Ok(env) = drtc_env::PythonEnv::locate(&home) {
+            let py = env.python.display().to_string();
             if let Some(dir) = ortools_dir_from_python(&py) {
                 let p = lib_in_package_dir(&dir);
                 if p.is_file() {
                     return Ok(p);
                 }
             }
-            tried.push(format!("$DRTC_PYTHON={py}"));
+            tried.push(format!("`{py} -c 'import ortools'`"));
         }
-        if let Some(home) = std::env::var_os("HOME") {
-            let venv = PathBuf::from(home).join(".cache/drtc/venv");
-            for p in venv_candidates(&venv) {
-                if p.is_file() {
-                    return Ok(p);
-                }
-            }
-            tried.push(format!("the drtc venv {}", venv.display()));
-        }
-        if let Some(dir) = ortools_dir_from_python("python3") {
-            let p = lib_in_package_dir(&dir);
+        // the venv's site-packages, read without starting its Python
+        let venv = home.venv();
+        for p in venv_candidates(&venv) {
             if p.is_file() {
                 return Ok(p);
             }
         }
-        tried.push("python3 -c 'import ortools'".into());
+        tried.push(format!("the drtc venv {}", venv.display()));
         Err(CpSatError::NotFound {
             tried: tried.join(", "),
             version: ORTOOLS_VERSION,

@@ -43,18 +43,15 @@ pub struct Verdict {
     pub rejection: Option<String>,
 }
 
-/// The Python interpreter drtc uses: `$DRTC_PYTHON`, else the drtc venv, else `python3`.
+/// The Python interpreter drtc uses (`drtc_env`'s locator: `$DRTC_PYTHON`, else the venv
+/// of `drtc setup` under `$DRTC_HOME`). When there is none, the venv's path: starting it
+/// then fails with that path in the message, rather than running some other Python.
 pub fn default_python() -> String {
-    if let Ok(p) = std::env::var("DRTC_PYTHON") {
-        return p;
+    let home = drtc_env::DrtcHome::from_env();
+    match drtc_env::PythonEnv::locate(&home) {
+        Ok(env) => env.python.display().to_string(),
+        Err(_) => home.venv_python().display().to_string(),
     }
-    if let Some(home) = std::env::var_os("HOME") {
-        let p = std::path::PathBuf::from(home).join(".cache/drtc/venv/bin/python");
-        if p.is_file() {
-            return p.display().to_string();
-        }
-    }
-    "python3".into()
 }
 
 /// Runs `programs` in one Python process, each on the inputs of `trials` seeds, and

@@ -4,8 +4,7 @@
 
 use super::engine::run_pass;
 use super::rules;
-use crate::registry::PassInfo;
-use crate::{Changed, Pass, PassContext, PassError};
+use crate::{Changed, Pass, PassContext, PassError, PassInfo};
 use drtc_ir::Graph;
 
 /// Registry entry.

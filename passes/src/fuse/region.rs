@@ -1,6 +1,7 @@
 //! Regions and fusion plans: the result of the `fuse` pass.
 
-use drtc_ir::{Graph, NodeId, ValueId};
+use super::ReduceSpace;
+use drtc_ir::{Graph, NodeId, Shape, ValueId};
 use std::fmt::{self, Write};
 
 /// What kind of kernel (or host code) a region becomes.
@@ -49,7 +50,8 @@ impl RegionKind {
 }
 
 /// A fusable subgraph: nodes in program order, the values it reads and the values it
-/// must write (used outside, or graph outputs).
+/// must write (used outside, or graph outputs), and the spaces its kernel iterates over.
+/// Backends read the spaces from here; they never recompute them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Region {
     pub kind: RegionKind,
@@ -57,9 +59,17 @@ pub struct Region {
     pub nodes: Vec<NodeId>,
     pub inputs: Vec<ValueId>,
     pub outputs: Vec<ValueId>,
+    /// The iteration space: the shape the region writes (pointwise), the reduction
+    /// domain (reduction), the main op's result (contraction, window), the op's result
+    /// (library, view and fallback regions).
+    pub iteration: Shape,
+    /// Reduction regions: the space their reductions share (the domain with its reduced
+    /// dims); `None` for every other kind.
+    pub reduction: Option<ReduceSpace>,
 }
 
-/// A partition of a graph's nodes into regions, in a topological order of regions.
+/// A partition of a graph's nodes into regions, in a topological order of regions
+/// ([`FusionPlan::verify`] checks it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FusionPlan {
     pub regions: Vec<Region>,

@@ -93,7 +93,8 @@ pub fn cleanup(g: &mut drtc_ir::Graph) -> Result<(), String> {
         verify_each: true,
         print_ir_after: vec![],
     };
-    let pm = PassManager::parse(CLEANUP_PIPELINE, opts).map_err(|e| e.to_string())?;
+    let pm = PassManager::parse(&drtc_passes::presets::source(CLEANUP_PIPELINE), opts)
+        .map_err(|e| e.to_string())?;
     pm.run(g).map_err(|e| e.to_string())?;
     g.compact();
     Ok(())

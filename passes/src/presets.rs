@@ -1,0 +1,66 @@
+//! The compiler's pipelines, as literal lists: one step per entry, each with the reason
+//! it sits where it does. [`source`] gives the pipeline string the pass manager parses
+//! (and reports print).
+
+/// What `drtc compile` runs before fusion planning.
+pub const CLEANUP: &[&str] = &[
+    // the frontend lowers whole modules: drop what nothing reads (unused layers and
+    // results), so no later step plans or compiles it
+    "dce",
+    // one node per distinct computation: fusion then sees each value once, and no kernel
+    // computes the same thing twice
+    "cse", // the duplicates cse merged away are unused now
+    "dce",
+];
+
+/// What `drtc compile --simplify` runs before fusion planning: the cleanup around the
+/// e-graph rewrites.
+pub const SIMPLIFY: &[&str] = &[
+    // a smaller graph is a smaller e-graph: drop dead nodes first
+    "dce",
+    // and merge duplicates, so each computation enters the e-graph once
+    "cse",
+    // one spelling per computation (identities, constant folding, clamps, layout
+    // chains), so simplify's rules match whichever way the program wrote it
+    "canonicalize",
+    // the cost-driven rewrites (activations, linearity, reductions, softmax forms)
+    "simplify",
+    // the nodes the rewrites replaced are unused
+    "dce",
+    // rewriting can make two computations equal
+    "cse",
+    // and merging them leaves the duplicates unused
+    "dce",
+];
+
+/// What `drtc compile` runs after cleanup (and the e-graph rewrites), just before fusion.
+pub const EPILOGUE: &[&str] = &[
+    // last, so no rewrite sees a bias-less convolution: a convolution whose only use is a
+    // pointwise or reduction op is called without its bias, and the bias add joins the
+    // consumer's fused kernel (one pass over the output fewer)
+    "conv-bias",
+    // the bias-carrying convolution it replaced is unused now
+    "dce",
+];
+
+/// The pipeline string of `steps` (`dce,cse,dce`).
+pub fn source(steps: &[&str]) -> String {
+    steps.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{registry, Step};
+
+    #[test]
+    fn presets_are_rewrites_that_parse_and_print_back() {
+        for steps in [CLEANUP, SIMPLIFY, EPILOGUE] {
+            let (pipeline, built) = registry::parse_and_build(&source(steps)).unwrap();
+            assert_eq!(pipeline.to_string(), source(steps));
+            assert!(built.iter().all(|s| matches!(s, Step::Rewrite(_))));
+            // cleanup ends with dce: whatever the steps before leave unused is dropped
+            assert_eq!(steps.last(), Some(&"dce"));
+        }
+    }
+}
