@@ -174,6 +174,8 @@ fn module_fields(row: &mut Value, m: &GeneratedModule) {
     if !m.layout.is_empty() {
         row["conv_layouts"] = json!(m.layout);
     }
+    // whether the module uses CUDA graphs, and why (the compile-time decision)
+    row["graphs"] = m.graphs_json();
 }
 
 /// Test-time search of the compiled task on the GPU; the module is regenerated with the
