@@ -77,3 +77,55 @@ fn compile_reports_the_gemm_choice_and_search_needs_a_gpu() {
         }
     }
 }
+
+/// The reference-accuracy rule: a candidate rejected by the value rule against a reference
+/// whose own fp32 result is outside the rule is judged against the float64 truth.
+#[test]
+fn a_rule_the_reference_itself_fails_is_judged_against_float64() {
+    let reference = data("runtime/cancel_ref.py");
+    let r = reference.to_str().unwrap();
+    let strict = ["--device", "cpu", "--rule", "allclose-1e-4"];
+    let exact = data("runtime/cancel_exact.py");
+    let (ok, out, err) = drtc(&[&["verify", r, exact.to_str().unwrap()][..], &strict].concat());
+    assert!(ok, "the exact result must verify: {out}{err}");
+    assert!(
+        out.contains("accepted by the reference-accuracy rule"),
+        "{out}"
+    );
+    // further from the truth than twice the reference's own error: refused, with figures
+    let wrong = data("runtime/cancel_wrong.py");
+    let (ok, out, err) = drtc(&[&["verify", r, wrong.to_str().unwrap()][..], &strict].concat());
+    assert!(!ok, "a wrong candidate must fail: {out}{err}");
+    assert!(out.contains("more than 2x the reference's own"), "{out}");
+    // a program that draws random numbers has no float64 truth
+    let random = data("runtime/cancel_random_ref.py");
+    let (ok, out, err) = drtc(
+        &[
+            &["verify", random.to_str().unwrap(), exact.to_str().unwrap()][..],
+            &strict,
+        ]
+        .concat(),
+    );
+    assert!(!ok, "no truth, no rescue: {out}{err}");
+    assert!(out.contains("draws random numbers"), "{out}");
+}
+
+/// A running statistic that is zero in exact arithmetic is compared with a norm floor:
+/// two roundings of zero are not a relative error.
+#[test]
+fn state_that_is_rounding_noise_around_zero_verifies() {
+    let (r, c) = (
+        data("runtime/kb_zero_mean_bn.py"),
+        data("runtime/kb_zero_mean_bn_new.py"),
+    );
+    let (ok, out, err) = drtc(&[
+        "verify",
+        r.to_str().unwrap(),
+        c.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--rule",
+        "allclose-1e-4",
+    ]);
+    assert!(ok, "{out}{err}");
+}

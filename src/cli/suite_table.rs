@@ -264,6 +264,7 @@ read by the export frontend (torch.export): {} ({} verified); \
             }
         }
     }
+    accuracy_lines(rows, &mut s);
     if !compile_ms.is_empty() {
         compile_ms.sort_by(f64::total_cmp);
         write!(
@@ -287,6 +288,57 @@ read by the export frontend (torch.export): {} ({} verified); \
         .unwrap();
     }
     (t, s)
+}
+
+/// The summary's lines on the reference-accuracy rule: which verified tasks needed the
+/// float64 truth, and how torch.compile's own outputs fare under drtc's rule.
+fn accuracy_lines(rows: &[Value], s: &mut String) {
+    let by_truth: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["status"] == VERIFIED && r["reference_accuracy"].is_object())
+        .map(|r| r["task"].as_str().unwrap_or("?"))
+        .collect();
+    if !by_truth.is_empty() {
+        write!(
+            s,
+            "\nverified by the reference-accuracy rule (PyTorch's own result is outside the \
+             value rule against float64, and drtc's error is within 2x of it): {} ({})",
+            by_truth.len(),
+            by_truth.join(", ")
+        )
+        .unwrap();
+    }
+    let checked: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["torch_compile_outputs"].is_object())
+        .collect();
+    if !checked.is_empty() {
+        let strict_fail: Vec<&&Value> = checked
+            .iter()
+            .filter(|r| r["torch_compile_outputs"]["ok_without_truth"] == false)
+            .collect();
+        let rescued = strict_fail
+            .iter()
+            .filter(|r| r["torch_compile_outputs"]["ok"] == true)
+            .count();
+        let names: Vec<&str> = strict_fail
+            .iter()
+            .map(|r| r["task"].as_str().unwrap_or("?"))
+            .collect();
+        write!(
+            s,
+            "\ntorch.compile's outputs under drtc's value rule: {} of {} timed tasks fail it \
+             against the reference{}; {rescued} of those pass by the reference-accuracy rule",
+            strict_fail.len(),
+            checked.len(),
+            if names.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", names.join(", "))
+            }
+        )
+        .unwrap();
+    }
 }
 
 #[cfg(test)]

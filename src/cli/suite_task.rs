@@ -429,6 +429,9 @@ fn graph_fields(row: &mut Value, b: &BenchReport) {
 
 fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: bool) {
     let mut reasons = b.verify.reasons();
+    if let (n @ 1.., worst) = b.verify.accepted_by_truth() {
+        row["reference_accuracy"] = json!({"outputs": n, "worst_ratio": worst});
+    }
     let mut ok = b.verify.verified;
     memory_fields(row, &b.verify.memory);
     graph_fields(row, b);
@@ -450,6 +453,14 @@ fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: boo
             row["torch_precision_used"] = json!(p);
         }
         row["timed_outputs_ok"] = json!(t.timed_outputs_ok);
+        if let Some(ok) = t.compiled_outputs_ok {
+            // torch.compile held to drtc's rule, so a table can say whether it meets it
+            row["torch_compile_outputs"] = json!({
+                "ok": ok,
+                "ok_without_truth": t.compiled_outputs_ok_without_truth,
+                "failures": t.compiled_outputs_failures,
+            });
+        }
         if !t.timed_outputs_ok {
             ok = false;
             reasons.push(format!(

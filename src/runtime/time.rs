@@ -58,6 +58,18 @@ pub struct TimingReport {
     pub timed_outputs_ok: bool,
     #[serde(default)]
     pub timed_outputs_failures: Vec<String>,
+    /// The candidate's timed outputs passed the rule against the reference alone, without
+    /// the float64 truth.
+    #[serde(default)]
+    pub timed_outputs_ok_without_truth: Option<bool>,
+    /// torch.compile's last timed outputs checked by the same rules as the candidate's
+    /// (None when torch.compile was not timed).
+    #[serde(default)]
+    pub compiled_outputs_ok: Option<bool>,
+    #[serde(default)]
+    pub compiled_outputs_ok_without_truth: Option<bool>,
+    #[serde(default)]
+    pub compiled_outputs_failures: Vec<String>,
     pub rounds: u64,
     pub l2_flush_bytes: u64,
     /// The float32 matmul precision the reference and torch.compile ran with.

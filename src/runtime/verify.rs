@@ -160,6 +160,25 @@ pub struct OutputMetrics {
     /// Integers and booleans: exact equality.
     #[serde(default)]
     pub exact: Option<bool>,
+    /// Present when a value rule failed and the output was judged against the float64
+    /// truth (the reference-accuracy rule of the worker's `truth.py`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_accuracy: Option<ReferenceAccuracy>,
+}
+
+/// An output judged against the reference run in float64: the candidate is accepted when
+/// it is as accurate as the reference itself (each error at most `factor` times the
+/// reference's, or allclose(1e-4) to the truth) and the truth is meaningful.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReferenceAccuracy {
+    pub reference_rel_err: f64,
+    pub reference_max_abs_err: f64,
+    pub candidate_rel_err: f64,
+    pub candidate_max_abs_err: f64,
+    #[serde(rename = "candidate_allclose_1e-4")]
+    pub candidate_allclose_1e4: bool,
+    pub factor: f64,
+    pub accepted: bool,
 }
 
 /// One parameter or buffer of the candidate module after a call.
@@ -334,6 +353,22 @@ impl VerifyReport {
         (worst, a2, a4)
     }
 
+    /// The outputs (over all trials) that the value rule rejected against the reference
+    /// and the reference-accuracy rule accepted against the float64 truth, with the
+    /// largest ratio of the candidate's relative-norm error to the reference's.
+    pub fn accepted_by_truth(&self) -> (usize, Option<f64>) {
+        let mut n = 0;
+        let mut worst: Option<f64> = None;
+        for o in self.trials.iter().flat_map(|t| &t.outputs) {
+            if let Some(a) = o.reference_accuracy.as_ref().filter(|a| a.accepted) {
+                n += 1;
+                let r = a.candidate_rel_err / a.reference_rel_err.max(f64::MIN_POSITIVE);
+                worst = Some(worst.map_or(r, |w: f64| w.max(r)));
+            }
+        }
+        (n, worst)
+    }
+
     /// A one-line summary of a verified candidate (a second line, on CUDA, with the
     /// peak memory).
     pub fn summary(&self) -> String {
@@ -348,6 +383,14 @@ impl VerifyReport {
             yes(a2),
             yes(a4),
         );
+        if let (n @ 1.., worst) = self.accepted_by_truth() {
+            s.push_str(&format!(
+                "; {n} output check(s) accepted by the reference-accuracy rule (PyTorch's own \
+                 result is outside the rule against float64; the candidate's error is at most \
+                 {:.2}x the reference's)",
+                worst.unwrap_or(0.0)
+            ));
+        }
         if let Some(m) = self.memory.as_ref().and_then(MemoryReport::line) {
             s.push('\n');
             s.push_str(&m);

@@ -43,6 +43,10 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         include_str!("worker/drtc_worker/comparison.py"),
     ),
     (
+        "drtc_worker/truth.py",
+        include_str!("worker/drtc_worker/truth.py"),
+    ),
+    (
         "drtc_worker/pair.py",
         include_str!("worker/drtc_worker/pair.py"),
     ),

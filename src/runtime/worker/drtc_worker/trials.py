@@ -16,7 +16,7 @@ import traceback
 
 import torch
 
-from . import memory
+from . import memory, truth
 from .common import DEVICE, Failure, exc_line, flatten, sync
 from .comparison import (VALUE_RULES, RulePrecision, check_aliasing, clone_all, compare_outputs,
                          compare_state, inputs_equal, rule_failures)
@@ -98,8 +98,12 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
             # a program that draws random numbers in forward (`torch.randn` for an
             # initial state) draws the same ones in reference and candidate
             torch.manual_seed(seed + 1)
+            pre_buffers = truth.buffer_snapshot(pair)
+            rng_before = truth.rng_state()
             ref_out = flatten(peaks.reference_run(pair, ref_inputs))
         sync()
+        if truth.rng_advanced(rng_before, truth.rng_state()):
+            pair.draws_random = True
     except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
@@ -175,7 +179,11 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
                                 f"the current stream does not wait for ({side} stream "
                                 "switch(es))")
             fails = []
-    del ordered
+    if fails:
+        fails = truth.apply(outputs, fails, ref_out, ordered,
+                            lambda: truth.float64_outputs(pair, seed, pre_buffers, flatten),
+                            getattr(pair, "draws_random", False))
+    del ordered, pre_buffers
     trial["outputs"] = outputs
     for check, i, msg in fails:
         fail(check, f"output {i}: {msg}" if i is not None else msg, i)
