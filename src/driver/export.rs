@@ -49,10 +49,34 @@ fn install_helper(home: &DrtcHome) -> Result<PathBuf, ExportRunError> {
     if std::fs::read_to_string(&path).is_ok_and(|s| s == HELPER) {
         return Ok(path);
     }
-    let tmp = dir.join(format!(".helper-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, HELPER).map_err(|e| helper_err(format!("{}: {e}", tmp.display())))?;
-    std::fs::rename(&tmp, &path).map_err(|e| helper_err(format!("{}: {e}", path.display())))?;
+    write_atomic(&path, HELPER)?;
     Ok(path)
+}
+
+/// Writes `text` to `path` through a private temporary file renamed into place. The
+/// temporary's name is unique per process and thread (a suite exports several programs
+/// at once in one process), and a rename that loses the race to another writer of the same
+/// text is not an error.
+fn write_atomic(path: &Path, text: &str) -> Result<(), ExportRunError> {
+    let name = path
+        .file_name()
+        .map_or("file".into(), |n| n.to_string_lossy());
+    let tmp = path.with_file_name(
+        format!(
+            ".{name}.{}-{:?}.tmp",
+            std::process::id(),
+            std::thread::current().id()
+        )
+        .replace(['(', ')'], ""),
+    );
+    std::fs::write(&tmp, text).map_err(|e| helper_err(format!("{}: {e}", tmp.display())))?;
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        if !std::fs::read_to_string(path).is_ok_and(|s| s == text) {
+            return Err(helper_err(format!("{}: {e}", path.display())));
+        }
+    }
+    Ok(())
 }
 
 /// `[["float32", [2, 3]], ...]`: input types for the helper.
@@ -187,9 +211,9 @@ fn run_helper(
     // only graphs are cached: a failure may be the environment's (a missing package)
     let exported = serde_json::from_str::<serde_json::Value>(&json)
         .is_ok_and(|v| v["ok"] == serde_json::Value::Bool(true));
-    let tmp = cache.with_extension(format!("{}.tmp", std::process::id()));
-    if exported && std::fs::write(&tmp, &json).is_ok() {
-        let _ = std::fs::rename(&tmp, &cache);
+    if exported {
+        // a cache that cannot be written only costs the next run an export
+        let _ = write_atomic(&cache, &json);
     }
     Ok(json)
 }
@@ -202,4 +226,33 @@ pub fn export_program(
 ) -> Result<Imported, ExportRunError> {
     let json = run_helper(source, name, input_types)?;
     import(&json).map_err(ExportRunError::Export)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A suite exports several programs at once in one process: every thread gets the
+    /// helper, whoever wins the rename (the race that failed a level-3 task on the GPU).
+    #[test]
+    fn concurrent_installs_of_the_helper_all_succeed() {
+        let root = tempfile::tempdir().unwrap();
+        let home = DrtcHome {
+            root: root.path().to_path_buf(),
+        };
+        let paths: Vec<Result<PathBuf, ExportRunError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8).map(|_| s.spawn(|| install_helper(&home))).collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for p in paths {
+            let p = p.expect("every concurrent install succeeds");
+            assert_eq!(std::fs::read_to_string(p).unwrap(), HELPER);
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(home.dir("export").unwrap())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    }
 }

@@ -179,11 +179,10 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
                                 f"the current stream does not wait for ({side} stream "
                                 "switch(es))")
             fails = []
+    exact = truth.Truth(pair, seed, pre_buffers, flatten, getattr(pair, "draws_random", False))
     if fails:
-        fails = truth.apply(outputs, fails, ref_out, ordered,
-                            lambda: truth.float64_outputs(pair, seed, pre_buffers, flatten),
-                            getattr(pair, "draws_random", False))
-    del ordered, pre_buffers
+        fails = truth.apply(outputs, fails, ref_out, ordered, exact)
+    del ordered
     trial["outputs"] = outputs
     for check, i, msg in fails:
         fail(check, f"output {i}: {msg}" if i is not None else msg, i)
@@ -196,6 +195,8 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     if ref_state is not None:
         _, cand_state = pair.states()
         state_report, state_fails = compare_state(ref_state, cand_state)
+        state_fails = truth.apply_state(state_report, state_fails, ref_state, cand_state,
+                                        exact)
         trial["state"] = state_report
         for msg in state_fails:
             fail("state", msg)
@@ -206,7 +207,7 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     # could not hand their values to a candidate that reads uninitialized memory. Now
     # this trial's tensors (outputs, copies, snapshot, moved-out state) go when this call
     # returns.
-    del moved
+    del moved, exact, pre_buffers
     return inputs
 
 

@@ -11,16 +11,19 @@ more in float64 (its parameters and inputs converted; float64 has no TF32 path) 
 truth, and an output the rule rejected is accepted only if
 
 - the truth is meaningful: the program draws no random numbers (float64 draws differ),
-  the truth has the reference's outputs and shapes, and the reference agrees with it to a
-  relative norm below TRUTH_SANITY;
+  the truth has the reference's outputs and shapes, and the reference run once more in
+  fp32 with TF32 off (cuDNN and matmuls) agrees with it to the relative-norm rule
+  (TRUTH_SANITY), so the float64 run computed the same program;
 - the candidate is as accurate as the reference itself: it passes allclose(atol=rtol=1e-4)
   against the truth, or its relative-norm error and its max-abs error against the truth
   are each at most ACCURACY_FACTOR times the reference's own.
 
-Every output the rule accepted carries its four figures (`reference_accuracy`), and the
-report says how many were accepted this way. Failures of other checks (shape, NaN/Inf,
-non-finite positions, exact integers, state) are never rescued."""
+Module state after the call (BatchNorm running statistics) is judged the same way against
+the float64 module's state. Every output the rule accepted carries its figures
+(`reference_accuracy`), and the report says how many were accepted this way. Failures of
+other checks (shape, NaN/Inf, non-finite positions, exact integers) are never rescued."""
 
+import contextlib
 import copy
 
 import torch
@@ -29,7 +32,7 @@ from .common import DEVICE, exc_line
 from .comparison import error_figures
 
 ACCURACY_FACTOR = 2.0
-TRUTH_SANITY = 1e-2
+TRUTH_SANITY = 1e-3
 
 
 def rng_state():
@@ -52,80 +55,160 @@ def buffer_snapshot(pair):
     return {n: b.detach().clone() for n, b in pair.ref_model.named_buffers()}
 
 
-def _to64(x):
+def _to(x, dtype):
     if isinstance(x, torch.Tensor) and x.is_floating_point():
-        return x.double()
+        return x.to(dtype)
     return x
 
 
-def float64_outputs(pair, seed, buffers, flatten):
-    """The reference run in float64 on trial `seed`'s inputs, its module state as it was
-    before the trial's call."""
-    inputs = [_to64(x) for x in pair.make_inputs(seed)]
-    with torch.no_grad():
+@contextlib.contextmanager
+def _no_tf32():
+    matmul = torch.get_float32_matmul_precision()
+    cudnn = torch.backends.cudnn.allow_tf32
+    torch.set_float32_matmul_precision("highest")
+    torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(matmul)
+        torch.backends.cudnn.allow_tf32 = cudnn
+
+
+def _run_copy(pair, seed, buffers, flatten, dtype):
+    """The reference on trial `seed`'s inputs, converted to `dtype`, TF32 off: a copy of
+    its module with the buffers it had before the trial's call. Returns the outputs and the
+    module's state after the call (None for seed programs)."""
+    inputs = [_to(x, dtype) for x in pair.make_inputs(seed)]
+    with torch.no_grad(), _no_tf32():
         torch.manual_seed(seed + 1)
-        if pair.kind == "kernelbench":
-            model = copy.deepcopy(pair.ref_model).double()
-            if buffers:
-                for name, b in model.named_buffers():
-                    if name in buffers:
-                        b.copy_(buffers[name])
-            out = flatten(model(*inputs))
-            del model
-        else:
-            out = flatten(pair.ref_mod.fused_operator(*inputs))
-    return out
+        if pair.kind != "kernelbench":
+            return flatten(pair.ref_mod.fused_operator(*inputs)), None
+        model = copy.deepcopy(pair.ref_model).to(dtype)
+        if buffers:
+            for name, b in model.named_buffers():
+                if name in buffers:
+                    b.copy_(buffers[name])
+        out = flatten(model(*inputs))
+        state = model.state_dict()
+        del model
+    return out, state
+
+
+class Truth:
+    """The float64 run of one call, computed on first use, and the fp32 run without TF32
+    that checks it. `why_not` says why there is none (a program that draws random
+    numbers)."""
+
+    def __init__(self, pair, seed, buffers, flatten, draws_random):
+        self.args = (pair, seed, buffers, flatten)
+        self.why_not = ("no float64 truth to judge accuracy: the program draws random "
+                        "numbers") if draws_random else None
+        self.runs = None
+
+    def get(self):
+        """((outputs, state) in float64, (outputs, state) in fp32 without TF32)."""
+        if self.runs is None:
+            try:
+                self.runs = (_run_copy(*self.args, torch.float64),
+                             _run_copy(*self.args, torch.float32))
+            except BaseException as e:
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                self.why_not = f"the float64 truth could not be computed ({exc_line(e)})"
+                raise
+        return self.runs
+
+
+def judge(ref, cand, truth, ieee):
+    """Returns (figures, accepted, note) for one tensor the value rule rejected."""
+    ok = lambda t: isinstance(t, torch.Tensor) and tuple(t.shape) == tuple(ref.shape)
+    if not (ok(truth) and ok(ieee)):
+        return None, False, "the float64 truth has another output structure"
+    ieee_rel, _, _ = error_figures(ieee, truth)
+    ref_rel, ref_max, _ = error_figures(ref, truth)
+    cand_rel, cand_max, cand_close = error_figures(cand, truth)
+    fig = {"reference_rel_err": ref_rel, "reference_max_abs_err": ref_max,
+           "candidate_rel_err": cand_rel, "candidate_max_abs_err": cand_max,
+           "candidate_allclose_1e-4": cand_close, "ieee_rel_err": ieee_rel,
+           "factor": ACCURACY_FACTOR}
+    if not ieee_rel < TRUTH_SANITY:
+        fig["accepted"] = False
+        return fig, False, (f"the reference in fp32 without TF32 is {ieee_rel:.2e} from its "
+                            "float64 run (relative norm): no meaningful truth")
+    accepted = cand_close or (cand_rel <= ACCURACY_FACTOR * ref_rel
+                              and cand_max <= ACCURACY_FACTOR * ref_max)
+    fig["accepted"] = bool(accepted)
+    if accepted:
+        return fig, True, None
+    return fig, False, (f"against float64 the candidate's error is {cand_rel:.2e} (max "
+                        f"{cand_max:.3g}), the reference's {ref_rel:.2e} (max {ref_max:.3g}): "
+                        f"more than {ACCURACY_FACTOR:g}x the reference's own")
 
 
 def _rescuable(m):
     return m.get("fp32_or_wider") is not None and not m.get("nonfinite_mismatch")
 
 
-def apply(outputs, fails, ref_out, cand_out, truth_fn, draws_random):
-    """Judges the value failures of one call against the float64 truth; returns the
-    failures left. `fails` holds (check, output index, message); `truth_fn()` computes the
-    truth (called only when some failure may be rescued)."""
+def apply(outputs, fails, ref_out, cand_out, truth):
+    """Judges the value failures of one call's outputs against the truth; returns the
+    failures left. `fails` holds (check, output index, message)."""
     if not fails or any(c != "values" or i is None for c, i, _ in fails):
         return fails
     failing = sorted({i for _, i, _ in fails})
     if not all(_rescuable(outputs[i]) for i in failing):
         return fails
-    if draws_random:
-        return [(c, i, f"{msg}; no float64 truth to judge accuracy: the program draws "
-                 "random numbers") for c, i, msg in fails]
-    try:
-        truth = truth_fn()
-    except BaseException as e:
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        return [(c, i, f"{msg}; the float64 truth could not be computed ({exc_line(e)})")
-                for c, i, msg in fails]
+    if truth.why_not is None:
+        try:
+            (t_out, _), (i_out, _) = truth.get()
+        except BaseException:
+            pass
+    if truth.why_not is not None:
+        return [(c, i, f"{msg}; {truth.why_not}") for c, i, msg in fails]
     accepted = set()
     notes = {}
     for i in failing:
-        t = truth[i] if i < len(truth) else None
-        if not isinstance(t, torch.Tensor) or tuple(t.shape) != tuple(ref_out[i].shape):
-            notes[i] = "the float64 truth has another output structure"
-            continue
-        ref_rel, ref_max, _ = error_figures(ref_out[i], t)
-        cand_rel, cand_max, cand_close = error_figures(cand_out[i], t)
-        fig = {"reference_rel_err": ref_rel, "reference_max_abs_err": ref_max,
-               "candidate_rel_err": cand_rel, "candidate_max_abs_err": cand_max,
-               "candidate_allclose_1e-4": cand_close, "factor": ACCURACY_FACTOR}
-        sane = ref_rel < TRUTH_SANITY
-        as_good = cand_close or (cand_rel <= ACCURACY_FACTOR * ref_rel
-                                 and cand_max <= ACCURACY_FACTOR * ref_max)
-        fig["accepted"] = bool(sane and as_good)
-        outputs[i]["reference_accuracy"] = fig
-        if fig["accepted"]:
+        at = lambda xs: xs[i] if i < len(xs) else None
+        fig, ok, note = judge(ref_out[i], cand_out[i], at(t_out), at(i_out))
+        if fig is not None:
+            outputs[i]["reference_accuracy"] = fig
+        if ok:
             accepted.add(i)
-        elif not sane:
-            notes[i] = (f"the reference itself is {ref_rel:.2e} from float64 (relative "
-                        f"norm): no meaningful truth")
         else:
-            notes[i] = (f"against float64 the candidate's error is {cand_rel:.2e} (max "
-                        f"{cand_max:.3g}), the reference's {ref_rel:.2e} (max {ref_max:.3g}): "
-                        f"more than {ACCURACY_FACTOR:g}x the reference's own")
-    del truth
+            notes[i] = note
     return [(c, i, f"{msg}; {notes[i]}" if i in notes else msg)
             for c, i, msg in fails if i not in accepted]
+
+
+def apply_state(report, fails, ref_state, cand_state, truth):
+    """The same for module state: `fails` holds (name, message); `report` the entries of
+    `compare_state`, which get the figures. Returns the messages left."""
+    if not fails:
+        return []
+    if all(name is None for name, _ in fails):
+        return [msg for _, msg in fails]
+    if truth.why_not is None:
+        try:
+            (_, t_state), (_, i_state) = truth.get()
+        except BaseException:
+            pass
+    if truth.why_not is not None or t_state is None:
+        return [f"{msg}; {truth.why_not or 'no module state to judge'}" for _, msg in fails]
+    entries = {e["name"]: e for e in report}
+    left = []
+    for name, msg in fails:
+        if name is None:
+            left.append(msg)
+            continue
+        r, o = ref_state.get(name), cand_state.get(name)
+        t, i = t_state.get(name), i_state.get(name)
+        floating = isinstance(r, torch.Tensor) and r.is_floating_point()
+        if not (floating and isinstance(o, torch.Tensor) and o.shape == r.shape):
+            left.append(msg)
+            continue
+        fig, ok, note = judge(r, o, t, i)
+        if name in entries and fig is not None:
+            entries[name]["reference_accuracy"] = fig
+            entries[name]["ok"] = ok
+        if not ok:
+            left.append(f"{msg}; {note}")
+    return left
