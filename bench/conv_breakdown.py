@@ -505,7 +505,8 @@ def table(rows):
     env = next((r.get("env") for r in rows if r.get("env")), None)
     for r in rows:
         if r.get("status") != "ok":
-            errors.append(f"- {r['task']}: {r.get('stage', '')}: {r.get('error', r.get('status'))}")
+            at = f" (at {r['stage']})" if r.get("stage") else ""
+            errors.append(f"- {r['task']}: {r.get('status')}: {r.get('error', '')}{at}")
             continue
         d, c = r["profile"]["drtc"], r["profile"]["compile"]
         dc, cc = components(d), components(c)
@@ -613,7 +614,8 @@ def run(args):
                 f.write(table(list(rows.values())))
         what = (f"{row['drtc_ms']:.3f} ms drtc, {row['compile_ms']:.3f} ms compile, "
                 f"cause {row['cause']}" if row.get("status") == "ok"
-                else f"{row.get('status')}: {row.get('stage', '')}: {row.get('error', '')}"[:300])
+                else f"{row.get('status')}: {row.get('error', '')}"
+                + (f" (at {row['stage']})" if row.get("stage") else ""))[:300]
         el = time.perf_counter() - t_start
         print(f"[{len(rows)}/{len(tasks)} {el:.0f}s] {row['task']}: {what}", file=sys.stderr,
               flush=True)
@@ -628,8 +630,9 @@ def run(args):
                 log = os.path.join(args.modules, name + ".log")
                 why = "no module generated"
                 if os.path.exists(log):
-                    tail = open(log, errors="replace").read().strip().splitlines()[-3:]
-                    why += ": " + " | ".join(tail)[:400]
+                    lines = [ln.strip() for ln in open(log, errors="replace") if ln.strip()]
+                    first = [ln for ln in lines if ln.lower().startswith("error")][:1]
+                    why += ": " + " | ".join(first + lines[-2:])[:400]
                 finish(t, error_row(name, "no_module", why))
                 continue
             report = os.path.join(args.modules, name + ".report.json")

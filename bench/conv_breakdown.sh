@@ -10,7 +10,7 @@
 #
 # 1. generates the modules: `drtc compile TASK --device $DEVICE -o M/NAME.py --report
 #    M/NAME.report.json` for each task whose file name contains FILTER (default Conv),
-#    COMPILE_JOBS at once (default JOBS), each under `timeout COMPILE_TIMEOUT` (default 180);
+#    COMPILE_JOBS at once (default JOBS), each under `timeout COMPILE_TIMEOUT` (default 120);
 #    a task that fails to compile or verify gets no module (its log M/NAME.log says why) and
 #    a `no_module` row; modules already there are kept (delete M to regenerate);
 # 2. runs bench/conv_breakdown.py over them: one process per task, JOBS at once (load,
@@ -21,17 +21,20 @@
 #   ${NAME}.md            the table (rewritten after every row)
 #   ${NAME}_modules/      the generated modules, compile reports and logs
 #   ${NAME}_logs/         each measuring process's stderr
-# A call stops starting measurements after STOP_AFTER seconds (default 420) and exits 3
+# A call starts no task process after STOP_AFTER seconds from its start (default 360; those
+# in flight finish within TASK_TIMEOUT, default 180: under 10 minutes in all) and exits 3
 # with tasks left: run the same command again and it resumes (rows with status ok stay).
+# Expected on one H200 with 16 cores: ~1 min of drtc compiles, then ~3-4 min (33 tasks;
+# each process ~5 s of imports, 20-40 s of torch.compile, ~3-5 s of exclusive measuring).
 # Environment: DRTC_PYTHON (default python3: the machine's own Python with torch and
 # Triton), DEVICE (cuda; cpu for a plumbing check with SHRINK=1), SHRINK=1 (drtc compile
 # --shrink: small constants, the reference runs with the same ones), JOBS (default 8),
-# TASK_TIMEOUT (per task process, default 240), COMPILE_ARGS (more `drtc compile`
+# TASK_TIMEOUT (per task process), COMPILE_ARGS (more `drtc compile`
 # arguments, e.g. "--layout nchw"), ARGS (more conv_breakdown.py run arguments, e.g.
 # "--iters 30", "--dry-run", "--limit 2"), DRTC_HOME (default $TMPDIR/drtc-conv-breakdown).
 set -u
 if [ $# -lt 2 ]; then
-  sed -n '2,33p' "$0"
+  sed -n '2,34p' "$0"
   exit 2
 fi
 DRTC=$1
@@ -44,9 +47,9 @@ NAME=${NAME:-conv_breakdown_h200}
 DEVICE=${DEVICE:-cuda}
 JOBS=${JOBS:-8}
 COMPILE_JOBS=${COMPILE_JOBS:-$JOBS}
-COMPILE_TIMEOUT=${COMPILE_TIMEOUT:-180}
-TASK_TIMEOUT=${TASK_TIMEOUT:-240}
-STOP_AFTER=${STOP_AFTER:-420}
+COMPILE_TIMEOUT=${COMPILE_TIMEOUT:-120}
+TASK_TIMEOUT=${TASK_TIMEOUT:-180}
+STOP_AFTER=${STOP_AFTER:-360}
 FILTER=${FILTER:-Conv}
 M="$OUT/${NAME}_modules"
 [ -d "$TASKS" ] || { echo "no task directory $TASKS"; exit 2; }
@@ -87,7 +90,7 @@ echo "== 2. breakdown ($JOBS task processes, measuring one at a time)"
 "$DRTC_PYTHON" "$HERE/conv_breakdown.py" run --modules "$M" --tasks "$TASKS" \
   --json "$OUT/$NAME.jsonl" --markdown "$OUT/$NAME.md" --logs "$OUT/${NAME}_logs" \
   --filter "$FILTER" --device "$DEVICE" --jobs "$JOBS" --task-timeout "$TASK_TIMEOUT" \
-  --stop-after "$STOP_AFTER" --resume ${ARGS:-}
+  --stop-after "$((STOP_AFTER > SECONDS ? STOP_AFTER - SECONDS : 1))" --resume ${ARGS:-}
 rc=$?
 if [ $rc -eq 3 ]; then
   echo "== tasks left: run the same command again to resume"
