@@ -274,7 +274,11 @@ def conv_alone(torch, clock, model, inputs, args, device):
             r["ms"] = {k: v["median_ms"] for k, v in t.items()}
             ev = profile_calls(torch, clock, fns, args.conv_profile, device)
         calls = calls_from_trace(ev, "bench:", device)
-        r["kernels"] = {k: summarize_calls(per_name(calls, k), ())["ms"] for k in fns}
+        r["kernels"] = {}
+        for k in fns:
+            sm = summarize_calls(per_name(calls, k), ())
+            r["kernels"][k] = {"ms": sm["ms"], "kernels_per_call": sm["kernels_per_call"],
+                               "names": [t["name"] for t in sm["top_kernels"]][:6]}
         rows.append(r)
     return rows
 
