@@ -42,8 +42,11 @@ def kernel_category(name, triton_names=()):
 # the profiler trace: which activity belongs to which call
 
 
-GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
-LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+# GPU activities (kineto writes `kernel`, `gpu_memcpy`, `gpu_memset`; older kinetos wrote
+# `Kernel`, `Memcpy`, `Memset`), and the host events that launch them (`cuda_runtime`,
+# `cuda_driver`; older: `Runtime`): compared in lower case
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "memcpy", "memset")
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "runtime", "driver")
 
 
 def calls_from_trace(events, label_prefix, device):
@@ -74,12 +77,12 @@ def calls_from_trace(events, label_prefix, device):
     if device == "cuda":
         launches = {}
         for e in events:
-            if e.get("ph") == "X" and e.get("cat") in LAUNCH_CATS:
+            if e.get("ph") == "X" and str(e.get("cat", "")).lower() in LAUNCH_CATS:
                 c = (e.get("args") or {}).get("correlation")
                 if c is not None:
                     launches[c] = e["ts"]
         for e in events:
-            if e.get("ph") != "X" or e.get("cat") not in GPU_CATS:
+            if e.get("ph") != "X" or str(e.get("cat", "")).lower() not in GPU_CATS:
                 continue
             c = (e.get("args") or {}).get("correlation")
             t = launches.get(c)
