@@ -641,18 +641,20 @@ def run(args):
                 continue
             report = os.path.join(args.modules, name + ".report.json")
             log = open(os.path.join(args.logs, name + ".log"), "w") if args.logs else None
+            # stdout to a file, not a pipe: a chatty task cannot block on a full pipe
+            out_f = tempfile.TemporaryFile(mode="w+")
             p = subprocess.Popen(child_argv(args, os.path.join(args.tasks, t), module,
                                             report if os.path.exists(report) else None, lock),
-                                 stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL,
+                                 stdout=out_f, stderr=log or subprocess.DEVNULL,
                                  text=True, env=env)
-            running.append((t, p, time.perf_counter(), log))
+            running.append((t, p, time.perf_counter(), log, out_f))
         if stop and queue:
             print(f"conv_breakdown: stopping after {args.stop_after}s; {len(queue)} tasks "
                   "left (run again with --resume)", file=sys.stderr, flush=True)
             queue = []
         time.sleep(0.2)
         for item in list(running):
-            t, p, started, log = item
+            t, p, started, log, out_f = item
             if p.poll() is None and time.perf_counter() - started < args.task_timeout:
                 continue
             running.remove(item)
@@ -660,14 +662,15 @@ def run(args):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-                out = p.stdout.read()
                 row = error_row(name, "timeout", f"killed after {args.task_timeout}s")
             else:
-                out = p.stdout.read()
+                out_f.seek(0)
+                out = out_f.read()
                 marked = [ln for ln in out.splitlines() if ln.startswith(ROW_MARK)]
                 row = (json.loads(marked[-1][len(ROW_MARK):]) if marked else
                        error_row(name, "crashed", f"exit {p.returncode}, no row: "
                                  + " | ".join(out.strip().splitlines()[-3:])[:400]))
+            out_f.close()
             if log:
                 log.close()
             finish(t, row)
