@@ -324,6 +324,9 @@ def run_task(args, row):
             report = json.load(f)
         ver = report.get("verification") or {}
         row["drtc_verified"] = ver.get("verified")
+        if ver.get("verified") is False:
+            row.setdefault("warnings", []).append(
+                f"drtc's compile report says not verified: {ver.get('summary')}")
         row["drtc_cuda_graphs"] = (report.get("cuda_graphs") or {}).get("enabled")
     row["drtc_layout"], row["drtc_conv_layouts"] = drtc_layout(mod_text, report)
     if sets:
