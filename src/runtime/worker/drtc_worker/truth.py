@@ -12,8 +12,10 @@ truth, and an output the rule rejected is accepted only if
 
 - the truth is meaningful: the program draws no random numbers (float64 draws differ),
   the truth has the reference's outputs and shapes, and the reference run once more in
-  fp32 with TF32 off (cuDNN and matmuls) agrees with it to the relative-norm rule
-  (TRUTH_SANITY), so the float64 run computed the same program;
+  fp32 with TF32 off (cuDNN and matmuls) agrees with it by the relative-norm rule
+  (TRUTH_SANITY) or by allclose(atol=rtol=1e-4) (statistics that are rounding noise around
+  zero), so the float64 run computed the same program and the problem is not so
+  ill-conditioned that fp32 itself cannot answer it;
 - the candidate is as accurate as the reference itself: it passes allclose(atol=rtol=1e-4)
   against the truth, or its relative-norm error and its max-abs error against the truth
   are each at most ACCURACY_FACTOR times the reference's own.
@@ -124,17 +126,18 @@ def judge(ref, cand, truth, ieee):
     ok = lambda t: isinstance(t, torch.Tensor) and tuple(t.shape) == tuple(ref.shape)
     if not (ok(truth) and ok(ieee)):
         return None, False, "the float64 truth has another output structure"
-    ieee_rel, _, _ = error_figures(ieee, truth)
+    ieee_rel, _, ieee_close = error_figures(ieee, truth)
     ref_rel, ref_max, _ = error_figures(ref, truth)
     cand_rel, cand_max, cand_close = error_figures(cand, truth)
     fig = {"reference_rel_err": ref_rel, "reference_max_abs_err": ref_max,
            "candidate_rel_err": cand_rel, "candidate_max_abs_err": cand_max,
            "candidate_allclose_1e-4": cand_close, "ieee_rel_err": ieee_rel,
            "factor": ACCURACY_FACTOR}
-    if not ieee_rel < TRUTH_SANITY:
+    if not (ieee_rel < TRUTH_SANITY or ieee_close):
         fig["accepted"] = False
         return fig, False, (f"the reference in fp32 without TF32 is {ieee_rel:.2e} from its "
-                            "float64 run (relative norm): no meaningful truth")
+                            "float64 run (relative norm; allclose 1e-4 fails too): fp32 "
+                            "cannot answer this problem to the rule, so no truth judges it")
     accepted = cand_close or (cand_rel <= ACCURACY_FACTOR * ref_rel
                               and cand_max <= ACCURACY_FACTOR * ref_max)
     fig["accepted"] = bool(accepted)
