@@ -147,6 +147,13 @@ fn channels_last_epilogues_verify_under_the_interpreter() {
         assert!(src.contains(format), "{file}");
         // the bias is added in the kernel, not by the library call
         assert!(src.contains(", None, stride="), "{file}");
+        // the input is converted by the module's Triton transpose (3 channels, a spatial
+        // size no block divides: the masks are exercised)
+        assert!(
+            src.contains("conv_transpose3d(_drtc_channels_last(")
+                || src.contains("conv2d(_drtc_channels_last("),
+            "{file}"
+        );
     }
 }
 

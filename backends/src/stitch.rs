@@ -6,7 +6,7 @@ use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
 use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
-use crate::triton::RegionCode;
+use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{
     choose, contraction_kernel, gemm_shape, pointwise_kernel, pointwise_kernel_in_order,
     reduction_kernel, window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig,
@@ -197,11 +197,15 @@ impl Host<'_> {
             let node = self.g.node(n);
             let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
             if self.layout.convs.contains(&n) {
-                // the input at the region boundary, the weight (converted when ModelNew
-                // was built: then a no-op)
-                for (a, &v) in args.iter_mut().zip(&node.inputs).take(2) {
+                // the input at the region boundary (a Triton transpose from NCHW), the
+                // weight (converted when ModelNew was built: then a no-op)
+                for (k, (a, &v)) in args.iter_mut().zip(&node.inputs).take(2).enumerate() {
                     let fmt = memory_format(self.g.ty(v).rank());
-                    *a = format!("{a}.contiguous(memory_format={fmt})");
+                    *a = if k == 0 {
+                        channels_last_call(a, fmt)
+                    } else {
+                        format!("{a}.contiguous(memory_format={fmt})")
+                    };
                 }
             }
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
@@ -858,6 +862,9 @@ pub fn generate_module(
     src.push_str(imports);
     if host.uses_gemm {
         src.push_str(GEMM_PRELUDE);
+    }
+    if host.layout.any() {
+        src.push_str(CHANNELS_LAST_HELPER);
     }
     if host.needs_mul {
         src.push_str("@triton.jit\ndef _drtc_mul(a, b):\n    return a * b\n\n\n");

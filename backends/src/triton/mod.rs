@@ -8,6 +8,7 @@ mod pointwise;
 pub mod precision;
 mod program;
 mod reduction;
+mod relayout;
 mod supports;
 pub mod ty;
 mod window;
@@ -27,5 +28,6 @@ pub use reduction::{
     reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
     RegionCode, Scratch,
 };
+pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use supports::{supports, Support};
 pub use window::{window_config, window_kernel};
