@@ -259,3 +259,21 @@ fn programs_without_convolutions_ignore_the_layout() {
             && !auto.source.contains("memory_format=torch.channels_last")
     );
 }
+
+/// A reduction reads its input with flat columns only when the input is contiguous at run
+/// time (`IN0_FLAT=x.is_contiguous()`): a channels-last convolution's result read by a
+/// group norm takes the strided offsets, and both forms verify.
+#[test]
+fn reductions_read_channels_last_values_through_their_strides() {
+    let d = dir("flat");
+    let gn = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/examples/conv_relu_gn.py");
+    for layout in ["nchw", "channels-last"] {
+        let out = d.join(format!("{layout}.py"));
+        let r = compile_verified(&gn, layout, &out);
+        assert_eq!(r["verification"]["verified"], true, "{layout}: {r}");
+        assert!(r.get("layout_retry").is_none(), "{layout}: fell back: {r}");
+        let src = std::fs::read_to_string(&out).unwrap();
+        assert!(src.contains("IN0_FLAT=v"), "{layout}: no flat-column load");
+        assert!(src.contains("if IN0_FLAT else"), "{layout}");
+    }
+}

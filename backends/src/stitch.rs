@@ -372,6 +372,15 @@ impl Host<'_> {
             }
             args.push(format!("{n}={v}"));
         }
+        // flat-column loads: the kernel is specialized on the input's contiguity
+        for (i, a) in k.inputs.iter().enumerate().filter(|(_, a)| a.flat) {
+            let n = if k.operand_prep.iter().any(|(j, _)| *j == i) {
+                format!("{}_in{i}", k.name)
+            } else {
+                self.name(a.value)
+            };
+            args.push(format!("{}={n}.is_contiguous()", a.flat_flag()));
+        }
         for (b, v) in &k.config.blocks {
             args.push(format!("{b}={v}"));
         }

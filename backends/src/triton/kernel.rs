@@ -114,6 +114,9 @@ pub fn signature(
         params.push(format!("out{k}"));
     }
     params.extend(extra.iter().cloned());
+    for a in prog.inputs.iter().filter(|a| a.flat) {
+        params.push(format!("{}: tl.constexpr", a.flat_flag()));
+    }
     for c in constexprs {
         params.push(format!("{c}: tl.constexpr"));
     }

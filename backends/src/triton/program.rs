@@ -54,6 +54,13 @@ pub trait IndexSource {
     fn dim_index(&self, sp: Sp, d: usize) -> String;
     /// The load mask of space `sp`.
     fn mask(&self, sp: Sp) -> String;
+    /// For a Full-space load through `map`: when the tensor's trailing dims carry exactly
+    /// the columns, in order, so that in a row-major contiguous tensor the column part of
+    /// the offset is the flat column index `cols`, the row part as `(tensor dim, index
+    /// expression)` terms. `None` (the default) where the template has no flat columns.
+    fn flat_columns(&self, _map: &DimMap) -> Option<Vec<(usize, String)>> {
+        None
+    }
 }
 
 /// A kernel argument for a region input: the pointer and the strides it needs.
@@ -63,6 +70,16 @@ pub struct InputArg {
     pub ptr: String,
     /// `(dim, name)` of every stride argument.
     pub strides: Vec<(usize, String)>,
+    /// A load reads it with flat columns when it is contiguous: the kernel takes the
+    /// constexpr [`InputArg::flat_flag`], which the host sets to `x.is_contiguous()`.
+    pub flat: bool,
+}
+
+impl InputArg {
+    /// The constexpr that selects the flat-column offsets (`IN0_FLAT`).
+    pub fn flat_flag(&self) -> String {
+        format!("{}_FLAT", self.ptr.to_uppercase())
+    }
 }
 
 /// Statements, with lookup tables.
@@ -156,6 +173,7 @@ impl Program {
             value: v,
             ptr: format!("in{k}"),
             strides,
+            flat: false,
         });
         k
     }
@@ -180,6 +198,37 @@ impl Program {
                 terms.push(format!("{} * {stride}", ix.dim_index(sp, *d)));
             }
         }
+        // flat columns: the same offset in fewer operations when the tensor is contiguous
+        // (the per-element decomposition of the column index is then dead code)
+        let flat = match sp {
+            Sp::Full if !terms.is_empty() => ix.flat_columns(&map).filter(|rows| {
+                arg.strides
+                    .iter()
+                    .all(|(d, _)| map.get(*d).is_some_and(|m| m.is_some()))
+                    && rows
+                        .iter()
+                        .all(|(t, _)| arg.strides.iter().any(|(d, _)| d == t))
+            }),
+            _ => None,
+        };
+        if let Some(rows) = flat {
+            let mut fterms: Vec<String> = rows
+                .iter()
+                .map(|(t, e)| {
+                    let stride = &arg.strides.iter().find(|(d, _)| d == t).unwrap().1;
+                    format!("{e} * {stride}")
+                })
+                .collect();
+            fterms.push("cols".into());
+            let generic = terms.join(" + ");
+            terms = vec![format!(
+                "(({}) if {} else ({generic}))",
+                fterms.join(" + "),
+                arg.flat_flag()
+            )];
+            self.inputs[k].flat = true;
+        }
+        let arg = &self.inputs[k];
         let dtype = g.ty(v).dtype;
         let ptr = &arg.ptr;
         let code = if g.ty(v).rank() == 0 || terms.is_empty() {

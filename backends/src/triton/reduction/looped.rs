@@ -3,7 +3,9 @@
 //! (two moments in one Welford pass), then a last pass that writes the domain-shaped
 //! outputs.
 
-use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, Builder};
+use super::lower::{
+    acc_init, acc_update, comps_decompose, flat_store_offset, reduce_line, Builder,
+};
 use super::{reduction_config, BatchStats, RegionCode};
 use crate::triton::epilogue::contiguous_offset;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -55,7 +57,8 @@ pub(super) fn row_kernel(
     writeln!(body, "    rmask = rows < {rows}").unwrap();
     comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
     // contiguous offset of a domain-shaped output
-    let full_off = contiguous_offset(&space.domain, &|d| dims.full[d].clone());
+    let full_off = flat_store_offset(dims, &space.domain)
+        .unwrap_or_else(|| contiguous_offset(&space.domain, &|d| dims.full[d].clone()));
     let col_header = |out: &mut String, indent: &str, start: &str| {
         writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
         writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();

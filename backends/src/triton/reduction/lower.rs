@@ -2,7 +2,7 @@
 //! columns, the statements of each op, and the accumulator code the strategies share.
 
 use crate::triton::kernel::decompose;
-use crate::triton::program::{align, IndexSource, Program, RedKind, Sp};
+use crate::triton::program::{align, DimMap, IndexSource, Program, RedKind, Sp};
 use crate::triton::ty::float_lit;
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
@@ -15,6 +15,22 @@ pub(super) struct Dims {
     pub(super) row: Vec<String>,
     pub(super) row_comps: Vec<(String, i64)>,
     pub(super) col_comps: Vec<(String, i64)>,
+    /// what each domain dim is
+    pub(super) kinds: Vec<DimKind>,
+}
+
+/// A domain dim of a reduction space.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum DimKind {
+    /// size 1
+    Unit,
+    Row,
+    Col,
+    /// a group_norm channel dim: `row * per + col`, `row` its row index ("0" for one group)
+    Group {
+        row: String,
+        per: i64,
+    },
 }
 
 impl IndexSource for Dims {
@@ -30,6 +46,65 @@ impl IndexSource for Dims {
             Sp::Row => "rmask".into(),
         }
     }
+    fn flat_columns(&self, map: &DimMap) -> Option<Vec<(usize, String)>> {
+        let is_col = |d: usize| matches!(self.kinds[d], DimKind::Col | DimKind::Group { .. });
+        // the tensor dims that index the domain, in order, and the domain's column dims
+        let used: Vec<(usize, usize)> = map
+            .iter()
+            .enumerate()
+            .filter_map(|(t, d)| d.map(|d| (t, d)))
+            .collect();
+        let cols: Vec<usize> = (0..self.kinds.len()).filter(|&d| is_col(d)).collect();
+        if cols.is_empty() || used.len() < cols.len() {
+            return None;
+        }
+        let (head, tail) = used.split_at(used.len() - cols.len());
+        if tail.iter().map(|&(_, d)| d).ne(cols.iter().copied()) {
+            return None;
+        }
+        // a group dim puts a row part before its columns: only the first may be one
+        if tail[1..]
+            .iter()
+            .any(|&(_, d)| matches!(self.kinds[d], DimKind::Group { .. }))
+        {
+            return None;
+        }
+        let mut rows = vec![];
+        for &(t, d) in head {
+            match &self.kinds[d] {
+                DimKind::Row => rows.push((t, self.full[d].clone())),
+                DimKind::Unit | DimKind::Col | DimKind::Group { .. } => return None,
+            }
+        }
+        let (t, d) = tail[0];
+        if let DimKind::Group { row, per } = &self.kinds[d] {
+            if row != "0" {
+                rows.push((t, format!("{row} * {per}")));
+            }
+        }
+        Some(rows)
+    }
+}
+
+/// The offset of a Full-space store into a contiguous output of the domain's shape with
+/// flat columns (see `flat_columns`), or `None` where the columns are not the trailing
+/// dims.
+pub(super) fn flat_store_offset(dims: &Dims, domain: &[i64]) -> Option<String> {
+    let map: DimMap = domain
+        .iter()
+        .enumerate()
+        .map(|(d, &n)| (n != 1).then_some(d))
+        .collect();
+    let rows = dims.flat_columns(&map)?;
+    let mut terms: Vec<String> = rows
+        .iter()
+        .map(|(t, e)| {
+            let stride: i64 = domain[t + 1..].iter().product();
+            format!("{e} * {stride}")
+        })
+        .collect();
+    terms.push("cols".into());
+    Some(terms.join(" + "))
 }
 
 pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
@@ -38,6 +113,7 @@ pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
         row: vec![],
         row_comps: vec![],
         col_comps: vec![],
+        kinds: vec![],
     };
     for (i, (&size, &red)) in space.domain.iter().zip(&space.reduced).enumerate() {
         match space.groups {
@@ -55,19 +131,26 @@ pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
                 };
                 d.row_comps.push((format!("r{i}"), g));
                 d.col_comps.push((format!("c{i}"), per));
+                d.kinds.push(DimKind::Group {
+                    row: rg.clone(),
+                    per,
+                });
                 d.full.push(format!("({rg} * {per} + {cg})"));
                 d.row.push("0".into());
             }
             _ if size == 1 => {
+                d.kinds.push(DimKind::Unit);
                 d.full.push("0".into());
                 d.row.push("0".into());
             }
             _ if red => {
+                d.kinds.push(DimKind::Col);
                 d.col_comps.push((format!("c{i}"), size));
                 d.full.push(format!("c{i}"));
                 d.row.push("0".into());
             }
             _ => {
+                d.kinds.push(DimKind::Row);
                 d.row_comps.push((format!("r{i}"), size));
                 d.full.push(format!("r{i}"));
                 d.row.push(format!("r{i}"));

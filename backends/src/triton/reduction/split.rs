@@ -1,7 +1,7 @@
 //! The split strategy: few long rows, each reduction computed by its own kernel over
 //! (row, chunk) programs that write partial results to scratch.
 
-use super::lower::{acc_init, acc_update, comps_decompose, Builder};
+use super::lower::{acc_init, acc_update, comps_decompose, flat_store_offset, Builder};
 use super::Scratch;
 use crate::triton::epilogue::contiguous_offset;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -87,7 +87,8 @@ pub(super) fn split_kernels(
             .chain(prog.inputs.iter().map(|a| a.value)),
     ) || rows * chunks * SPLIT_BLOCK_C >= (1 << 31) - 1;
     let pid = if wide { ".to(tl.int64)" } else { "" };
-    let full_off = contiguous_offset(&b.space.domain, &|d| dims.full[d].clone());
+    let full_off = flat_store_offset(dims, &b.space.domain)
+        .unwrap_or_else(|| contiguous_offset(&b.space.domain, &|d| dims.full[d].clone()));
     // stage k computes the partials of reduction k; stage reduces.len() stores
     let mut kernels = vec![];
     for stage in 0..=reduces.len() {
