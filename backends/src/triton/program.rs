@@ -54,10 +54,10 @@ pub trait IndexSource {
     fn dim_index(&self, sp: Sp, d: usize) -> String;
     /// The load mask of space `sp`.
     fn mask(&self, sp: Sp) -> String;
-    /// For a Full-space load through `map`: when the tensor's trailing dims carry exactly
-    /// the columns, in order, so that in a row-major contiguous tensor the column part of
-    /// the offset is the flat column index `cols`, the row part as `(tensor dim, index
-    /// expression)` terms. `None` (the default) where the template has no flat columns.
+    /// For a Full-space load through `map`: the offset terms `(tensor dim, index)` that
+    /// are right when the tensor is row-major contiguous, with fewer index operations than
+    /// one index per dim (a reduction's runs of columns). `None` (the default) where the
+    /// template has no such form.
     fn flat_columns(&self, _map: &DimMap) -> Option<Vec<(usize, String)>> {
         None
     }
@@ -211,15 +211,14 @@ impl Program {
             }),
             _ => None,
         };
-        if let Some(rows) = flat {
-            let mut fterms: Vec<String> = rows
+        if let Some(flat_terms) = flat {
+            let fterms: Vec<String> = flat_terms
                 .iter()
                 .map(|(t, e)| {
                     let stride = &arg.strides.iter().find(|(d, _)| d == t).unwrap().1;
                     format!("{e} * {stride}")
                 })
                 .collect();
-            fterms.push("cols".into());
             let generic = terms.join(" + ");
             terms = vec![format!(
                 "(({}) if {} else ({generic}))",

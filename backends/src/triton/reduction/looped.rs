@@ -3,9 +3,8 @@
 //! (two moments in one Welford pass), then a last pass that writes the domain-shaped
 //! outputs.
 
-use super::lower::{
-    acc_init, acc_update, comps_decompose, flat_store_offset, reduce_line, Builder,
-};
+use super::flat::{flat_store_offset, runs_decompose};
+use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, Builder};
 use super::{reduction_config, BatchStats, RegionCode};
 use crate::triton::epilogue::contiguous_offset;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -63,6 +62,7 @@ pub(super) fn row_kernel(
         writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
         writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
         comps_decompose(out, indent, "cols", &dims.col_comps);
+        runs_decompose(out, indent, dims);
     };
     let store_full = |out: &mut String, indent: &str, emitted: &dyn Fn(usize) -> bool| {
         for (k, &(i, sp)) in stores.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! Lowering a reduction region's nodes to a row program: the index space of rows and
 //! columns, the statements of each op, and the accumulator code the strategies share.
 
+use super::flat::{runs_of, Run};
 use crate::triton::kernel::decompose;
 use crate::triton::program::{align, DimMap, IndexSource, Program, RedKind, Sp};
 use crate::triton::ty::float_lit;
@@ -17,6 +18,9 @@ pub(super) struct Dims {
     pub(super) col_comps: Vec<(String, i64)>,
     /// what each domain dim is
     pub(super) kinds: Vec<DimKind>,
+    /// the column dims in runs that are contiguous in a row-major tensor of the domain's
+    /// shape (`flat.rs`)
+    pub(super) runs: Vec<Run>,
 }
 
 /// A domain dim of a reduction space.
@@ -47,64 +51,8 @@ impl IndexSource for Dims {
         }
     }
     fn flat_columns(&self, map: &DimMap) -> Option<Vec<(usize, String)>> {
-        let is_col = |d: usize| matches!(self.kinds[d], DimKind::Col | DimKind::Group { .. });
-        // the tensor dims that index the domain, in order, and the domain's column dims
-        let used: Vec<(usize, usize)> = map
-            .iter()
-            .enumerate()
-            .filter_map(|(t, d)| d.map(|d| (t, d)))
-            .collect();
-        let cols: Vec<usize> = (0..self.kinds.len()).filter(|&d| is_col(d)).collect();
-        if cols.is_empty() || used.len() < cols.len() {
-            return None;
-        }
-        let (head, tail) = used.split_at(used.len() - cols.len());
-        if tail.iter().map(|&(_, d)| d).ne(cols.iter().copied()) {
-            return None;
-        }
-        // a group dim puts a row part before its columns: only the first may be one
-        if tail[1..]
-            .iter()
-            .any(|&(_, d)| matches!(self.kinds[d], DimKind::Group { .. }))
-        {
-            return None;
-        }
-        let mut rows = vec![];
-        for &(t, d) in head {
-            match &self.kinds[d] {
-                DimKind::Row => rows.push((t, self.full[d].clone())),
-                DimKind::Unit | DimKind::Col | DimKind::Group { .. } => return None,
-            }
-        }
-        let (t, d) = tail[0];
-        if let DimKind::Group { row, per } = &self.kinds[d] {
-            if row != "0" {
-                rows.push((t, format!("{row} * {per}")));
-            }
-        }
-        Some(rows)
+        super::flat::flat_terms(self, map)
     }
-}
-
-/// The offset of a Full-space store into a contiguous output of the domain's shape with
-/// flat columns (see `flat_columns`), or `None` where the columns are not the trailing
-/// dims.
-pub(super) fn flat_store_offset(dims: &Dims, domain: &[i64]) -> Option<String> {
-    let map: DimMap = domain
-        .iter()
-        .enumerate()
-        .map(|(d, &n)| (n != 1).then_some(d))
-        .collect();
-    let rows = dims.flat_columns(&map)?;
-    let mut terms: Vec<String> = rows
-        .iter()
-        .map(|(t, e)| {
-            let stride: i64 = domain[t + 1..].iter().product();
-            format!("{e} * {stride}")
-        })
-        .collect();
-    terms.push("cols".into());
-    Some(terms.join(" + "))
 }
 
 pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
@@ -114,6 +62,7 @@ pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
         row_comps: vec![],
         col_comps: vec![],
         kinds: vec![],
+        runs: vec![],
     };
     for (i, (&size, &red)) in space.domain.iter().zip(&space.reduced).enumerate() {
         match space.groups {
@@ -157,6 +106,7 @@ pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
             }
         }
     }
+    d.runs = runs_of(&d.kinds, &space.domain);
     d
 }
 

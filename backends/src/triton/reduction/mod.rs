@@ -17,6 +17,7 @@ use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use lower::{dims_of, Builder};
 use split::{split_kernels, split_scratch, use_split};
 
+mod flat;
 mod looped;
 mod lower;
 mod split;

@@ -1,7 +1,8 @@
 //! The split strategy: few long rows, each reduction computed by its own kernel over
 //! (row, chunk) programs that write partial results to scratch.
 
-use super::lower::{acc_init, acc_update, comps_decompose, flat_store_offset, Builder};
+use super::flat::{flat_store_offset, runs_decompose};
+use super::lower::{acc_init, acc_update, comps_decompose, Builder};
 use super::Scratch;
 use crate::triton::epilogue::contiguous_offset;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -171,6 +172,7 @@ pub(super) fn split_kernels(
             .unwrap();
             writeln!(out, "        mask = rmask & (cols < {cols})").unwrap();
             comps_decompose(out, "        ", "cols", &dims.col_comps);
+            runs_decompose(out, "        ", dims);
         };
         if !last {
             let i = reduces[stage];
