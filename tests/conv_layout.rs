@@ -277,3 +277,26 @@ fn reductions_read_channels_last_values_through_their_strides() {
         assert!(src.contains("if IN0_FLAT else"), "{layout}");
     }
 }
+
+/// Poolings continue a channels-last layout: `auto` runs both convolutions channels-last
+/// through a max pool and an average pool, whose kernels walk the outputs in N, H, W, C
+/// order, and the module verifies (an odd width: the windows' edges are exercised).
+#[test]
+fn poolings_continue_the_channels_last_layout() {
+    let d = dir("pool");
+    let out = d.join("auto.py");
+    let r = compile_verified(&data("conv_pool_conv.py"), "auto", &out);
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        src.matches("conv2d(_drtc_channels_last(").count(),
+        2,
+        "{src}"
+    );
+    assert!(src.matches("_window").count() >= 2, "{src}");
+    assert!(
+        src.contains("outputs dense in dim order [0, 2, 3, 1]"),
+        "{src}"
+    );
+}

@@ -16,12 +16,13 @@
 //! The rule of `auto` (stated so that it can be measured; `--layout nchw|channels-last`
 //! forces either): a batched 2-D or 3-D convolution or transposed convolution runs
 //! channels-last when it is dense (`groups == 1`), has at least [`MIN_CHANNELS`] output
-//! channels, and every region that reads its result, directly or through the pointwise
-//! regions that continue its layout, is a pointwise kernel, another convolution, or the
-//! graph's output. Dense NHWC convolutions are what cuDNN's tensor-core implicit-GEMM
-//! kernels compute natively (NCHW costs them layout transforms); the reduction, pooling and
-//! GEMM templates index NCHW-major, so a result they read in NHWC would be read across
-//! strides, and such convolutions stay NCHW.
+//! channels, and every region that reads its result, directly or through the pointwise and
+//! pooling regions that continue its layout, is a pointwise kernel, a 2-D/3-D pooling
+//! (the window template then walks its outputs in N, (D,) H, W, C order and writes them
+//! channels-last), another convolution, or the graph's output. Dense NHWC convolutions are
+//! what cuDNN's tensor-core implicit-GEMM kernels compute natively (NCHW costs them layout
+//! transforms); the reduction and GEMM templates index NCHW-major, so a result they read
+//! in NHWC would be read across strides, and such convolutions stay NCHW.
 
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
@@ -156,7 +157,7 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
             } else {
                 Ok(format!(
                     "dense, {channels} output channels, read only by pointwise kernels, \
-                     convolutions or the output"
+                     poolings, convolutions or the output"
                 ))
             };
             match why {
@@ -174,9 +175,9 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
             }
         }
     }
-    // propagate through pointwise regions, in plan order
+    // propagate through pointwise and pooling regions, in plan order
     for (ri, r) in plan.regions.iter().enumerate() {
-        if r.kind != RegionKind::Pointwise || r.outputs.is_empty() {
+        if r.outputs.is_empty() {
             continue;
         }
         if continues(g, r, &out.values) {
@@ -187,10 +188,20 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
     out
 }
 
-/// Whether pointwise region `r` continues a channels-last layout: its domain is rank 4 or
-/// 5, every output has the domain's shape, and it reads a channels-last value of that
-/// shape.
+/// Whether region `r` continues a channels-last layout: a pointwise region whose domain
+/// is rank 4 or 5, every output of the domain's shape, that reads a channels-last value of
+/// that shape; or a pooling region (the window template walks its outputs in N, (D,) H,
+/// W, C order) whose pooled input is channels-last.
 fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
+    match r.kind {
+        RegionKind::Pointwise => {}
+        RegionKind::Window => return window_continues(g, r, cl),
+        RegionKind::Reduction
+        | RegionKind::Contraction
+        | RegionKind::Library
+        | RegionKind::View
+        | RegionKind::Fallback => return false,
+    }
     let domain = pointwise_domain(g, &r.nodes);
     let rank = domain.len();
     let reads = r
@@ -199,6 +210,25 @@ fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) ->
         .any(|v| cl.contains(v) && g.ty(*v).shape == domain);
     let dense = r.outputs.iter().all(|&v| g.ty(v).shape == domain);
     (rank == 4 || rank == 5) && reads && dense
+}
+
+fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
+    let pool = r.nodes.iter().map(|&n| g.node(n)).find(|n| {
+        matches!(
+            n.op,
+            Op::MaxPool2d | Op::MaxPool3d | Op::AvgPool2d | Op::AvgPool3d
+        )
+    });
+    let Some(pool) = pool else {
+        return false;
+    };
+    let x = pool.inputs[0];
+    let shape = &g.ty(pool.outputs[0]).shape;
+    let rank = shape.len();
+    (rank == 4 || rank == 5)
+        && g.ty(x).rank() == rank
+        && cl.contains(&x)
+        && r.outputs.iter().all(|&v| &g.ty(v).shape == shape)
 }
 
 /// The regions that read a channels-last `y`, or the pointwise regions that continue its
@@ -221,7 +251,7 @@ fn blockers(
             if conv_reader {
                 continue;
             }
-            if r.kind == RegionKind::Pointwise && continues(g, r, &cl) {
+            if continues(g, r, &cl) {
                 if !seen.contains(&ri) {
                     seen.push(ri);
                     for &o in &r.outputs {

@@ -560,9 +560,12 @@ fn region_kernel(
                 .map(one)
                 .ok_or_else(uncovered)
         }
-        RegionKind::Window => window_kernel(g, name, &r.nodes, &r.outputs, config)
-            .map(one)
-            .ok_or_else(uncovered),
+        RegionKind::Window => {
+            let order = channels_last.then(|| channels_last_order(r.iteration.len()));
+            window_kernel(g, name, &r.nodes, &r.outputs, config, order.as_deref())
+                .map(one)
+                .ok_or_else(uncovered)
+        }
         RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
             Err(format!("{} regions are computed on the host", r.kind))
         }

@@ -40,13 +40,17 @@ fn list(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
     })
 }
 
-/// Generates the kernel of a window region.
+/// Generates the kernel of a window region. `order` (outermost first) is the order in
+/// which the outputs are dense: `None` for row-major, `[0, 2, 3, 1]` for a channels-last
+/// pooling, whose consecutive programs' lanes then read consecutive channels of a
+/// channels-last input.
 pub fn window_kernel(
     g: &Graph,
     name: &str,
     nodes: &[NodeId],
     outputs: &[ValueId],
     config: Option<LaunchConfig>,
+    order: Option<&[usize]>,
 ) -> Option<TritonKernel> {
     let main = *nodes.iter().find(|&&n| {
         matches!(
@@ -218,8 +222,14 @@ pub fn window_kernel(
     };
     writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
     writeln!(body, "    mask = offs < {numel}").unwrap();
-    let names: Vec<String> = (0..rank).map(|d| format!("o{d}")).collect();
-    decompose(&mut body, "    ", "offs", &out_shape, &names);
+    let order: Vec<usize> = match order {
+        Some(o) if o.len() == rank => o.to_vec(),
+        Some(_) => return None,
+        None => (0..rank).collect(),
+    };
+    let names: Vec<String> = order.iter().map(|d| format!("o{d}")).collect();
+    let physical: Vec<i64> = order.iter().map(|&d| out_shape[d]).collect();
+    decompose(&mut body, "    ", "offs", &physical, &names);
     for (d, &s) in out_shape.iter().enumerate() {
         if s == 1 {
             // a tensor, not a Python int, so every index and mask below is a tensor
@@ -334,6 +344,13 @@ pub fn window_kernel(
     )
     .unwrap();
     source.push_str(&ops_comment(g, nodes));
+    if order.iter().enumerate().any(|(i, &d)| i != d) {
+        writeln!(
+            source,
+            "    # outputs dense in dim order {order:?} (outermost first)"
+        )
+        .unwrap();
+    }
     source.push_str(&body);
     Some(TritonKernel {
         name: name.to_string(),
