@@ -1,5 +1,8 @@
 //! The split strategy: few long rows, each reduction computed by its own kernel over
-//! (row, chunk) programs that write partial results to scratch.
+//! (row, chunk) programs that write partial results to scratch. A normalization's two
+//! moments take one kernel: each chunk stores its sum and its squared deviations around
+//! its own mean, and the later kernels merge them (Chan et al.), so the input is read
+//! once for the statistics instead of twice.
 
 use super::flat::{flat_store_offset, runs_decompose};
 use super::lower::{acc_init, acc_update, comps_decompose, Builder};
@@ -90,7 +93,14 @@ pub(super) fn split_kernels(
     let pid = if wide { ".to(tl.int64)" } else { "" };
     let full_off = flat_store_offset(dims, &b.space.domain)
         .unwrap_or_else(|| contiguous_offset(&b.space.domain, &|d| dims.full[d].clone()));
-    // stage k computes the partials of reduction k; stage reduces.len() stores
+    // stage k computes the partials of reduction k (a moment pair's first computes both:
+    // each chunk's sum and its squared deviations around its own mean, merged by the later
+    // stages with Chan's formula), a last stage stores
+    let second_moments: Vec<usize> = b.welford.iter().map(|w| w.1).collect();
+    let reduces: Vec<usize> = reduces
+        .into_iter()
+        .filter(|i| !second_moments.contains(i))
+        .collect();
     let mut kernels = vec![];
     for stage in 0..=reduces.len() {
         let last = stage == reduces.len();
@@ -135,6 +145,21 @@ pub(super) fn split_kernels(
                         }
                     };
                     writeln!(body, "    p = tl.load({part} + rows * {chunks} + sidx, mask=smask, other={other}).to({ct})").unwrap();
+                    if let Some(&(sum, _, _)) = b.welford.iter().find(|w| w.1 == i) {
+                        // M2 = sum of the chunks' M2 + sum of n_s (mean_s - mean)^2
+                        let c = crate::triton::ty::float_lit(cols as f64);
+                        writeln!(body, "    ps = tl.load({name}_ws{sum} + rows * {chunks} + sidx, mask=smask, other=0.0).to({ct})").unwrap();
+                        writeln!(body, "    ns = tl.maximum(tl.minimum({chunk}, {cols} - sidx * {chunk}), 0).to({ct})").unwrap();
+                        writeln!(body, "    dm = tl.where(smask & (ns > 0), ps / tl.maximum(ns, 1.0) - (tl.sum(ps, axis=1) / {c})[:, None], 0.0)").unwrap();
+                        writeln!(
+                            body,
+                            "    {} = (tl.sum(p, axis=1) + tl.sum(ns * dm * dm, axis=1))[:, None]",
+                            st.var
+                        )
+                        .unwrap();
+                        available[i] = true;
+                        continue;
+                    }
                     match kind {
                         RedKind::ArgMax | RedKind::ArgMin => {
                             let f = if *kind == RedKind::ArgMax {
@@ -174,7 +199,44 @@ pub(super) fn split_kernels(
             comps_decompose(out, "        ", "cols", &dims.col_comps);
             runs_decompose(out, "        ", dims);
         };
-        if !last {
+        let pair = (!last)
+            .then(|| b.welford.iter().find(|w| w.0 == reduces[stage]))
+            .flatten();
+        if let Some(&(sum, m2, x)) = pair {
+            let ct = compute_ty(prog.stmts[x].dtype);
+            writeln!(body, "    wmean = tl.zeros([1], {ct})").unwrap();
+            writeln!(body, "    wm2 = tl.zeros([1], {ct})").unwrap();
+            header(&mut body);
+            let need = prog.closure(&[x], &|j| available[j]);
+            emit_stmts(&mut body, prog, &need, "        ");
+            let xv = prog.var(x);
+            for line in [
+                format!(
+                    "nb = tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0).to({ct})"
+                ),
+                format!("bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / tl.maximum(nb, 1.0)"),
+                format!("bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)"),
+                "bm2 = tl.sum(bdev * bdev, axis=1)".to_string(),
+                "tot = tl.maximum(cstart + nb, 1.0)".to_string(),
+                "delta = bmean - wmean".to_string(),
+                "wmean = wmean + delta * (nb / tot)".to_string(),
+                "wm2 = wm2 + bm2 + delta * delta * (cstart * (nb / tot))".to_string(),
+            ] {
+                writeln!(body, "        {line}").unwrap();
+            }
+            // the chunk's sum (its mean times its columns) and its M2
+            writeln!(
+                body,
+                "    nc = tl.maximum(tl.minimum({chunk}, {cols} - {start}), 0).to({ct})"
+            )
+            .unwrap();
+            writeln!(body, "    tl.store({name}_ws{sum} + rows * {chunks} + s, (wmean * nc)[:, None], mask=rmask)").unwrap();
+            writeln!(
+                body,
+                "    tl.store({name}_ws{m2} + rows * {chunks} + s, wm2[:, None], mask=rmask)"
+            )
+            .unwrap();
+        } else if !last {
             let i = reduces[stage];
             let Code::Reduce { kind, input } = &prog.stmts[i].code else {
                 unreachable!()
