@@ -300,3 +300,20 @@ fn poolings_continue_the_channels_last_layout() {
         "{src}"
     );
 }
+
+/// Reductions over exactly the channels continue a channels-last layout: the softmax's
+/// outputs are written channels-last, and the module verifies.
+#[test]
+fn channel_reductions_continue_the_channels_last_layout() {
+    let d = dir("chanred");
+    let out = d.join("auto.py");
+    let r = compile_verified(&data("conv_channel_reductions.py"), "auto", &out);
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    assert!(
+        src.contains("memory_format=torch.channels_last)\n    drtc_k"),
+        "{src}"
+    );
+}

@@ -16,13 +16,15 @@
 //! The rule of `auto` (stated so that it can be measured; `--layout nchw|channels-last`
 //! forces either): a batched 2-D or 3-D convolution or transposed convolution runs
 //! channels-last when it is dense (`groups == 1`), has at least [`MIN_CHANNELS`] output
-//! channels, and every region that reads its result, directly or through the pointwise and
-//! pooling regions that continue its layout, is a pointwise kernel, a 2-D/3-D pooling
-//! (the window template then walks its outputs in N, (D,) H, W, C order and writes them
-//! channels-last), another convolution, or the graph's output. Dense NHWC convolutions are
-//! what cuDNN's tensor-core implicit-GEMM kernels compute natively (NCHW costs them layout
-//! transforms); the reduction and GEMM templates index NCHW-major, so a result they read
-//! in NHWC would be read across strides, and such convolutions stay NCHW.
+//! channels, and every region that reads its result, directly or through the regions that
+//! continue its layout, is a pointwise kernel, a 2-D/3-D pooling (the window template then
+//! walks its outputs in N, (D,) H, W, C order and writes them channels-last), a reduction
+//! over exactly the channels (in NHWC a row's columns are adjacent; its domain-shaped
+//! outputs are written channels-last), another convolution, or the graph's output. Dense
+//! NHWC convolutions are what cuDNN's tensor-core implicit-GEMM kernels compute natively
+//! (NCHW costs them layout transforms); the other reductions (over spatial dims, norms)
+//! and the GEMM template index NCHW-major, so a result they read in NHWC would be read
+//! across strides, and such convolutions stay NCHW.
 
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
@@ -157,7 +159,7 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
             } else {
                 Ok(format!(
                     "dense, {channels} output channels, read only by pointwise kernels, \
-                     poolings, convolutions or the output"
+                     poolings, channel reductions, convolutions or the output"
                 ))
             };
             match why {
@@ -182,7 +184,8 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
         }
         if continues(g, r, &out.values) {
             out.regions.insert(ri);
-            out.values.extend(r.outputs.iter().copied());
+            out.values
+                .extend(r.outputs.iter().copied().filter(|&v| cl_shaped(g, r, v)));
         }
     }
     out
@@ -196,11 +199,10 @@ fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) ->
     match r.kind {
         RegionKind::Pointwise => {}
         RegionKind::Window => return window_continues(g, r, cl),
-        RegionKind::Reduction
-        | RegionKind::Contraction
-        | RegionKind::Library
-        | RegionKind::View
-        | RegionKind::Fallback => return false,
+        RegionKind::Reduction => return channel_reduction_continues(g, r, cl),
+        RegionKind::Contraction | RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
+            return false
+        }
     }
     let domain = pointwise_domain(g, &r.nodes);
     let rank = domain.len();
@@ -210,6 +212,45 @@ fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) ->
         .any(|v| cl.contains(v) && g.ty(*v).shape == domain);
     let dense = r.outputs.iter().all(|&v| g.ty(v).shape == domain);
     (rank == 4 || rank == 5) && reads && dense
+}
+
+/// The outputs of a region that continues the layout which are channels-last themselves:
+/// all of a pointwise or pooling region's, a channel reduction's domain-shaped ones.
+fn cl_shaped(g: &Graph, r: &drtc_passes::fuse::Region, v: ValueId) -> bool {
+    match &r.reduction {
+        Some(space) if r.kind == RegionKind::Reduction => g.ty(v).shape == space.domain,
+        _ => true,
+    }
+}
+
+/// A reduction over exactly the channels (softmax, min, logsumexp over dim 1) of a
+/// channels-last value of its domain's shape: in NHWC a row's columns are adjacent, so the
+/// template reads it through its strides coalesced, and its domain-shaped outputs are
+/// written channels-last (the others have one channel or none).
+fn channel_reduction_continues(
+    g: &Graph,
+    r: &drtc_passes::fuse::Region,
+    cl: &HashSet<ValueId>,
+) -> bool {
+    let Some(space) = &r.reduction else {
+        return false;
+    };
+    let rank = space.domain.len();
+    let channels_only = space.groups.is_none()
+        && space
+            .reduced
+            .iter()
+            .enumerate()
+            .all(|(d, &red)| red == (d == 1));
+    let reads = r
+        .inputs
+        .iter()
+        .any(|v| cl.contains(v) && g.ty(*v).shape == space.domain);
+    let outputs_fit = r.outputs.iter().all(|&v| {
+        let s = &g.ty(v).shape;
+        s == &space.domain || s.len() != rank || s[1] == 1
+    });
+    (rank == 4 || rank == 5) && channels_only && reads && outputs_fit
 }
 
 fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
@@ -254,7 +295,7 @@ fn blockers(
             if continues(g, r, &cl) {
                 if !seen.contains(&ri) {
                     seen.push(ri);
-                    for &o in &r.outputs {
+                    for &o in r.outputs.iter().filter(|&&o| cl_shaped(g, r, o)) {
                         if cl.insert(o) {
                             stack.push(o);
                         }

@@ -547,7 +547,17 @@ fn region_kernel(
                 .reduction
                 .as_ref()
                 .ok_or("the plan gives this reduction region no reduction space")?;
-            reduction_kernel(g, name, &r.nodes, &r.outputs, space, config).ok_or_else(uncovered)
+            let order = channels_last.then(|| channels_last_order(space.domain.len()));
+            reduction_kernel(
+                g,
+                name,
+                &r.nodes,
+                &r.outputs,
+                space,
+                config,
+                order.as_deref(),
+            )
+            .ok_or_else(uncovered)
         }
         RegionKind::Contraction => {
             let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {

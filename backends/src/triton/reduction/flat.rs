@@ -11,6 +11,7 @@
 //! (contiguous) outputs always take it.
 
 use super::lower::{DimKind, Dims};
+use crate::triton::epilogue::contiguous_offset;
 use crate::triton::program::DimMap;
 use std::fmt::Write;
 
@@ -147,6 +148,34 @@ pub(crate) fn flat_store_offset(dims: &Dims, domain: &[i64]) -> Option<String> {
     Some(terms.join(" + "))
 }
 
+/// The offset of a Full-space store into the region's own output of the domain's shape:
+/// dense in `order` (outermost first) when given (channels-last outputs), else row-major
+/// in run form where there are runs.
+pub(crate) fn store_offset(dims: &Dims, domain: &[i64], order: Option<&[usize]>) -> String {
+    let Some(order) = order else {
+        return flat_store_offset(dims, domain)
+            .unwrap_or_else(|| contiguous_offset(domain, &|d| dims.full[d].clone()));
+    };
+    let mut stride = vec![0i64; domain.len()];
+    let mut s = 1i64;
+    for &d in order.iter().rev() {
+        stride[d] = s;
+        s *= domain[d];
+    }
+    let terms: Vec<String> = (0..domain.len())
+        .filter(|&d| domain[d] != 1)
+        .map(|d| match stride[d] {
+            1 => dims.full[d].clone(),
+            st => format!("{} * {st}", dims.full[d]),
+        })
+        .collect();
+    if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::lower::dims_of;
@@ -200,6 +229,16 @@ mod tests {
         assert_eq!(
             flat_store_offset(&d, &[3, 4, 5, 6]).unwrap(),
             "r0 * 120 + r1 * 2 * 30 + cols"
+        );
+    }
+
+    #[test]
+    fn channels_last_stores_follow_their_order() {
+        // softmax over the channels of [N, C, H, W], outputs dense in N, H, W, C
+        let d = space(&[2, 3, 4, 5], &[false, true, false, false], None);
+        assert_eq!(
+            store_offset(&d, &[2, 3, 4, 5], Some(&[0, 2, 3, 1])),
+            "r0 * 60 + c1 + r2 * 15 + r3 * 3"
         );
     }
 

@@ -3,10 +3,9 @@
 //! (two moments in one Welford pass), then a last pass that writes the domain-shaped
 //! outputs.
 
-use super::flat::{flat_store_offset, runs_decompose};
+use super::flat::{runs_decompose, store_offset};
 use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, Builder};
 use super::{reduction_config, BatchStats, RegionCode};
-use crate::triton::epilogue::contiguous_offset;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, RedKind, Sp};
 use crate::triton::ty::{compute_ty, float_lit, storage_ty};
@@ -29,6 +28,7 @@ pub(super) fn row_kernel(
     config: Option<LaunchConfig>,
     rows: u64,
     cols: u64,
+    out_order: Option<&[usize]>,
 ) -> RegionCode {
     let config = config.unwrap_or_else(|| reduction_config(rows, cols));
     let (block_r, block_c) = (config.block("BLOCK_R"), config.block("BLOCK_C"));
@@ -56,8 +56,7 @@ pub(super) fn row_kernel(
     writeln!(body, "    rmask = rows < {rows}").unwrap();
     comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
     // contiguous offset of a domain-shaped output
-    let full_off = flat_store_offset(dims, &space.domain)
-        .unwrap_or_else(|| contiguous_offset(&space.domain, &|d| dims.full[d].clone()));
+    let full_off = store_offset(dims, &space.domain, out_order);
     let col_header = |out: &mut String, indent: &str, start: &str| {
         writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
         writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();

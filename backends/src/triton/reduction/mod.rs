@@ -80,6 +80,9 @@ pub struct Scratch {
 }
 
 /// Generates the kernel of a reduction region; `None` when something has no template.
+/// `out_order` (outermost first) is the order in which its domain-shaped outputs are
+/// dense: `None` for row-major, `[0, 2, 3, 1]` for the channels-last outputs of a
+/// reduction over the channels of a channels-last input.
 pub fn reduction_kernel(
     g: &Graph,
     name: &str,
@@ -87,7 +90,11 @@ pub fn reduction_kernel(
     outputs: &[ValueId],
     space: &ReduceSpace,
     config: Option<LaunchConfig>,
+    out_order: Option<&[usize]>,
 ) -> Option<RegionCode> {
+    if out_order.is_some_and(|o| o.len() != space.domain.len()) {
+        return None;
+    }
     let dims = dims_of(space);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
@@ -131,7 +138,7 @@ pub fn reduction_kernel(
         });
     }
     if config.is_none() && use_split(rows, cols) {
-        let kernels = split_kernels(g, name, nodes, outputs, &b, &stores, rows, cols);
+        let kernels = split_kernels(g, name, nodes, outputs, &b, &stores, rows, cols, out_order);
         return Some(RegionCode {
             kernels,
             scratch: split_scratch(name, &b.prog, rows, cols),
@@ -139,7 +146,7 @@ pub fn reduction_kernel(
         });
     }
     Some(looped::row_kernel(
-        g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols,
+        g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols, out_order,
     ))
 }
 

@@ -4,10 +4,9 @@
 //! its own mean, and the later kernels merge them (Chan et al.), so the input is read
 //! once for the statistics instead of twice.
 
-use super::flat::{flat_store_offset, runs_decompose};
+use super::flat::{runs_decompose, store_offset};
 use super::lower::{acc_init, acc_update, comps_decompose, Builder};
 use super::Scratch;
-use crate::triton::epilogue::contiguous_offset;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, Program, RedKind, Sp};
 use crate::triton::ty::{compute_ty, next_pow2, storage_ty};
@@ -74,6 +73,7 @@ pub(super) fn split_kernels(
     stores: &[(usize, Sp)],
     rows: u64,
     cols: u64,
+    out_order: Option<&[usize]>,
 ) -> Vec<TritonKernel> {
     let prog = &b.prog;
     let dims = &b.dims;
@@ -91,8 +91,7 @@ pub(super) fn split_kernels(
             .chain(prog.inputs.iter().map(|a| a.value)),
     ) || rows * chunks * SPLIT_BLOCK_C >= (1 << 31) - 1;
     let pid = if wide { ".to(tl.int64)" } else { "" };
-    let full_off = flat_store_offset(dims, &b.space.domain)
-        .unwrap_or_else(|| contiguous_offset(&b.space.domain, &|d| dims.full[d].clone()));
+    let full_off = store_offset(dims, &b.space.domain, out_order);
     // stage k computes the partials of reduction k (a moment pair's first computes both:
     // each chunk's sum and its squared deviations around its own mean, merged by the later
     // stages with Chan's formula), a last stage stores
