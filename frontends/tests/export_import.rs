@@ -282,18 +282,34 @@ fn batch_norm_statistics_are_the_modules_own_updates() {
         .iter()
         .find(|&&n| im.graph.node(n).op == Op::BatchNorm);
     assert!(bn.is_some(), "{}", drtc_ir::text::print(&im.graph));
-    // another buffer written in forward cannot be reproduced: refused with its line
+    assert!(im.state_updates.is_empty(), "{:?}", im.state_updates);
+    assert_eq!(im.graph.outputs().len(), 1);
+    // another buffer written in forward is module state: its new value is an output
+    // after the user outputs, which the generated module writes back
+    let state = file(
+        inputs.clone(),
+        nodes.clone(),
+        json!([{"kind": "buffer_mutation", "target": "other.state", "arg": "m", "assigned": true}, {"kind": "user", "arg": "y"}]),
+    );
+    let im = import(&state).expect("imports");
+    assert_eq!(im.state_updates.len(), 1, "{:?}", im.state_updates);
+    assert_eq!(im.state_updates[0].name, "other.state");
+    assert!(im.state_updates[0].assigned && !im.state_updates[0].attribute);
+    assert_eq!(im.state_updates[0].line, Some(21));
+    assert_eq!(im.graph.outputs().len(), 2);
+    assert_eq!(im.graph.ty(im.graph.outputs()[1]).shape, vec![3]);
+    // a mutated input cannot be reproduced: refused with its line
     let bad = file(
         inputs,
         nodes,
-        json!([{"kind": "buffer_mutation", "target": "other.state", "arg": "m"}, {"kind": "user", "arg": "y"}]),
+        json!([{"kind": "input_mutation", "target": "x", "arg": "m"}, {"kind": "user", "arg": "y"}]),
     );
     let e = import(&bad).unwrap_err();
     assert!(
         matches!(e, ExportError::Unsupported { line: Some(21), .. }),
         "{e:?}"
     );
-    assert!(e.to_string().contains("other.state"), "{e}");
+    assert!(e.to_string().contains("input_mutation"), "{e}");
 }
 
 #[test]
