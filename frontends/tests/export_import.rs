@@ -384,3 +384,44 @@ fn a_mapping_that_disagrees_with_the_export_falls_back_to_pytorch() {
         im.notes
     );
 }
+
+/// Tensor attributes the helper promoted to buffers: read ones are inputs under their
+/// attribute names, unread ones are no inputs at all, and one named like a forward
+/// argument is refused (both would name one input of the generated module).
+#[test]
+fn tensor_attributes_are_inputs_only_where_forward_reads_them() {
+    let inputs = |target: &str| {
+        json!([
+            {"placeholder": "b_h", "kind": "buffer", "target": target, "persistent": false, "attribute": true},
+            {"placeholder": "b_unused", "kind": "buffer", "target": "unused", "persistent": false, "attribute": true},
+            {"placeholder": "x", "kind": "activation", "index": 0},
+        ])
+    };
+    let nodes = vec![
+        placeholder("b_h", t(&[3])),
+        placeholder("b_unused", t(&[5])),
+        placeholder("x", t(&[3])),
+        call(
+            "y",
+            "aten.add.Tensor",
+            json!([node("x"), node("b_h")]),
+            t(&[3]),
+            9,
+        ),
+    ];
+    let outputs = json!([{"kind": "user", "arg": "y"}]);
+    let im = import(&file(inputs("hidden"), nodes.clone(), outputs.clone())).expect("imports");
+    let names: Vec<&str> = im
+        .graph
+        .inputs()
+        .iter()
+        .map(|&v| im.graph.value(v).name.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(names, vec!["x", "hidden"]);
+    let e = import(&file(inputs("x"), nodes, outputs)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("has the name of the module's tensor `self.x`"),
+        "{e}"
+    );
+}

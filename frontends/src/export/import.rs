@@ -511,9 +511,29 @@ pub fn import(json: &str) -> R<Imported> {
         let v = im.b.input(i.placeholder.clone(), ty);
         im.vals.insert(i.placeholder.clone(), NodeVal::One(v));
     }
+    let activation_names: HashSet<&str> = file
+        .inputs
+        .iter()
+        .filter(|i| i.kind == "activation")
+        .map(|i| i.placeholder.as_str())
+        .collect();
     for i in file.inputs.iter().filter(|i| i.kind != "activation") {
+        if i.attribute == Some(true) && !read.contains(&i.placeholder) {
+            // a tensor attribute the forward neither reads nor changes: not an input
+            continue;
+        }
         let ty = placeholder_type(&i.placeholder)?;
         let name = i.target.clone().unwrap_or_else(|| i.placeholder.clone());
+        if activation_names.contains(name.as_str()) {
+            return Err(ExportError::Unsupported {
+                message: format!(
+                    "forward's argument `{name}` has the name of the module's tensor \
+                     `self.{name}`, which forward also uses (drtc names the generated \
+                     module's inputs after both)"
+                ),
+                line: None,
+            });
+        }
         let v = match i.kind.as_str() {
             "parameter" => im.b.param(name, ty),
             "buffer" => im.b.buffer(name, ty),
