@@ -336,4 +336,21 @@ fn a_state_update_export_cannot_record_is_refused() {
     assert!(stderr.contains("forward assigns `cell.state`"), "{stderr}");
     assert!(stderr.contains("submodule_assign.py:13"), "{stderr}");
     assert!(stderr.contains("self.state = self.state + x"), "{stderr}");
+    // an assignment that changes the tensor's shape (export would broadcast it into the
+    // old one)
+    let o = drtc(&[
+        "compile",
+        data("assign_new_shape.py").to_str().unwrap(),
+        "-o",
+        d.join("out.py").to_str().unwrap(),
+        "--no-verify",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("forward assigns `total` a float32[1, 3] tensor where it held float32[2, 3]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("assign_new_shape.py:14"), "{stderr}");
 }

@@ -256,6 +256,9 @@ def build_and_export(ns, fmt, device, input_types, path):
                     del table[o]
             ep = ep.run_decompositions(table)
     except Exception as e:
+        # an assignment the watch refuses can also make export fail (a copy that cannot
+        # broadcast): its reason is the one to give
+        watch.check()
         full = f"{type(e).__name__}: {e}"
         line = user_line(traceback.extract_tb(e.__traceback__), path) or trace_line(full, path)
         # export's reason is its first paragraph (the rest: hints and graph dumps)
