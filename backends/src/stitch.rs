@@ -5,6 +5,7 @@
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
+pub use crate::state::{forward_tail, self_path, StateUpdate};
 use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::RegionCode;
 use crate::triton::{
@@ -30,51 +31,6 @@ pub enum ModuleForm {
     },
     /// A seed program: `triton_fused_operator(*inputs)` returning the list of outputs.
     Seed,
-}
-
-/// A module tensor (a buffer, or a plain tensor attribute such as an RNN's `self.hidden`)
-/// that `ModelNew.forward` sets to one of the graph's outputs after the kernels ran.
-#[derive(Clone, Debug, PartialEq)]
-pub struct StateUpdate {
-    /// Its dotted name on the module (`hidden`, `layers.0.state`).
-    pub name: String,
-    /// `self.x = new` (the reference assigns a new tensor) rather than `self.x.copy_(new)`
-    /// (the reference updates its tensor in place).
-    pub assign: bool,
-}
-
-impl ModuleForm {
-    /// The state a KernelBench module's forward updates (none for seed programs).
-    pub fn state(&self) -> &[StateUpdate] {
-        match self {
-            ModuleForm::KernelBench { state, .. } => state,
-            ModuleForm::Seed => &[],
-        }
-    }
-}
-
-/// The end of `ModelNew.forward` after `outs = <the kernels>(...)` of a graph with
-/// `outputs` outputs, the last `state.len()` of them new state: the updates, then the
-/// `return` of the others (one tensor, or a tuple). Lines start with `indent`.
-pub fn forward_tail(state: &[StateUpdate], outputs: usize, indent: &str) -> String {
-    let mut s = String::new();
-    let user = outputs - state.len();
-    for (k, u) in state.iter().enumerate() {
-        let target = self_path(&u.name);
-        if u.assign {
-            writeln!(s, "{indent}{target} = outs[{}]", user + k).unwrap();
-        } else {
-            writeln!(s, "{indent}{target}.copy_(outs[{}])", user + k).unwrap();
-        }
-    }
-    if user == 1 {
-        writeln!(s, "{indent}return outs[0]").unwrap();
-    } else if state.is_empty() {
-        writeln!(s, "{indent}return outs").unwrap();
-    } else {
-        writeln!(s, "{indent}return tuple(outs[:{user}])").unwrap();
-    }
-    s
 }
 
 /// Options of code generation.
@@ -205,19 +161,6 @@ def _drtc_library(precision, call):
 
 fn var(v: ValueId) -> String {
     format!("v{}", v.0)
-}
-
-/// Python attribute access for a state_dict name (`layers.0.weight` -> `self.layers[0].weight`).
-pub fn self_path(name: &str) -> String {
-    let mut s = String::from("self");
-    for part in name.split('.') {
-        if part.chars().all(|c| c.is_ascii_digit()) && !part.is_empty() {
-            write!(s, "[{part}]").unwrap();
-        } else {
-            write!(s, ".{part}").unwrap();
-        }
-    }
-    s
 }
 
 struct Host<'g> {

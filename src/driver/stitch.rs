@@ -5,7 +5,7 @@
 //! the LLM backend's region mode share it).
 
 use drtc_backends::guard::{guard_section, GuardInput, GuardMode, GuardOptions};
-use drtc_backends::stitch::{forward_tail, ModuleForm};
+use drtc_backends::stitch::{forward_tail, self_path, ModuleForm};
 use drtc_ir::{InputKind, ValueDef};
 use drtc_passes::decompose::value_name;
 use serde_json::Value;
@@ -24,19 +24,6 @@ pub struct Piece {
 /// A Python string literal holding `s` (JSON string syntax is valid Python).
 fn py_str(s: &str) -> String {
     Value::String(s.to_string()).to_string()
-}
-
-/// `self.a.b[0].c` for a state_dict name.
-fn self_path(name: &str) -> String {
-    let mut s = String::from("self");
-    for part in name.split('.') {
-        if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
-            let _ = write!(s, "[{part}]");
-        } else {
-            let _ = write!(s, ".{part}");
-        }
-    }
-    s
 }
 
 /// The stitched module for one program.
