@@ -5,6 +5,8 @@
 //! under Triton's CPU interpreter, and the module keeps the reference's state_dict names,
 //! weights under the same seed and batch-norm statistics (`tests/check_export_module.py`).
 //! A model torch.export cannot capture gets export's reason and the line it points at.
+//! Module state in plain tensor attributes (`self.hidden`) is updated as the reference
+//! does and checked by the verifier (`tests/data/export/`).
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -235,4 +237,120 @@ fn export_failures_give_exports_reason_and_line() {
     ]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && stderr.contains("if"), "{stderr}");
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/export")
+        .join(name)
+}
+
+/// `drtc verify --json` of a candidate against a reference on the CPU.
+fn verify(model: &Path, module: &Path) -> Value {
+    let o = drtc(&[
+        "verify",
+        "--device",
+        "cpu",
+        "--json",
+        model.to_str().unwrap(),
+        module.to_str().unwrap(),
+    ]);
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "drtc verify printed no JSON ({e}):\n{}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Plain tensor attributes (`self.hidden`, made in `__init__`, not in state_dict) that the
+/// forward assigns or updates in place: exported as state, updated by `ModelNew` after
+/// each call exactly as the reference does, and compared by the verifier after every
+/// trial; a module that leaves them alone fails verification on its state.
+#[test]
+fn tensor_attribute_state_is_carried_over_and_checked() {
+    let source = std::fs::read_to_string(data("stateful_cell.py")).unwrap();
+    let (r, model, module) = compile("stateful_cell", &source);
+    assert_eq!(r["frontend"]["name"], "export", "{r}");
+    let updates = &r["frontend"]["state_updates"];
+    assert_eq!(updates[0]["name"], "hidden", "{r}");
+    assert_eq!(updates[0]["assigned"], true, "{r}");
+    assert_eq!(updates[1]["name"], "steps", "{r}");
+    assert_eq!(updates[1]["assigned"], false, "{r}");
+    assert_eq!(r["verification"]["verified"], true, "{}", r["verification"]);
+    // the state is compared after every trial
+    let v = verify(&model, &module);
+    assert_eq!(v["verified"], true, "{v}");
+    for trial in v["trials"].as_array().unwrap() {
+        let names: Vec<&str> = trial["state"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no state in {v}"))
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"hidden") && names.contains(&"steps"),
+            "{names:?}"
+        );
+    }
+    let text = std::fs::read_to_string(&module).unwrap();
+    assert!(text.contains("self.hidden = outs[1]"), "{text}");
+    assert!(text.contains("self.steps.copy_(outs[2])"), "{text}");
+    let f = check_module(&model, &module);
+    assert_eq!(f["same_names"], true, "{f}");
+    assert_eq!(f["same_weights"], true, "{f}");
+    assert_eq!(f["outputs_close"], true, "{f}");
+    // the same module without its state updates: right outputs on the first call, but
+    // the state after it (and the outputs of later calls) differ
+    let bad = module.with_file_name("no_update.py");
+    let stripped: String = text
+        .lines()
+        .filter(|l| !l.contains("self.hidden = outs[") && !l.contains("self.steps.copy_("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(stripped, text);
+    std::fs::write(&bad, stripped).unwrap();
+    let v = verify(&model, &bad);
+    assert_eq!(v["verified"], false, "{v}");
+    let failures = v["failures"].to_string();
+    assert!(failures.contains("\"state\""), "{failures}");
+    assert!(failures.contains("`hidden` after the call"), "{failures}");
+    assert!(failures.contains("`steps` after the call"), "{failures}");
+}
+
+/// An assignment torch.export would not record (a submodule's tensor attribute) is
+/// refused with the line, never dropped.
+#[test]
+fn a_state_update_export_cannot_record_is_refused() {
+    let d = dir("submodule_assign");
+    let o = drtc(&[
+        "compile",
+        data("submodule_assign.py").to_str().unwrap(),
+        "-o",
+        d.join("out.py").to_str().unwrap(),
+        "--no-verify",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(stderr.contains("forward assigns `cell.state`"), "{stderr}");
+    assert!(stderr.contains("submodule_assign.py:13"), "{stderr}");
+    assert!(stderr.contains("self.state = self.state + x"), "{stderr}");
+    // an assignment that changes the tensor's shape (export would broadcast it into the
+    // old one)
+    let o = drtc(&[
+        "compile",
+        data("assign_new_shape.py").to_str().unwrap(),
+        "-o",
+        d.join("out.py").to_str().unwrap(),
+        "--no-verify",
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{stderr}");
+    assert!(
+        stderr
+            .contains("forward assigns `total` a float32[1, 3] tensor where it held float32[2, 3]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("assign_new_shape.py:14"), "{stderr}");
 }

@@ -1,7 +1,8 @@
 //! KernelBench level 3 (whole models) through the export frontend, shrunk by `--shrink`'s
 //! size rules, under Triton's CPU interpreter: the few tasks small enough for CI (an MLP
 //! over a list of layer sizes, a multi-layer GRU run by PyTorch as a reported library op,
-//! a DenseNet transition layer: training-mode BatchNorm, conv and pooling in an `nn.Sequential`). Each must be read by the export
+//! a DenseNet transition layer: training-mode BatchNorm, conv and pooling in an `nn.Sequential`,
+//! a vanilla RNN cell whose hidden state is a tensor attribute assigned in forward). Each must be read by the export
 //! frontend (the native parser refuses their `for` loops and `nn.Sequential`s) and verify.
 //! The figure for all 25 tasks comes from `drtc suite ../shared/kernelbench/level3 --device
 //! cpu --shrink` (see the report of the export frontend's branch).
@@ -15,6 +16,8 @@ const TASKS: &[(&str, &[&str])] = &[
     ("1_MLP", &[]),
     ("39_GRU", &["aten.gru.input"]),
     ("13_DenseNet121TransitionLayer", &[]),
+    // the hidden state is a plain tensor attribute, assigned in forward: module state
+    ("33_VanillaRNN", &[]),
 ];
 
 fn level3() -> PathBuf {
@@ -69,6 +72,11 @@ fn small_level3_tasks_export_compile_and_verify() {
             .map(|c| c["target"].as_str().unwrap())
             .collect();
         assert_eq!(&got, calls, "{task}");
+        if *task == "33_VanillaRNN" {
+            let u = &r["frontend_used"]["state_updates"];
+            assert_eq!(u[0]["name"], "hidden", "{task}: {r}");
+            assert_eq!(u[0]["assigned"], true, "{task}: {r}");
+        }
     }
     let _ = std::fs::remove_file(&out);
 }

@@ -90,6 +90,10 @@ def _drtc_check(args):
                                 f"{_drtc_type_text(shape, dtype)}")
                 recompilable = False
             continue
+        if a.device != device and a.dim() == 0 and a.device.type == "cpu":
+            # a 0-dim CPU tensor (a module's `self.scale = torch.tensor(2.0)`, which
+            # `.to(device)` leaves behind) mixes with tensors of any device in PyTorch
+            args[i] = a = a.to(device)
         if a.device != device:
             problems.append(f"`{name}` is on {a.device}, `{spec[0][0]}` on {device}")
             recompilable = False

@@ -4,6 +4,7 @@
 pub mod graphs;
 pub mod guard;
 pub mod layout;
+pub mod state;
 pub mod stitch;
 pub mod torch;
 pub mod triton;

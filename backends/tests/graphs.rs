@@ -36,6 +36,7 @@ fn module(g: &Graph, graphs: GraphMode, interpret: bool) -> GeneratedModule {
     };
     let form = ModuleForm::KernelBench {
         model_source: "# (the reference's source: class Model, get_inputs)".into(),
+        state: vec![],
     };
     generate_module(g, &plan, &form, &opts)
 }

@@ -76,3 +76,38 @@ fn eval_mode_batch_norm() {
 fn not_a_program() {
     insta::assert_snapshot!(report("x = 1\n"));
 }
+
+#[test]
+fn chunk_needs_a_positive_count() {
+    insta::assert_snapshot!(report(&seed(
+        "    a, b = x.chunk(0, dim=1)\n    return [a, b]\n"
+    )));
+}
+
+#[test]
+fn split_sizes_must_sum_to_the_dimension() {
+    insta::assert_snapshot!(report(&seed(
+        "    a, b = torch.split(x, [3, 4], dim=1)\n    return [a, b]\n"
+    )));
+}
+
+#[test]
+fn split_size_must_be_an_int_or_a_list() {
+    insta::assert_snapshot!(report(&seed(
+        "    a, b = x.split(2.5, 1)\n    return [a, b]\n"
+    )));
+}
+
+#[test]
+fn masked_fill_needs_a_bool_mask() {
+    insta::assert_snapshot!(report(&seed(
+        "    y = x.masked_fill(x, 0.0)\n    return [y]\n"
+    )));
+}
+
+#[test]
+fn masked_fill_value_is_a_number_or_a_0_dim_tensor() {
+    insta::assert_snapshot!(report(&seed(
+        "    y = torch.masked_fill(x, x > 0, x[0])\n    return [y]\n"
+    )));
+}

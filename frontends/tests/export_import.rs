@@ -282,18 +282,34 @@ fn batch_norm_statistics_are_the_modules_own_updates() {
         .iter()
         .find(|&&n| im.graph.node(n).op == Op::BatchNorm);
     assert!(bn.is_some(), "{}", drtc_ir::text::print(&im.graph));
-    // another buffer written in forward cannot be reproduced: refused with its line
+    assert!(im.state_updates.is_empty(), "{:?}", im.state_updates);
+    assert_eq!(im.graph.outputs().len(), 1);
+    // another buffer written in forward is module state: its new value is an output
+    // after the user outputs, which the generated module writes back
+    let state = file(
+        inputs.clone(),
+        nodes.clone(),
+        json!([{"kind": "buffer_mutation", "target": "other.state", "arg": "m", "assigned": true}, {"kind": "user", "arg": "y"}]),
+    );
+    let im = import(&state).expect("imports");
+    assert_eq!(im.state_updates.len(), 1, "{:?}", im.state_updates);
+    assert_eq!(im.state_updates[0].name, "other.state");
+    assert!(im.state_updates[0].assigned && !im.state_updates[0].attribute);
+    assert_eq!(im.state_updates[0].line, Some(21));
+    assert_eq!(im.graph.outputs().len(), 2);
+    assert_eq!(im.graph.ty(im.graph.outputs()[1]).shape, vec![3]);
+    // a mutated input cannot be reproduced: refused with its line
     let bad = file(
         inputs,
         nodes,
-        json!([{"kind": "buffer_mutation", "target": "other.state", "arg": "m"}, {"kind": "user", "arg": "y"}]),
+        json!([{"kind": "input_mutation", "target": "x", "arg": "m"}, {"kind": "user", "arg": "y"}]),
     );
     let e = import(&bad).unwrap_err();
     assert!(
         matches!(e, ExportError::Unsupported { line: Some(21), .. }),
         "{e:?}"
     );
-    assert!(e.to_string().contains("other.state"), "{e}");
+    assert!(e.to_string().contains("input_mutation"), "{e}");
 }
 
 #[test]
@@ -366,5 +382,46 @@ fn a_mapping_that_disagrees_with_the_export_falls_back_to_pytorch() {
         im.notes[0].contains("aten.relu.default (line 4)"),
         "{:?}",
         im.notes
+    );
+}
+
+/// Tensor attributes the helper promoted to buffers: read ones are inputs under their
+/// attribute names, unread ones are no inputs at all, and one named like a forward
+/// argument is refused (both would name one input of the generated module).
+#[test]
+fn tensor_attributes_are_inputs_only_where_forward_reads_them() {
+    let inputs = |target: &str| {
+        json!([
+            {"placeholder": "b_h", "kind": "buffer", "target": target, "persistent": false, "attribute": true},
+            {"placeholder": "b_unused", "kind": "buffer", "target": "unused", "persistent": false, "attribute": true},
+            {"placeholder": "x", "kind": "activation", "index": 0},
+        ])
+    };
+    let nodes = vec![
+        placeholder("b_h", t(&[3])),
+        placeholder("b_unused", t(&[5])),
+        placeholder("x", t(&[3])),
+        call(
+            "y",
+            "aten.add.Tensor",
+            json!([node("x"), node("b_h")]),
+            t(&[3]),
+            9,
+        ),
+    ];
+    let outputs = json!([{"kind": "user", "arg": "y"}]);
+    let im = import(&file(inputs("hidden"), nodes.clone(), outputs.clone())).expect("imports");
+    let names: Vec<&str> = im
+        .graph
+        .inputs()
+        .iter()
+        .map(|&v| im.graph.value(v).name.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(names, vec!["x", "hidden"]);
+    let e = import(&file(inputs("x"), nodes, outputs)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("has the name of the module's tensor `self.x`"),
+        "{e}"
     );
 }

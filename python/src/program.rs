@@ -165,7 +165,7 @@ pub fn compile(
         graphs: drtc_backends::graphs::GraphMode::Auto,
     };
     let lowered = lower_source(py, src, name)?;
-    let form = module_form(lowered.format, src);
+    let form = module_form(lowered.format, src, &[]);
     let mut compiled = py
         .detach(|| compile_graph(lowered.graph, &form, &opts))
         .map_err(CompileError::new_err)?;

@@ -194,7 +194,7 @@ fn tasks_of(p: &LoadedProgram, o: &DatasetOptions) -> Vec<Task> {
             }
             .op_count(g);
             let (prompt_mode, reference) = match (&p.form, &p.reference_source) {
-                (ModuleForm::KernelBench { model_source }, _) => {
+                (ModuleForm::KernelBench { model_source, .. }, _) => {
                     (PromptMode::Whole, model_source.clone())
                 }
                 (ModuleForm::Seed, Some(src)) => (PromptMode::Regions, src.clone()),

@@ -5,7 +5,7 @@ use super::constants::{apply_overrides, ConstantOverride};
 use super::export::export_program;
 use super::frontend::{Frontend, FrontendUsed};
 use drtc_backends::stitch::ModuleForm;
-use drtc_frontends::export::LibraryCall;
+use drtc_frontends::export::{LibraryCall, StateUpdate};
 use drtc_frontends::{lower_with_input_types, split_programs, Format};
 use drtc_ir::{Graph, TensorType};
 use std::path::Path;
@@ -24,6 +24,8 @@ pub struct LoadedProgram {
     pub frontend: FrontendUsed,
     /// Ops the export frontend left to PyTorch as opaque ATen calls (with source lines).
     pub library_calls: Vec<LibraryCall>,
+    /// Module tensors the forward updates (the export frontend's; see `ModuleForm`).
+    pub state_updates: Vec<StateUpdate>,
     /// The export frontend's notes (mapped ops PyTorch runs instead), and, under `auto`,
     /// why the native parser did not read the program.
     pub notes: Vec<String>,
@@ -35,6 +37,7 @@ impl LoadedProgram {
         serde_json::json!({
             "name": self.frontend.name(),
             "library_calls": self.library_calls,
+            "state_updates": self.state_updates,
             "notes": self.notes,
         })
     }
@@ -48,11 +51,20 @@ pub struct LoadError {
 }
 
 /// The module form generated for a program of `format` whose source is `text`: a
-/// KernelBench `Model` gets a `ModelNew`, a seed program a `triton_fused_operator`.
-pub fn module_form(format: Format, text: &str) -> ModuleForm {
+/// KernelBench `Model` gets a `ModelNew` (updating `state` after each forward: the export
+/// frontend's state updates, whose values are the graph's last outputs), a seed program a
+/// `triton_fused_operator`.
+pub fn module_form(format: Format, text: &str, state: &[StateUpdate]) -> ModuleForm {
     match format {
         Format::KernelBench => ModuleForm::KernelBench {
             model_source: text.to_string(),
+            state: state
+                .iter()
+                .map(|u| drtc_backends::stitch::StateUpdate {
+                    name: u.name.clone(),
+                    assign: u.assigned,
+                })
+                .collect(),
         },
         Format::Seed => ModuleForm::Seed,
     }
@@ -106,6 +118,7 @@ pub fn load_programs_with_types(
             reference_source,
             frontend: FrontendUsed::Native,
             library_calls: vec![],
+            state_updates: vec![],
             notes: vec![],
         })]);
     }
@@ -178,10 +191,11 @@ fn load_one(
                 name: name.to_string(),
                 line,
                 graph: lowered.graph,
-                form: module_form(lowered.format, text),
+                form: module_form(lowered.format, text, &[]),
                 reference_source: Some(text.to_string()),
                 frontend: FrontendUsed::Native,
                 library_calls: vec![],
+                state_updates: vec![],
                 notes: vec![],
             })
         }
@@ -208,10 +222,11 @@ fn load_one(
                 name: name.to_string(),
                 line,
                 graph: im.graph,
-                form: module_form(im.format, text),
+                form: module_form(im.format, text, &im.state_updates),
                 reference_source: Some(text.to_string()),
                 frontend: FrontendUsed::Export,
                 library_calls: im.library_calls,
+                state_updates: im.state_updates,
                 notes,
             })
         }

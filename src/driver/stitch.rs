@@ -5,7 +5,7 @@
 //! the LLM backend's region mode share it).
 
 use drtc_backends::guard::{guard_section, GuardInput, GuardMode, GuardOptions};
-use drtc_backends::stitch::ModuleForm;
+use drtc_backends::stitch::{forward_tail, self_path, ModuleForm};
 use drtc_ir::{InputKind, ValueDef};
 use drtc_passes::decompose::value_name;
 use serde_json::Value;
@@ -26,19 +26,6 @@ fn py_str(s: &str) -> String {
     Value::String(s.to_string()).to_string()
 }
 
-/// `self.a.b[0].c` for a state_dict name.
-fn self_path(name: &str) -> String {
-    let mut s = String::from("self");
-    for part in name.split('.') {
-        if !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
-            let _ = write!(s, "[{part}]");
-        } else {
-            let _ = write!(s, ".{part}");
-        }
-    }
-    s
-}
-
 /// The stitched module for one program.
 ///
 /// `guard` says what the module does with inputs its kernels were not written for;
@@ -51,7 +38,7 @@ pub fn stitched_module(
 ) -> String {
     let g = &p.graph;
     let mut out = String::new();
-    if let ModuleForm::KernelBench { model_source } = &p.form {
+    if let ModuleForm::KernelBench { model_source, .. } = &p.form {
         out.push_str(model_source);
         out.push_str("\n\n");
     }
@@ -149,16 +136,15 @@ if outs is None:\n        return _drtc_reference_operator(*inputs)\n    return l
                     }
                 }
             }
-            let result = if g.outputs().len() == 1 {
-                "outs[0]"
-            } else {
-                "tuple(outs)"
-            };
-            let _ = writeln!(
+            let mut tail = forward_tail(p.form.state(), g.outputs().len(), "        ");
+            if p.form.state().is_empty() && g.outputs().len() > 1 {
+                tail = "        return tuple(outs)\n".into();
+            }
+            let _ = write!(
                 out,
                 "class ModelNew(Model):\n    def forward(self, *args):\n        \
 outs = _drtc_dispatch([{}])\n        if outs is None:\n            \
-return Model.forward(self, *args)\n        return {result}",
+return Model.forward(self, *args)\n{tail}",
                 args.join(", ")
             );
         }

@@ -239,8 +239,10 @@ def build_and_export(ns, fmt, device, input_types, path):
     for i, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             raise Failure("program", f"get_inputs() item {i} is a {type(x).__name__}, not a tensor (export takes tensor inputs)", None)
+    attributes = promote_tensor_attributes(model)
+    watch = AssignmentWatch(model, path)
     try:
-        with torch.no_grad():
+        with torch.no_grad(), watch:
             ep = torch.export.export(model, tuple(inputs), strict=False)
             table = torch.export.default_decompositions()
             for name in KEEP:
@@ -254,12 +256,119 @@ def build_and_export(ns, fmt, device, input_types, path):
                     del table[o]
             ep = ep.run_decompositions(table)
     except Exception as e:
+        # an assignment the watch refuses can also make export fail (a copy that cannot
+        # broadcast): its reason is the one to give
+        watch.check()
         full = f"{type(e).__name__}: {e}"
         line = user_line(traceback.extract_tb(e.__traceback__), path) or trace_line(full, path)
         # export's reason is its first paragraph (the rest: hints and graph dumps)
         msg = full.split("\n\n", 1)[0].strip()[:1500]
         raise Failure("export", msg, line)
+    watch.check()
+    model._drtc_attributes = attributes
+    model._drtc_assigned = set(watch.assigned)
     return ep, model
+
+
+def promote_tensor_attributes(model):
+    """Registers every plain tensor attribute of the module tree (a tensor made in
+    `__init__` that is neither a parameter nor a buffer, such as an RNN's `self.hidden`)
+    as a non-persistent buffer of its module, so that torch.export lifts it as a graph
+    input and records its mutations and assignments instead of baking it in as a
+    constant. Non-persistent buffers are not in `state_dict`, so its keys are unchanged;
+    the model is this helper's own instance. A tensor that is (a view of) another state
+    tensor stays a plain attribute (export's own rules apply). Returns the dotted names of
+    the promoted attributes, with each one's (shape, dtype)."""
+    import torch
+
+    def root(t):
+        return t._base if t._base is not None else t
+
+    state = {id(root(t)) for t in list(model.parameters()) + list(model.buffers())}
+    plain = []
+    for prefix, m in model.named_modules():
+        for k, v in list(vars(m).items()):
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                plain.append((prefix, m, k, v))
+    seen = {}
+    for _, _, _, v in plain:
+        seen[id(root(v))] = seen.get(id(root(v)), 0) + 1
+    promoted = {}
+    for prefix, m, k, v in plain:
+        if id(root(v)) in state or seen[id(root(v))] > 1:
+            continue
+        del m.__dict__[k]
+        m.register_buffer(k, v, persistent=False)
+        promoted[f"{prefix}.{k}" if prefix else k] = (tuple(v.shape), v.dtype)
+    return promoted
+
+
+class AssignmentWatch:
+    """Records every assignment `module.x = tensor` to a buffer of the module tree while
+    export traces the forward (a promoted attribute is a buffer then). torch.export turns
+    an assignment to a buffer of the top-level module into a copy into that buffer, but it
+    does not see assignments to a submodule's buffers: `check` refuses those, and any
+    assignment that changes a tensor's shape or dtype (a copy would broadcast or cast
+    it), rather than let an update be dropped or changed."""
+
+    def __init__(self, model, path):
+        self.path = path
+        self.names = {id(m): p for p, m in model.named_modules()}
+        self.root = id(model)
+        self.assigned = {}
+        self.problems = []
+        self.before = {}
+        for p, m in model.named_modules():
+            for k, b in m._buffers.items():
+                if b is not None:
+                    self.before[f"{p}.{k}" if p else k] = (tuple(b.shape), b.dtype)
+        self.handle = None
+
+    def __enter__(self):
+        import torch
+
+        def hook(mod, name, value):
+            prefix = self.names.get(id(mod))
+            if prefix is None:
+                return None
+            qual = f"{prefix}.{name}" if prefix else name
+            line = user_line(traceback.extract_stack(), self.path)
+            if id(mod) != self.root:
+                self.problems.append((
+                    f"forward assigns `{qual}`, a tensor of the submodule `{prefix}` "
+                    f"({type(mod).__name__}); torch.export records assignments only to "
+                    "the top-level module's tensors, so this state update would be "
+                    "dropped (update it in place, `.copy_(...)`, or assign it in the "
+                    "top-level forward)",
+                    line,
+                ))
+            elif isinstance(value, torch.Tensor) and qual in self.before:
+                was = self.before[qual]
+                now = (tuple(value.shape), value.dtype)
+                if now != was:
+                    self.problems.append((
+                        f"forward assigns `{qual}` a {dtype_name(now[1])}{list(now[0])} "
+                        f"tensor where it held {dtype_name(was[1])}{list(was[0])}; "
+                        "torch.export would copy it into the old tensor (drtc "
+                        "reproduces assignments that keep a tensor's shape and dtype)",
+                        line,
+                    ))
+            self.assigned[qual] = line
+            return None
+
+        self.handle = torch.nn.modules.module.register_module_buffer_registration_hook(hook)
+        return self
+
+    def __exit__(self, *exc):
+        if self.handle is not None:
+            self.handle.remove()
+            self.handle = None
+        return False
+
+    def check(self):
+        if self.problems:
+            msg, line = self.problems[0]
+            raise Failure("export", msg, line)
 
 
 def write_graph(ep, fmt, path, out, model):
@@ -284,6 +393,8 @@ def write_graph(ep, fmt, path, out, model):
             user += 1
         if kind == "buffer":
             entry["persistent"] = spec.target in persistent
+            # a plain tensor attribute of the model, promoted to a buffer for export
+            entry["attribute"] = spec.target in getattr(model, "_drtc_attributes", {})
         if kind == "constant":
             c = ep.constants.get(spec.target)
             if isinstance(c, torch.Tensor) and c.numel() == 1 and c.device.type != "meta":
@@ -312,7 +423,11 @@ def write_graph(ep, fmt, path, out, model):
             OutputKind.BUFFER_MUTATION: "buffer_mutation",
             OutputKind.USER_INPUT_MUTATION: "input_mutation",
         }.get(spec.kind, str(spec.kind))
-        outputs.append({"kind": kind, "target": spec.target, "arg": getattr(spec.arg, "name", None)})
+        entry = {"kind": kind, "target": spec.target, "arg": getattr(spec.arg, "name", None)}
+        if kind == "buffer_mutation":
+            # assigned in forward (`self.x = ...`), not only updated in place
+            entry["assigned"] = spec.target in getattr(model, "_drtc_assigned", set())
+        outputs.append(entry)
     with open(out, "w") as f:
         json.dump(
             {

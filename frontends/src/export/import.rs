@@ -23,6 +23,26 @@ pub struct Imported {
     pub notes: Vec<String>,
     /// The torch version that exported the program.
     pub torch: Option<String>,
+    /// Module state the forward updates (besides batch-norm statistics, which the
+    /// stitcher updates from the batch-norm op): the graph's outputs after the user
+    /// outputs are these tensors' new values, in this order.
+    pub state_updates: Vec<StateUpdate>,
+}
+
+/// A tensor of the module that the forward changes: a buffer updated in place, or a
+/// tensor attribute (`self.hidden`, made in `__init__`, neither parameter nor buffer)
+/// updated in place or assigned (`self.hidden = ...`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StateUpdate {
+    /// Its dotted name on the module (`hidden`, `cell.state`, `bn.running_mean`).
+    pub name: String,
+    /// A plain tensor attribute rather than a registered buffer.
+    pub attribute: bool,
+    /// Assigned in forward (`self.x = ...`, the module then holds a new tensor), rather
+    /// than only updated in place.
+    pub assigned: bool,
+    /// The program line of the value it gets.
+    pub line: Option<usize>,
 }
 
 /// One opaque call.
@@ -184,6 +204,8 @@ impl Importer<'_> {
                 }
                 _ => Err(self.err_op(n, format!("getitem {idx} of `{src}`, which is not a tuple"))),
             }
+        } else if target == "aten._assert_tensor_metadata.default" {
+            self.assert_metadata(n)
         } else if target.starts_with("aten.") {
             let meta = meta_types(&n.meta).map_err(|m| self.err_op(n, m))?;
             let args: Vec<Arg> = n.args.iter().map(|a| self.arg(a)).collect();
@@ -224,6 +246,36 @@ impl Importer<'_> {
                  cannot be compiled or called from generated code)",
             ))
         }
+    }
+
+    /// `_assert_tensor_metadata(x, size, stride, dtype, device=, layout=)`, which export
+    /// records for `.to(...)` calls it elides: a check, computing nothing. The IR's static
+    /// types decide size and dtype here (a disagreement is an error); devices are the
+    /// generated module's guard's business (every input on the kernels' device), and
+    /// layouts are always strided.
+    fn assert_metadata(&self, n: &NodeJson) -> R<()> {
+        let v = match n.args.first().map(|a| self.arg(a)) {
+            Some(Arg::Tensor(v)) => v,
+            _ => return Err(self.err_op(n, "an assertion about something that is not a tensor")),
+        };
+        let ty = self.b.ty(v);
+        let get = |i: usize, k: &str| {
+            n.args
+                .get(i)
+                .or_else(|| n.kwargs.get(k))
+                .map(|a| self.arg(a))
+        };
+        if let Some(Arg::DType(d)) = get(3, "dtype") {
+            if d != ty.dtype {
+                return Err(self.err_op(n, format!("export asserts dtype {d} of a {ty} value")));
+            }
+        }
+        if let Some(Arg::Ints(size)) = get(1, "size") {
+            if size != ty.shape {
+                return Err(self.err_op(n, format!("export asserts size {size:?} of a {ty} value")));
+            }
+        }
+        Ok(())
     }
 
     /// Whether the mapped results match export's types and cover every result read.
@@ -391,8 +443,16 @@ pub fn import(json: &str) -> R<Imported> {
             n.kwargs.values().for_each(|a| refs(a, &mut read));
         }
     }
+    // the new values of buffers and attributes other than batch-norm statistics (which
+    // the stitcher updates from an IR batch norm) are state outputs: read too
+    let stat = ["running_mean", "running_var", "num_batches_tracked"];
     for o in &file.outputs {
-        if o.kind == "user" {
+        let state = o.kind == "buffer_mutation"
+            && !o
+                .target
+                .as_deref()
+                .is_some_and(|t| stat.iter().any(|s| t.ends_with(s)));
+        if o.kind == "user" || state {
             if let Some(a) = &o.arg {
                 read.insert(a.clone());
             }
@@ -451,9 +511,29 @@ pub fn import(json: &str) -> R<Imported> {
         let v = im.b.input(i.placeholder.clone(), ty);
         im.vals.insert(i.placeholder.clone(), NodeVal::One(v));
     }
+    let activation_names: HashSet<&str> = file
+        .inputs
+        .iter()
+        .filter(|i| i.kind == "activation")
+        .map(|i| i.placeholder.as_str())
+        .collect();
     for i in file.inputs.iter().filter(|i| i.kind != "activation") {
+        if i.attribute == Some(true) && !read.contains(&i.placeholder) {
+            // a tensor attribute the forward neither reads nor changes: not an input
+            continue;
+        }
         let ty = placeholder_type(&i.placeholder)?;
         let name = i.target.clone().unwrap_or_else(|| i.placeholder.clone());
+        if activation_names.contains(name.as_str()) {
+            return Err(ExportError::Unsupported {
+                message: format!(
+                    "forward's argument `{name}` has the name of the module's tensor \
+                     `self.{name}`, which forward also uses (drtc names the generated \
+                     module's inputs after both)"
+                ),
+                line: None,
+            });
+        }
         let v = match i.kind.as_str() {
             "parameter" => im.b.param(name, ty),
             "buffer" => im.b.buffer(name, ty),
@@ -484,8 +564,17 @@ pub fn import(json: &str) -> R<Imported> {
             }
         }
     }
-    // buffer mutations: only batch-norm statistics, which the generated module updates
-    let stat = ["running_mean", "running_var", "num_batches_tracked"];
+    // buffer mutations: the statistics of a batch norm computed by the IR op are
+    // updated by the stitcher; every other buffer or tensor attribute the forward changes
+    // is a state update, its new value a graph output after the user outputs
+    let attributes: HashSet<&str> = file
+        .inputs
+        .iter()
+        .filter(|i| i.attribute == Some(true))
+        .filter_map(|i| i.target.as_deref())
+        .collect();
+    let mut state_updates = vec![];
+    let mut state_values = vec![];
     for o in &file.outputs {
         if o.kind == "user" {
             continue;
@@ -496,22 +585,46 @@ pub fn import(json: &str) -> R<Imported> {
             .as_deref()
             .and_then(|a| by_name.get(a))
             .and_then(|n| n.line);
-        let ok = o.kind == "buffer_mutation"
-            && stat.iter().any(|s| {
-                target
-                    .strip_suffix(s)
-                    .is_some_and(|p| im.bn_prefixes.contains(p))
-            });
-        if !ok {
+        if o.kind != "buffer_mutation" {
             return Err(ExportError::Unsupported {
                 message: format!(
-                    "forward mutates `{target}` ({}); drtc's modules reproduce only \
-                     training-mode batch-norm statistics of an affine BatchNorm",
+                    "forward mutates `{target}` ({}); drtc's modules reproduce updates of \
+                     the module's buffers and tensor attributes, not of their inputs",
                     o.kind
                 ),
                 line,
             });
         }
+        let batch_stat = stat.iter().any(|s| {
+            target
+                .strip_suffix(s)
+                .is_some_and(|p| im.bn_prefixes.contains(p))
+        });
+        if batch_stat {
+            continue;
+        }
+        let value = o
+            .arg
+            .as_deref()
+            .and_then(|a| im.vals.get(a))
+            .and_then(|v| match v {
+                NodeVal::One(v) => Some(*v),
+                NodeVal::Many(_) => None,
+            })
+            .ok_or_else(|| ExportError::Unsupported {
+                message: format!(
+                    "the new value of `{target}` is not a tensor drtc computes (a result \
+                     the IR form of its op leaves out)"
+                ),
+                line,
+            })?;
+        state_updates.push(StateUpdate {
+            attribute: attributes.contains(target.as_str()),
+            name: target,
+            assigned: o.assigned == Some(true),
+            line,
+        });
+        state_values.push(value);
     }
     let mut outputs = vec![];
     for o in file.outputs.iter().filter(|o| o.kind == "user") {
@@ -535,6 +648,7 @@ pub fn import(json: &str) -> R<Imported> {
             line: None,
         });
     }
+    outputs.extend(state_values);
     let graph = im.b.finish(outputs);
     let errors: Vec<String> = drtc_ir::verify(&graph)
         .into_iter()
@@ -553,5 +667,6 @@ pub fn import(json: &str) -> R<Imported> {
         library_calls: im.calls,
         notes: im.notes,
         torch: file.torch,
+        state_updates,
     })
 }

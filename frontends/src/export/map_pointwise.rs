@@ -1,4 +1,4 @@
-//! ATen pointwise ops, identities (clone, alias, dtype-only `_to_copy`), creation and
+//! ATen pointwise ops, identities (clone, alias, dtype-only `_to_copy`, `copy`), creation and
 //! dropout as IR ops (see `aten.rs`).
 
 use super::args::{
@@ -37,6 +37,27 @@ pub(super) fn map(b: &mut GraphBuilder, name: &str, overload: &str, c: &Call) ->
                 }
                 _ => Some(vec![Some(x)]),
             }
+        }
+        // `copy(self, src)`: src cast to self's dtype and broadcast to its shape (the
+        // functional form of `self.copy_(src)` and of an assignment to a buffer)
+        ("copy", "default") => {
+            let x = c.tensor(0, "self")?;
+            let src = c.tensor(1, "src")?;
+            let (want, have) = (b.ty(x).clone(), b.ty(src).clone());
+            let v = if have.dtype != want.dtype {
+                op1(b, O::Cast, &[src], vec![("dtype", Attr::DType(want.dtype))])?
+            } else {
+                src
+            };
+            if have.shape == want.shape {
+                return Some(vec![Some(v)]);
+            }
+            one(op1(
+                b,
+                O::Expand,
+                &[v],
+                vec![("shape", Attr::Ints(want.shape))],
+            ))
         }
         // ---- pointwise unary
         ("relu", _) => unary(b, c, O::Relu),

@@ -16,7 +16,7 @@ mod opaque;
 mod schema;
 
 pub use error::ExportError;
-pub use import::{import, Imported, LibraryCall};
+pub use import::{import, Imported, LibraryCall, StateUpdate};
 pub use schema::ExportFile;
 
 /// The helper program, embedded (the driver writes it to drtc's cache and runs it).

@@ -47,6 +47,10 @@ pub struct InputSpec {
     /// Whether a buffer is in the state_dict.
     #[serde(default)]
     pub persistent: Option<bool>,
+    /// Whether a buffer is a plain tensor attribute of the model (neither parameter nor
+    /// buffer there) that the helper registered as a buffer for export.
+    #[serde(default)]
+    pub attribute: Option<bool>,
     /// The value of a one-element constant tensor.
     #[serde(default)]
     pub value: Option<f64>,
@@ -92,4 +96,7 @@ pub struct OutputSpec {
     /// The node whose value it is.
     #[serde(default)]
     pub arg: Option<String>,
+    /// A buffer mutation by assignment (`self.x = ...`) rather than in place.
+    #[serde(default)]
+    pub assigned: Option<bool>,
 }

@@ -3,13 +3,13 @@
 
 use super::helpers::*;
 use super::{Call, Lowering};
-use crate::python::args::Args;
+use crate::python::args::{Args, Bound};
 use crate::python::ast::BinOp;
 use crate::python::emitter::{Emitter, Phase};
 use crate::python::error::{FrontendError, Span};
 use crate::python::operators::{binary, operands};
 use crate::python::value::Val;
-use drtc_ir::{Attr, Op};
+use drtc_ir::{Attr, DType, Op};
 
 type R<T> = Result<T, FrontendError>;
 
@@ -35,6 +35,10 @@ pub(super) fn call(em: &mut Emitter, key: &str, a: &Args, span: &Span) -> R<Opti
             let b = bind(a, key, &["input"])?;
             let x = tensor_arg(em, &b, "input")?;
             Ok(Val::Tensor(em.emit(Op::Mul, &[x, x], vec![], &b.span)?))
+        }
+        ("torch" | "Tensor", "masked_fill") => {
+            let b = bind(a, key, &["input", "mask", "value"])?;
+            masked_fill(em, &b)
         }
         (
             "torch",
@@ -208,6 +212,61 @@ fn compare(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {
     let y = em.read(y, span)?;
     let (p, q) = operands(em, &x, &y, span)?;
     Ok(Val::Tensor(em.emit(op, &[p, q], vec![], span)?))
+}
+
+/// `masked_fill(input, mask, value)`: `where(mask, value, input)` with `value` (a Python
+/// number or a 0-dim tensor) cast to the input's dtype; the result has the input's dtype
+/// and the broadcast shape of input and mask, as in PyTorch's out-of-place form.
+fn masked_fill(em: &mut Emitter, b: &Bound) -> R<Val> {
+    let x = tensor_arg(em, b, "input")?;
+    let mask = tensor_arg(em, b, "mask")?;
+    if em.ty(mask).dtype != DType::Bool {
+        return Err(FrontendError::lowering(
+            format!(
+                "`{}` expects a bool mask, got {} (compare first: `mask > 0`)",
+                b.func,
+                em.ty(mask).dtype
+            ),
+            b.span_of("mask"),
+        ));
+    }
+    let d = em.ty(x).dtype;
+    let value = b.required("value")?.clone();
+    let value = match em.read(value, &b.span_of("value"))? {
+        Val::Tensor(t) => {
+            if em.ty(t).rank() != 0 {
+                return Err(FrontendError::lowering(
+                    format!(
+                        "`{}` takes a Python number or a 0-dim tensor as its value, got a \
+                         tensor of shape {:?}",
+                        b.func,
+                        em.ty(t).shape
+                    ),
+                    b.span_of("value"),
+                ));
+            }
+            cast(em, t, d, &b.span_of("value"))?
+        }
+        v @ (Val::Int(_) | Val::Float(_) | Val::Bool(_)) => {
+            em.scalar_const(&v, Some(d), &b.span_of("value"))?
+        }
+        v => {
+            return Err(FrontendError::lowering(
+                format!(
+                    "`{}`: the value must be a number or a 0-dim tensor, got {}",
+                    b.func,
+                    v.type_name()
+                ),
+                b.span_of("value"),
+            ))
+        }
+    };
+    Ok(Val::Tensor(em.emit(
+        Op::Where,
+        &[mask, value, x],
+        vec![],
+        &b.span,
+    )?))
 }
 
 fn select_where(em: &mut Emitter, op: Op, c: &Call) -> R<Val> {

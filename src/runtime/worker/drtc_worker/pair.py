@@ -39,6 +39,18 @@ def _failure(check, what, e):
     return Failure(check, f"{what} failed: {exc_line(e)}")
 
 
+def tensor_attributes(model):
+    """The plain tensor attributes of a module tree by dotted name: tensors in a module's
+    `__dict__`, neither parameters nor buffers (so not in `state_dict`), such as an RNN's
+    `self.hidden` made in `__init__` and assigned in forward."""
+    out = {}
+    for prefix, m in model.named_modules():
+        for k, v in vars(m).items():
+            if isinstance(v, torch.Tensor):
+                out[f"{prefix}.{k}" if prefix else k] = v
+    return out
+
+
 class Pair:
     """A reference program and a candidate, built once; trials reuse both instances."""
 
@@ -90,6 +102,11 @@ class Pair:
                 raise Failure("state_dict", "ModelNew does not accept the reference's "
                                             f"state_dict (strict): {exc_line(e)}")
             # KernelBench runs models in their default training mode: no .eval().
+            # the reference's tensor attributes as built, to tell state the forward
+            # changes from constants (see `states`)
+            with torch.no_grad():
+                self.ref_attributes = {k: (v, v.detach().clone())
+                                       for k, v in tensor_attributes(self.ref_model).items()}
         else:
             if not hasattr(self.cand_mod, "triton_fused_operator"):
                 raise Failure("import", "candidate defines no `triton_fused_operator` "
@@ -146,9 +163,27 @@ class Pair:
         return old
 
     def states(self):
+        """The module state of reference and candidate after a call: each one's
+        `state_dict()` and its plain tensor attributes (`self.hidden`), which `state_dict`
+        leaves out. A reference attribute is compared when the candidate has it too, or
+        when the reference's forward changed it since it was built (assigned a new tensor
+        or updated in place): then a candidate without it fails as missing."""
         if self.kind != "kernelbench":
             return None, None
-        return self.ref_model.state_dict(), self.cand_model.state_dict()
+        ref, cand = dict(self.ref_model.state_dict()), dict(self.cand_model.state_dict())
+        cand_attrs = tensor_attributes(self.cand_model)
+        for k, v in tensor_attributes(self.ref_model).items():
+            if k in ref:
+                continue
+            first, initial = self.ref_attributes.get(k, (None, None))
+            changed = (first is not v or initial is None or initial.shape != v.shape
+                       or initial.dtype != v.dtype
+                       or not torch.equal(initial, v.detach().to(initial.device)))
+            if k in cand_attrs or changed:
+                ref[k] = v.detach()
+                if k in cand_attrs and k not in cand:
+                    cand[k] = cand_attrs[k].detach()
+        return ref, cand
 
     def close(self):
         graphs = self.graphs() if self.cand_mod is not None else None

@@ -1,0 +1,65 @@
+//! Module state a generated `ModelNew` writes back after its kernels: the tensors (buffers,
+//! plain tensor attributes such as an RNN's `self.hidden`) the reference's forward changes,
+//! whose new values are the graph's last outputs, and the end of the forward that sets
+//! them and returns the rest.
+
+use crate::stitch::ModuleForm;
+use std::fmt::Write;
+
+/// Python attribute access for a state_dict name (`layers.0.weight` -> `self.layers[0].weight`).
+pub fn self_path(name: &str) -> String {
+    let mut s = String::from("self");
+    for part in name.split('.') {
+        if part.chars().all(|c| c.is_ascii_digit()) && !part.is_empty() {
+            write!(s, "[{part}]").unwrap();
+        } else {
+            write!(s, ".{part}").unwrap();
+        }
+    }
+    s
+}
+
+/// A module tensor (a buffer, or a plain tensor attribute such as an RNN's `self.hidden`)
+/// that `ModelNew.forward` sets to one of the graph's outputs after the kernels ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StateUpdate {
+    /// Its dotted name on the module (`hidden`, `layers.0.state`).
+    pub name: String,
+    /// `self.x = new` (the reference assigns a new tensor) rather than `self.x.copy_(new)`
+    /// (the reference updates its tensor in place).
+    pub assign: bool,
+}
+
+impl ModuleForm {
+    /// The state a KernelBench module's forward updates (none for seed programs).
+    pub fn state(&self) -> &[StateUpdate] {
+        match self {
+            ModuleForm::KernelBench { state, .. } => state,
+            ModuleForm::Seed => &[],
+        }
+    }
+}
+
+/// The end of `ModelNew.forward` after `outs = <the kernels>(...)` of a graph with
+/// `outputs` outputs, the last `state.len()` of them new state: the updates, then the
+/// `return` of the others (one tensor, or a tuple). Lines start with `indent`.
+pub fn forward_tail(state: &[StateUpdate], outputs: usize, indent: &str) -> String {
+    let mut s = String::new();
+    let user = outputs - state.len();
+    for (k, u) in state.iter().enumerate() {
+        let target = self_path(&u.name);
+        if u.assign {
+            writeln!(s, "{indent}{target} = outs[{}]", user + k).unwrap();
+        } else {
+            writeln!(s, "{indent}{target}.copy_(outs[{}])", user + k).unwrap();
+        }
+    }
+    if user == 1 {
+        writeln!(s, "{indent}return outs[0]").unwrap();
+    } else if state.is_empty() {
+        writeln!(s, "{indent}return outs").unwrap();
+    } else {
+        writeln!(s, "{indent}return tuple(outs[:{user}])").unwrap();
+    }
+    s
+}
