@@ -207,7 +207,7 @@ impl Host<'_> {
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
             let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
             if node.op.category() != drtc_ir::Category::Layout {
-                self.launches += 1;
+                self.launches += crate::graphs::torch_launches(self.g, n);
             }
             let outs: Vec<String> = node.outputs.iter().map(|&v| var(v)).collect();
             let lhs = assign_targets(node.op, &node.attrs, &outs);
