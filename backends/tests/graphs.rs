@@ -4,7 +4,7 @@
 //! the captured forward), and the graph runtime's key and cache logic on CPU tensors
 //! (`check_graphs.py`; needs the Python of `drtc setup` or `DRTC_PYTHON`).
 
-use drtc_backends::graphs::{decide, GraphCost, GraphMode};
+use drtc_backends::graphs::{decide, torch_launches, GraphCost, GraphMode};
 use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions};
@@ -94,6 +94,40 @@ fn the_decision_and_its_cost_rule() {
         "{}",
         c.added_us()
     );
+}
+
+/// A 2-layer LSTM run by PyTorch (an opaque ATen call): `batch_first` is the call's last
+/// argument; the output is `[3, 16, 5]`.
+fn lstm(batch_first: bool) -> Graph {
+    let flag = if batch_first { "True" } else { "False" };
+    drtc_ir::text::parse(&format!(
+        "graph @l(%x: f32[3, 16, 4], %h: f32[2, 3, 5], %c: f32[2, 3, 5], %w: f32[20, 4]) {{\n  \
+         %0, %1, %2 = aten(%x, %h, %c, %w) {{target = \"aten.lstm.input\", args = \"$0, [$1, \
+         $2], [$3], False, 2, 0.0, True, False, {flag}\", types = \"(f32[3, 16, 5]; f32[2, 3, \
+         5]; f32[2, 3, 5])\"}} : f32[3, 16, 5], f32[2, 3, 5], f32[2, 3, 5]\n  return %0\n}}\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn recurrent_library_calls_count_a_launch_per_step() {
+    // cuDNN: about two kernels per time step and layer, and an input product per layer
+    let g = lstm(true);
+    assert_eq!(torch_launches(&g, g.body()[0]), 2 * (2 * 16 + 1));
+    // sequence first: the steps are the output's first dim
+    let g = lstm(false);
+    assert_eq!(torch_launches(&g, g.body()[0]), 2 * (2 * 3 + 1));
+    // other opaque calls launch once
+    let r = drtc_ir::text::parse(
+        "graph @r(%x: f32[3, 4]) {\n  %0, %1 = aten(%x) {target = \"aten.sort.default\", args = \"$0, -1\", types = \"(f32[3, 4]; i64[3, 4])\"} : f32[3, 4], i64[3, 4]\n  return %0\n}\n",
+    )
+    .unwrap();
+    assert_eq!(torch_launches(&r, r.body()[0]), 1);
+    // so a module that is one recurrent call replays a graph: its host launches are what
+    // the eager forward spends (KernelBench's 35_LSTM: 33.4 ms eager, 8.5 ms replayed)
+    let m = module(&lstm(true), GraphMode::Auto, false);
+    assert!(m.graphs.enabled, "{}", m.graphs.reason);
+    assert_eq!(m.graphs.cost.launches, 66, "{}", m.graphs.reason);
 }
 
 #[test]

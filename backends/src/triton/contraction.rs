@@ -476,7 +476,8 @@ pub fn contraction_kernel(
     // along K (A: [M, K] rows, B: [N, K] rows); Triton 3.6 reaches 67-85 TFLOP/s with an
     // M- or N-contiguous operand against 250-370 with both K-contiguous on the H200
     // (bench/results/gemm_h200.md), so the host copies such an operand once per call
-    // (its bytes read and written: a few percent of the product's time)
+    // (its bytes read and written: a few percent of the product's time; large products
+    // at most 32 wide, where they would not be, are library calls: precision.rs)
     let mut operand_prep = vec![];
     if !interpret && !half && ia != ib && ta.dtype == DType::F32 && tb.dtype == DType::F32 {
         operand_prep.push((

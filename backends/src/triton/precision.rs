@@ -242,9 +242,41 @@ pub struct GemmChoice {
     pub reason: String,
 }
 
+/// The widest output dim (M or N) at which the fp32 policy still prefers cuBLAS to the
+/// template: the template's tiles are at least 64 wide in M and N (`contraction_config`),
+/// so at 32 or less at most half of each tile's tensor-core products is real work, and
+/// tf32x3 is at most about twice as fast as cuBLAS SGEMM (70-98 against 50 TFLOP/s on the
+/// H200, bench/results/gemm_h200.md): the template cannot win, and its fp32 operand
+/// copies to K-major layout (`contraction.rs`) cost on top (47_NetVlad: a 419 MB copy of
+/// the input per call for a 32 x 512 x 100 batched product). The library call is the
+/// reference's own computation, exact under the allclose rule.
+pub const FP32_NARROW_LIBRARY: u64 = 32;
+
+/// Products below this many FLOPs keep the template however narrow: at half-empty tiles
+/// (about 49 TFLOP/s) they run for less than ~20 us, where the epilogue the template fuses
+/// (the library path launches it as a second kernel) matters more than the tiles' waste.
+pub const FP32_NARROW_MIN_FLOPS: u64 = 1_000_000_000;
+
 /// The first admitted candidate (the library call is always admitted under fp32 and
-/// ieee: it is the reference's own computation).
-pub fn choose(policy: Precision, k: u64, half: bool) -> GemmChoice {
+/// ieee: it is the reference's own computation). `narrow` is the smaller output dim,
+/// min(M, N), and `flops` the product's: under the fp32 policy a product at most
+/// `FP32_NARROW_LIBRARY` wide with at least `FP32_NARROW_MIN_FLOPS` is a library call.
+pub fn choose(policy: Precision, k: u64, half: bool, narrow: u64, flops: u64) -> GemmChoice {
+    if policy == Precision::Fp32
+        && !half
+        && narrow <= FP32_NARROW_LIBRARY
+        && flops >= FP32_NARROW_MIN_FLOPS
+    {
+        return GemmChoice {
+            imp: GemmImpl::Library,
+            predicted: predicted_error(GemmImpl::Library, k, policy),
+            reason: format!(
+                "fp32 policy, min(M, N) = {narrow}: at most half of the template's 64-wide \
+                 tiles is real work, where cuBLAS SGEMM is as fast as tf32x3 could be; \
+                 library call, the reference's own computation"
+            ),
+        };
+    }
     let all = candidates(policy, k, half);
     let pick = all
         .iter()
@@ -291,6 +323,10 @@ pub fn choose(policy: Precision, k: u64, half: bool) -> GemmChoice {
 mod tests {
     use super::*;
 
+    /// FLOPs of a product large enough for the narrow rule (KernelBench's 47_NetVlad:
+    /// 2 x 204800 x 32 x 512).
+    const BIG: u64 = 6_710_886_400;
+
     #[test]
     fn describe_parses_back() {
         for c in candidates(Precision::Fp32, 4096, false)
@@ -312,15 +348,18 @@ mod tests {
         // the model against the H200 measurements (4.2e-3 at K = 524288)
         let e = predicted_error(tf32, 524_288, Precision::Tf32);
         assert!((3.5e-3..5e-3).contains(&e), "{e}");
-        let c = choose(Precision::Tf32, 1 << 20, false);
+        let c = choose(Precision::Tf32, 1 << 20, false, 4096, BIG);
         assert_eq!(c.imp, GemmImpl::Library);
         assert!(c.predicted < 1e-3, "{c:?}");
         assert!(c.reason.contains("over the budget"), "{}", c.reason);
         // ordinary K keeps plain tf32
-        assert_eq!(choose(Precision::Tf32, 8192, false).imp, tf32);
+        assert_eq!(choose(Precision::Tf32, 8192, false, 4096, BIG).imp, tf32);
         // K = 32768 is at the edge (9.0e-4 predicted, 8.1e-4 measured on mixed signs)
-        assert_eq!(choose(Precision::Tf32, 16384, false).imp, tf32);
-        assert_eq!(choose(Precision::Tf32, 32768, false).imp, GemmImpl::Library);
+        assert_eq!(choose(Precision::Tf32, 16384, false, 4096, BIG).imp, tf32);
+        assert_eq!(
+            choose(Precision::Tf32, 32768, false, 4096, BIG).imp,
+            GemmImpl::Library
+        );
     }
 
     #[test]
@@ -328,17 +367,42 @@ mod tests {
         let x3 = GemmImpl::Triton {
             dot: DotPrecision::Tf32x3,
         };
-        assert_eq!(choose(Precision::Fp32, 1024, false).imp, x3);
-        assert_eq!(choose(Precision::Fp32, 32768, false).imp, x3);
+        assert_eq!(choose(Precision::Fp32, 1024, false, 4096, BIG).imp, x3);
+        assert_eq!(choose(Precision::Fp32, 32768, false, 4096, BIG).imp, x3);
         // beyond K ~ 40k the reference's own rounding exceeds the budget
         assert_eq!(
-            choose(Precision::Fp32, 1 << 19, false).imp,
+            choose(Precision::Fp32, 1 << 19, false, 4096, BIG).imp,
             GemmImpl::Library
         );
-        assert_eq!(choose(Precision::Ieee, 64, false).imp, GemmImpl::Library);
-        let odd = choose(Precision::Fp32, 2949, false);
+        assert_eq!(
+            choose(Precision::Ieee, 64, false, 4096, BIG).imp,
+            GemmImpl::Library
+        );
+        let odd = choose(Precision::Fp32, 2949, false, 4096, BIG);
         assert_eq!(odd.imp, GemmImpl::Library);
         assert!(odd.reason.contains("aligned"), "{}", odd.reason);
+        // narrow products (min(M, N) <= 32: half-empty 64-wide tiles) are library calls
+        // under fp32 only, when large; 64 wide keeps the template, and so do small ones
+        for (k, narrow) in [(512, 32), (100, 1), (256, 10)] {
+            let c = choose(Precision::Fp32, k, false, narrow, BIG);
+            assert_eq!(c.imp, GemmImpl::Library, "{k} {narrow}");
+            assert_eq!(c.predicted, 0.0);
+            assert!(c.reason.contains("min(M, N)"), "{}", c.reason);
+        }
+        assert_eq!(choose(Precision::Fp32, 512, false, 64, BIG).imp, x3);
+        assert_eq!(choose(Precision::Fp32, 512, false, 32, BIG / 8).imp, x3);
+        assert_eq!(
+            choose(Precision::Tf32, 512, false, 32, BIG).imp,
+            GemmImpl::Triton {
+                dot: DotPrecision::Tf32
+            }
+        );
+        assert_eq!(
+            choose(Precision::Fp32, 512, true, 32, BIG).imp,
+            GemmImpl::Triton {
+                dot: DotPrecision::Tf32
+            }
+        );
         // plain tf32 is never admitted under fp32
         assert!(candidates(Precision::Fp32, 64, false).iter().all(|c| c.imp
             != GemmImpl::Triton {

@@ -66,6 +66,15 @@ KEEP = [
     "aten.triu.default",
 ]
 
+# Ops decomposed even where a PyTorch version's default table leaves them whole, so that
+# every supported version gives drtc the same graph: torch 2.11 keeps
+# `linalg_vector_norm` (what `F.normalize` and `torch.norm` call), which drtc would then run
+# as an opaque library call; torch 2.15 decomposes it into pow, sum and pow, which drtc
+# compiles.
+DECOMPOSE = [
+    "aten.linalg_vector_norm.default",
+]
+
 MODEL_FILE_MARK = "drtc-export"
 
 
@@ -212,6 +221,32 @@ class Failure(Exception):
         self.kind, self.message, self.line = kind, message, line
 
 
+def op_overload(torch, name):
+    """The OpOverload `aten.NAME.OVERLOAD`, or None where this PyTorch has none."""
+    opns, rest = name.split(".", 1)
+    ovl_name, overload = rest.rsplit(".", 1)
+    packet = getattr(getattr(torch.ops, opns), ovl_name, None)
+    if packet is None or not hasattr(packet, overload):
+        return None
+    return getattr(packet, overload)
+
+
+def decomposition_table(torch):
+    """PyTorch's default decompositions, less the ops in KEEP, plus those in DECOMPOSE."""
+    from torch._decomp import get_decompositions
+
+    table = torch.export.default_decompositions()
+    for name in KEEP:
+        o = op_overload(torch, name)
+        if o is not None and o in table:
+            del table[o]
+    for name in DECOMPOSE:
+        o = op_overload(torch, name)
+        if o is not None and o not in table:
+            table.update({k: v for k, v in get_decompositions([o]).items() if k == o})
+    return table
+
+
 def build_and_export(ns, fmt, device, input_types, path):
     """Builds the model and its inputs on `device`, exports and decomposes it."""
     import torch
@@ -244,16 +279,7 @@ def build_and_export(ns, fmt, device, input_types, path):
     try:
         with torch.no_grad(), watch:
             ep = torch.export.export(model, tuple(inputs), strict=False)
-            table = torch.export.default_decompositions()
-            for name in KEEP:
-                opns, rest = name.split(".", 1)
-                ovl_name, overload = rest.rsplit(".", 1)
-                packet = getattr(getattr(torch.ops, opns), ovl_name, None)
-                if packet is None or not hasattr(packet, overload):
-                    continue
-                o = getattr(packet, overload)
-                if o in table:
-                    del table[o]
+            table = decomposition_table(torch)
             ep = ep.run_decompositions(table)
     except Exception as e:
         # an assignment the watch refuses can also make export fail (a copy that cannot
