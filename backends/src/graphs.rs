@@ -122,8 +122,10 @@ const RECURRENT_TARGETS: [&str; 4] = [
 /// GPU launches of one node computed with PyTorch in the eager forward: one, except a
 /// recurrent layer, which cuDNN computes as about two kernels (the recurrent product and
 /// the gates) per time step, layer and direction, plus one input product per layer and
-/// direction. Its results give the sizes: the output (`[T, B, D*H]`, `[B, T, D*H]` with
-/// `batch_first`, the call's last argument) and `h_n` (`[L*D, B, H]`). Measured: the
+/// direction. The sizes come from the call's arguments (layers, directions, `batch_first`)
+/// and its input's shape (`[T, B, F]`, `[B, T, F]` with `batch_first`), not from its
+/// results, which the exported graph may have dropped where nothing reads them (on the
+/// H200's torch 2.11, 35_LSTM and 37_LSTMCn counted one launch that way). Measured: the
 /// 6-layer, 512-step LSTM of KernelBench's 35_LSTM took 33.4 ms eager on the H200 and
 /// 8.5 ms replayed from a graph, 4 us per launch of this estimate (6150).
 pub fn torch_launches(g: &Graph, node: NodeId) -> usize {
@@ -132,17 +134,33 @@ pub fn torch_launches(g: &Graph, node: NodeId) -> usize {
     if n.op != Op::Aten || !RECURRENT_TARGETS.contains(&text("target")) {
         return 1;
     }
-    let (Some(&out), Some(&h_n)) = (n.outputs.first(), n.outputs.get(1)) else {
+    // `(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+    // batch_first)`: the scalars after the parameter list, and the input's shape (the call
+    // may have dropped the outputs nothing reads, so they are not consulted)
+    let args = text("args");
+    let tail: Vec<&str> = args
+        .rsplit(']')
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .collect();
+    let [_, layers, _, _, bidirectional, batch_first] = tail[..] else {
         return 1;
     };
-    let (o, h) = (g.ty(out), g.ty(h_n));
-    if o.rank() != 3 || h.rank() != 3 {
+    let (Ok(layers), Some(&x)) = (layers.parse::<usize>(), n.inputs.first()) else {
         return 1;
+    };
+    let shape = &g.ty(x).shape;
+    let steps = match (shape.len(), batch_first) {
+        (3, "True") => shape[1],
+        (3, _) | (2, _) => shape[0],
+        _ => return 1,
     }
-    let batch_first = text("args").rsplit(',').next().map(str::trim) == Some("True");
-    let steps = o.shape[usize::from(batch_first)].max(0) as usize;
-    let layers_dirs = h.shape[0].max(0) as usize;
-    (layers_dirs * (2 * steps + 1)).max(1)
+    .max(0) as usize;
+    let dirs = if bidirectional == "True" { 2 } else { 1 };
+    (layers * dirs * (2 * steps + 1)).max(1)
 }
 
 /// Ops whose result is random at run time (a graph would replay the capture's draws

@@ -117,6 +117,19 @@ fn recurrent_library_calls_count_a_launch_per_step() {
     // sequence first: the steps are the output's first dim
     let g = lstm(false);
     assert_eq!(torch_launches(&g, g.body()[0]), 2 * (2 * 3 + 1));
+    // the count does not need the outputs (a call whose unread outputs were dropped)
+    let dropped = drtc_ir::text::parse(
+        "graph @l(%x: f32[3, 16, 4], %h: f32[2, 3, 5], %c: f32[2, 3, 5], %w: f32[20, 4]) {\n  \
+         %0 = aten(%x, %h, %c, %w) {target = \"aten.lstm.input\", args = \"$0, [$1, $2], [$3], \
+         False, 2, 0.0, True, True, True\", types = \"(f32[3, 16, 10])\"} : f32[3, 16, 10]\n  \
+         return %0\n}\n",
+    )
+    .unwrap();
+    // bidirectional: two directions per layer
+    assert_eq!(
+        torch_launches(&dropped, dropped.body()[0]),
+        2 * 2 * (2 * 16 + 1)
+    );
     // other opaque calls launch once
     let r = drtc_ir::text::parse(
         "graph @r(%x: f32[3, 4]) {\n  %0, %1 = aten(%x) {target = \"aten.sort.default\", args = \"$0, -1\", types = \"(f32[3, 4]; i64[3, 4])\"} : f32[3, 4], i64[3, 4]\n  return %0\n}\n",
