@@ -124,8 +124,9 @@ const RECURRENT_TARGETS: [&str; 4] = [
 /// the gates) per time step, layer and direction, plus one input product per layer and
 /// direction. The sizes come from the call's arguments (layers, directions, `batch_first`)
 /// and its input's shape (`[T, B, F]`, `[B, T, F]` with `batch_first`), not from its
-/// results, which the exported graph may have dropped where nothing reads them (on the
-/// H200's torch 2.11, 35_LSTM and 37_LSTMCn counted one launch that way). Measured: the
+/// results: on the H200 (torch 2.11) the LSTM calls of 35_LSTM and 37_LSTMCn counted one
+/// launch each from their results while the GRUs counted per step (the likely cause: an
+/// exported call without the outputs nothing reads; not confirmed there). Measured: the
 /// 6-layer, 512-step LSTM of KernelBench's 35_LSTM took 33.4 ms eager on the H200 and
 /// 8.5 ms replayed from a graph, 4 us per launch of this estimate (6150).
 pub fn torch_launches(g: &Graph, node: NodeId) -> usize {
