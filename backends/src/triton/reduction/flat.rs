@@ -10,64 +10,10 @@
 //! `x.is_contiguous()`), the strided form otherwise; stores into the region's own
 //! (contiguous) outputs always take it.
 
-use super::lower::{DimKind, Dims};
+use super::space::{DimKind, Dims};
 use crate::triton::epilogue::contiguous_offset;
 use crate::triton::program::DimMap;
 use std::fmt::Write;
-
-/// A run of column dims, adjacent in a row-major tensor of the domain's shape.
-#[derive(Clone, Debug)]
-pub(crate) struct Run {
-    /// Domain dims, in order (a group dim only first).
-    pub(crate) dims: Vec<usize>,
-    /// Product of the dims' column sizes.
-    pub(crate) size: i64,
-    /// The variable holding the run's index: `cols` for a single run, else `cr{j}`.
-    pub(crate) var: String,
-}
-
-/// The runs of a domain: maximal sequences of column dims with only unit dims between
-/// them; a row dim ends a run, a group dim (a row part before its columns) starts one.
-pub(crate) fn runs_of(kinds: &[DimKind], domain: &[i64]) -> Vec<Run> {
-    let mut runs: Vec<Run> = vec![];
-    let mut open = false;
-    for (d, kind) in kinds.iter().enumerate() {
-        match kind {
-            DimKind::Unit => {}
-            DimKind::Row => open = false,
-            DimKind::Col if open => {
-                let r = runs.last_mut().expect("an open run");
-                r.dims.push(d);
-                r.size *= domain[d];
-            }
-            DimKind::Col => {
-                runs.push(Run {
-                    dims: vec![d],
-                    size: domain[d],
-                    var: String::new(),
-                });
-                open = true;
-            }
-            DimKind::Group { per, .. } => {
-                runs.push(Run {
-                    dims: vec![d],
-                    size: *per,
-                    var: String::new(),
-                });
-                open = true;
-            }
-        }
-    }
-    let single = runs.len() == 1;
-    for (j, r) in runs.iter_mut().enumerate() {
-        r.var = if single {
-            "cols".into()
-        } else {
-            format!("cr{j}")
-        };
-    }
-    runs
-}
 
 /// Python lines computing the run indices from `cols` (none for a single run, which is
 /// `cols`).
@@ -178,7 +124,7 @@ pub(crate) fn store_offset(dims: &Dims, domain: &[i64], order: Option<&[usize]>)
 
 #[cfg(test)]
 mod tests {
-    use super::super::lower::dims_of;
+    use super::super::space::dims_of;
     use super::*;
     use drtc_passes::fuse::ReduceSpace;
 

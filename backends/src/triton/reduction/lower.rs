@@ -1,41 +1,13 @@
 //! Lowering a reduction region's nodes to a row program: the index space of rows and
 //! columns, the statements of each op, and the accumulator code the strategies share.
 
-use super::flat::{runs_of, Run};
+use super::space::Dims;
 use crate::triton::kernel::decompose;
 use crate::triton::program::{align, DimMap, IndexSource, Program, RedKind, Sp};
 use crate::triton::ty::float_lit;
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use std::fmt::Write;
-
-pub(super) struct Dims {
-    /// index expression of each domain dim, in Full space
-    pub(super) full: Vec<String>,
-    /// index expression of each domain dim, in Row space ("0" for column dims)
-    pub(super) row: Vec<String>,
-    pub(super) row_comps: Vec<(String, i64)>,
-    pub(super) col_comps: Vec<(String, i64)>,
-    /// what each domain dim is
-    pub(super) kinds: Vec<DimKind>,
-    /// the column dims in runs that are contiguous in a row-major tensor of the domain's
-    /// shape (`flat.rs`)
-    pub(super) runs: Vec<Run>,
-}
-
-/// A domain dim of a reduction space.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) enum DimKind {
-    /// size 1
-    Unit,
-    Row,
-    Col,
-    /// a group_norm channel dim: `row * per + col`, `row` its row index ("0" for one group)
-    Group {
-        row: String,
-        per: i64,
-    },
-}
 
 impl IndexSource for Dims {
     fn dim_index(&self, sp: Sp, d: usize) -> String {
@@ -53,61 +25,6 @@ impl IndexSource for Dims {
     fn flat_columns(&self, map: &DimMap) -> Option<Vec<(usize, String)>> {
         super::flat::flat_terms(self, map)
     }
-}
-
-pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
-    let mut d = Dims {
-        full: vec![],
-        row: vec![],
-        row_comps: vec![],
-        col_comps: vec![],
-        kinds: vec![],
-        runs: vec![],
-    };
-    for (i, (&size, &red)) in space.domain.iter().zip(&space.reduced).enumerate() {
-        match space.groups {
-            Some((gd, g)) if gd == i => {
-                let per = size / g;
-                let rg = if g == 1 {
-                    "0".to_string()
-                } else {
-                    format!("r{i}")
-                };
-                let cg = if per == 1 {
-                    "0".to_string()
-                } else {
-                    format!("c{i}")
-                };
-                d.row_comps.push((format!("r{i}"), g));
-                d.col_comps.push((format!("c{i}"), per));
-                d.kinds.push(DimKind::Group {
-                    row: rg.clone(),
-                    per,
-                });
-                d.full.push(format!("({rg} * {per} + {cg})"));
-                d.row.push("0".into());
-            }
-            _ if size == 1 => {
-                d.kinds.push(DimKind::Unit);
-                d.full.push("0".into());
-                d.row.push("0".into());
-            }
-            _ if red => {
-                d.kinds.push(DimKind::Col);
-                d.col_comps.push((format!("c{i}"), size));
-                d.full.push(format!("c{i}"));
-                d.row.push("0".into());
-            }
-            _ => {
-                d.kinds.push(DimKind::Row);
-                d.row_comps.push((format!("r{i}"), size));
-                d.full.push(format!("r{i}"));
-                d.row.push(format!("r{i}"));
-            }
-        }
-    }
-    d.runs = runs_of(&d.kinds, &space.domain);
-    d
 }
 
 pub(super) fn comps_decompose(out: &mut String, indent: &str, flat: &str, comps: &[(String, i64)]) {

@@ -14,12 +14,14 @@ use super::program::{Program, Sp};
 use super::ty::next_pow2;
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
-use lower::{dims_of, Builder};
+use lower::Builder;
+use space::dims_of;
 use split::{split_kernels, split_scratch, use_split};
 
 mod flat;
 mod looped;
 mod lower;
+mod space;
 mod split;
 
 /// Per-channel batch statistics a training-mode batch_norm kernel writes, so the host can
