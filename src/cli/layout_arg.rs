@@ -6,8 +6,9 @@ use drtc_backends::layout::LayoutChoice;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LayoutArg {
     /// Channels-last for a dense (groups=1) batched 2-D/3-D convolution with at least 8
-    /// output channels whose result only pointwise kernels, convolutions or the output
-    /// read; NCHW otherwise (ARCHITECTURE.md states the rule).
+    /// output channels whose result only pointwise kernels, 2-D/3-D poolings, reductions
+    /// over exactly the channels, convolutions or the output read; NCHW otherwise
+    /// (ARCHITECTURE.md states the rule).
     Auto,
     /// Every convolution in PyTorch's default layout, as the reference.
     Nchw,
