@@ -236,6 +236,9 @@ fn channel_reduction_continues(
         return false;
     };
     let rank = space.domain.len();
+    if rank != 4 && rank != 5 {
+        return false;
+    }
     let channels_only = space.groups.is_none()
         && space
             .reduced
@@ -250,7 +253,7 @@ fn channel_reduction_continues(
         let s = &g.ty(v).shape;
         s == &space.domain || s.len() != rank || s[1] == 1
     });
-    (rank == 4 || rank == 5) && channels_only && reads && outputs_fit
+    channels_only && reads && outputs_fit
 }
 
 fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
