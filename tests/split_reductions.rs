@@ -29,3 +29,26 @@ fn split_moments_verify_against_pytorch() {
     // the batch norm's partial-stat stage count: sum+M2 in one stage, then the output stage
     assert!(!src.contains("drtc_k0_reduction_part5["), "{src}");
 }
+
+/// A reduction over an empty run of columns (`[3, 4, 0]` summed over dims 0 and 2) has no
+/// run form: it compiles (no division by the empty size) and verifies.
+#[test]
+fn an_empty_reduction_compiles_and_verifies() {
+    let dir = std::env::temp_dir().join(format!("drtc-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("empty.drt");
+    std::fs::write(
+        &program,
+        "graph @z(%x: f32[3, 4, 0]) {\n  %0 = sum(%x) {dim = [0, 2], keepdim = false} : f32[4]\n  return %0\n}\n",
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(["compile", program.to_str().unwrap(), "-o"])
+        .arg(dir.join("empty.py"))
+        .args(["--device", "cpu"])
+        .output()
+        .expect("drtc runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("verified on cpu"), "{stderr}");
+}

@@ -43,6 +43,13 @@ pub(crate) fn runs_decompose(out: &mut String, indent: &str, dims: &Dims) {
 /// their index, the row part of a group dim, and each run by its index at its last dim.
 /// `None` when some column dim is broadcast or a run is not contiguous in the tensor.
 pub(crate) fn flat_terms(dims: &Dims, map: &DimMap) -> Option<Vec<(usize, String)>> {
+    let has_columns = dims
+        .kinds
+        .iter()
+        .any(|k| matches!(k, DimKind::Col | DimKind::Group { .. }));
+    if has_columns && dims.runs.is_empty() {
+        return None;
+    }
     let tensor_dim = |d: usize| map.iter().position(|m| *m == Some(d));
     let mut terms = vec![];
     for (t, m) in map.iter().enumerate() {
@@ -176,6 +183,18 @@ mod tests {
             flat_store_offset(&d, &[3, 4, 5, 6]).unwrap(),
             "r0 * 120 + r1 * 2 * 30 + cols"
         );
+    }
+
+    #[test]
+    fn an_empty_domain_has_no_run_form() {
+        // [3, 4, 0] reduced over dims 0 and 2: two runs, one of them empty
+        let d = space(&[3, 4, 0], &[true, false, true], None);
+        assert!(d.runs.is_empty());
+        let mut py = String::new();
+        runs_decompose(&mut py, "", &d);
+        assert!(py.is_empty());
+        assert!(flat_terms(&d, &vec![Some(0), Some(1), Some(2)]).is_none());
+        assert!(flat_store_offset(&d, &[3, 4, 0]).is_none());
     }
 
     #[test]

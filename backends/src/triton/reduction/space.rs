@@ -129,6 +129,10 @@ pub(crate) fn runs_of(kinds: &[DimKind], domain: &[i64]) -> Vec<Run> {
             }
         }
     }
+    if runs.iter().any(|r| r.size == 0) {
+        // an empty domain: no run form (its index arithmetic would divide by zero)
+        return vec![];
+    }
     let single = runs.len() == 1;
     for (j, r) in runs.iter_mut().enumerate() {
         r.var = if single {
