@@ -320,6 +320,8 @@ impl Host<'_> {
             self.alloc(v);
         }
         let mut args = vec![];
+        // each input's name at the launch (a prepared copy where the kernel asked for one)
+        let mut input_names = vec![];
         for (i, a) in k.inputs.iter().enumerate() {
             let mut n = self.name(a.value);
             if let Some((_, prep)) = k.operand_prep.iter().find(|(j, _)| *j == i) {
@@ -331,6 +333,7 @@ impl Host<'_> {
             for (d, _) in &a.strides {
                 args.push(format!("{n}.stride({d})"));
             }
+            input_names.push(n);
         }
         for &v in &k.outputs {
             args.push(var(v));
@@ -355,23 +358,13 @@ impl Host<'_> {
         args.extend(k.scratch_args.iter().cloned());
         for (n, v) in &k.extra_args {
             let mut v = v.clone();
-            for (i, a) in k.inputs.iter().enumerate() {
-                let n = if k.operand_prep.iter().any(|(j, _)| *j == i) {
-                    format!("{}_in{i}", k.name)
-                } else {
-                    self.name(a.value)
-                };
-                v = v.replace(&format!("{{arg{i}}}"), &n);
+            for (i, n) in input_names.iter().enumerate() {
+                v = v.replace(&format!("{{arg{i}}}"), n);
             }
             args.push(format!("{n}={v}"));
         }
         // flat-column loads: the kernel is specialized on the input's contiguity
-        for (i, a) in k.inputs.iter().enumerate().filter(|(_, a)| a.flat) {
-            let n = if k.operand_prep.iter().any(|(j, _)| *j == i) {
-                format!("{}_in{i}", k.name)
-            } else {
-                self.name(a.value)
-            };
+        for (a, n) in k.inputs.iter().zip(&input_names).filter(|(a, _)| a.flat) {
             args.push(format!("{}={n}.is_contiguous()", a.flat_flag()));
         }
         for (b, v) in &k.config.blocks {

@@ -4,7 +4,7 @@
 //! outputs.
 
 use super::flat::{runs_decompose, store_offset};
-use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, Builder};
+use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, welford_merge, Builder};
 use super::{reduction_config, BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, RedKind, Sp};
@@ -118,25 +118,8 @@ pub(super) fn row_kernel(
                     "        nb = tl.minimum({cols} - cstart, BLOCK_C).to({ct})"
                 )
                 .unwrap();
-                writeln!(
-                    body,
-                    "        bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / nb"
-                )
-                .unwrap();
-                writeln!(
-                    body,
-                    "        bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)"
-                )
-                .unwrap();
-                writeln!(body, "        bm2 = tl.sum(bdev * bdev, axis=1)").unwrap();
-                writeln!(body, "        tot = cstart + nb").unwrap();
-                writeln!(body, "        delta = bmean - wmean{i}").unwrap();
-                writeln!(body, "        wmean{i} = wmean{i} + delta * (nb / tot)").unwrap();
-                writeln!(
-                    body,
-                    "        wm2{i} = wm2{i} + bm2 + delta * delta * (cstart * (nb / tot))"
-                )
-                .unwrap();
+                let (mean, m2) = (format!("wmean{i}"), format!("wm2{i}"));
+                welford_merge(&mut body, "        ", xv, (&mean, &m2), false);
                 writeln!(
                     body,
                     "    {} = (wmean{i} * {})[:, None]",

@@ -27,6 +27,35 @@ impl IndexSource for Dims {
     }
 }
 
+/// Python lines (at `indent`) merging one block of `x` into a running mean and M2 (Chan et
+/// al.): the block's mean and squared deviations around it, then the merge. `nb` (the
+/// block's valid columns) must be bound; `tot` becomes the columns seen so far. `guarded`
+/// divides by at least one, for blocks past the end of a split chunk (`nb` = 0).
+pub(super) fn welford_merge(
+    out: &mut String,
+    indent: &str,
+    x: &str,
+    (mean, m2): (&str, &str),
+    guarded: bool,
+) {
+    let (nb, tot) = if guarded {
+        ("tl.maximum(nb, 1.0)", "tl.maximum(cstart + nb, 1.0)")
+    } else {
+        ("nb", "cstart + nb")
+    };
+    for line in [
+        format!("bmean = tl.sum(tl.where(mask, {x}, 0.0), axis=1) / {nb}"),
+        format!("bdev = tl.where(mask, {x} - bmean[:, None], 0.0)"),
+        "bm2 = tl.sum(bdev * bdev, axis=1)".to_string(),
+        format!("tot = {tot}"),
+        format!("delta = bmean - {mean}"),
+        format!("{mean} = {mean} + delta * (nb / tot)"),
+        format!("{m2} = {m2} + bm2 + delta * delta * (cstart * (nb / tot))"),
+    ] {
+        writeln!(out, "{indent}{line}").unwrap();
+    }
+}
+
 pub(super) fn comps_decompose(out: &mut String, indent: &str, flat: &str, comps: &[(String, i64)]) {
     let shape: Vec<i64> = comps.iter().map(|c| c.1).collect();
     let names: Vec<String> = comps.iter().map(|c| c.0.clone()).collect();

@@ -5,7 +5,7 @@
 //! once for the statistics instead of twice.
 
 use super::flat::{runs_decompose, store_offset};
-use super::lower::{acc_init, acc_update, comps_decompose, Builder};
+use super::lower::{acc_init, acc_update, comps_decompose, welford_merge, Builder};
 use super::Scratch;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, Program, RedKind, Sp};
@@ -209,20 +209,12 @@ pub(super) fn split_kernels(
             let need = prog.closure(&[x], &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
             let xv = prog.var(x);
-            for line in [
-                format!(
-                    "nb = tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0).to({ct})"
-                ),
-                format!("bmean = tl.sum(tl.where(mask, {xv}, 0.0), axis=1) / tl.maximum(nb, 1.0)"),
-                format!("bdev = tl.where(mask, {xv} - bmean[:, None], 0.0)"),
-                "bm2 = tl.sum(bdev * bdev, axis=1)".to_string(),
-                "tot = tl.maximum(cstart + nb, 1.0)".to_string(),
-                "delta = bmean - wmean".to_string(),
-                "wmean = wmean + delta * (nb / tot)".to_string(),
-                "wm2 = wm2 + bm2 + delta * delta * (cstart * (nb / tot))".to_string(),
-            ] {
-                writeln!(body, "        {line}").unwrap();
-            }
+            writeln!(
+                body,
+                "        nb = tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0).to({ct})"
+            )
+            .unwrap();
+            welford_merge(&mut body, "        ", xv, ("wmean", "wm2"), true);
             // the chunk's sum (its mean times its columns) and its M2
             writeln!(
                 body,
