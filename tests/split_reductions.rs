@@ -30,6 +30,45 @@ fn split_moments_verify_against_pytorch() {
     assert!(!src.contains("drtc_k0_reduction_part5["), "{src}");
 }
 
+/// Reductions over leading dims (rows innermost in memory) take tall tiles: a training
+/// batch norm over a `[1000, 96]` batch and a sum and argmax over dim 0 are split over
+/// column chunks with 64 rows per program (the last chunk shorter), a max and a standard
+/// deviation over dim 0 with too few columns to split use the row strategy's looped
+/// passes with tall tiles; all verify against PyTorch.
+#[test]
+fn inner_rows_take_tall_tiles_and_verify() {
+    let program =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("backends/tests/programs/inner_rows.drt");
+    let dir = std::env::temp_dir().join(format!("drtc-inner-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("inner_rows.py");
+    let run = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(["compile", program.to_str().unwrap(), "-o"])
+        .arg(&out)
+        .args(["--device", "cpu"])
+        .output()
+        .expect("drtc runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("verified on cpu"), "{stderr}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        src.contains("96 rows x 1000 columns in 4 chunks of 256, 64 row(s) per program"),
+        "{src}"
+    );
+    assert!(src.contains("BLOCK_R=64, BLOCK_C=64, BLOCK_S=4"), "{src}");
+    assert!(
+        src.contains("48 rows x 700 columns in 3 chunks of 256"),
+        "{src}"
+    );
+    assert!(
+        src.contains("64 rows x 300 columns, looped passes"),
+        "{src}"
+    );
+    assert!(src.contains("BLOCK_R=32, BLOCK_C=128"), "{src}");
+    assert!(src.contains("BLOCK_R=16, BLOCK_C=256"), "{src}");
+}
+
 /// A reduction over an empty run of columns (`[3, 4, 0]` summed over dims 0 and 2) has no
 /// run form: it compiles (no division by the empty size) and verifies.
 #[test]

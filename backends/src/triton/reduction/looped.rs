@@ -5,7 +5,7 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, welford_merge, Builder};
-use super::{reduction_config, BatchStats, RegionCode};
+use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, RedKind, Sp};
 use crate::triton::ty::{compute_ty, float_lit, storage_ty};
@@ -13,8 +13,7 @@ use drtc_ir::{Graph, NodeId, ValueId};
 use drtc_passes::fuse::ReduceSpace;
 use std::fmt::Write;
 
-/// The kernel of a reduction region in the row strategy; `config` defaults to
-/// [`reduction_config`].
+/// The kernel of a reduction region in the row strategy with `config`'s tile.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn row_kernel(
     g: &Graph,
@@ -25,12 +24,11 @@ pub(super) fn row_kernel(
     b: &Builder,
     stores: &[(usize, Sp)],
     stats: Vec<BatchStats>,
-    config: Option<LaunchConfig>,
+    config: LaunchConfig,
     rows: u64,
     cols: u64,
     out_order: Option<&[usize]>,
 ) -> RegionCode {
-    let config = config.unwrap_or_else(|| reduction_config(rows, cols));
     let (block_r, block_c) = (config.block("BLOCK_R"), config.block("BLOCK_C"));
     let single = block_c >= cols;
     let prog = &b.prog;

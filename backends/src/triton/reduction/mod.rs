@@ -16,13 +16,15 @@ use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use lower::Builder;
 use space::dims_of;
-use split::{split_kernels, split_scratch, use_split};
+use split::{split_kernels, split_scratch};
+use strategy::{choose, inner_rows, Strategy};
 
 mod flat;
 mod looped;
 mod lower;
 mod space;
 mod split;
+mod strategy;
 
 /// Per-channel batch statistics a training-mode batch_norm kernel writes, so the host can
 /// update the running statistics like PyTorch does.
@@ -139,23 +141,32 @@ pub fn reduction_kernel(
             channels: rows as i64,
         });
     }
-    if config.is_none() && use_split(rows, cols) {
-        let kernels = split_kernels(g, name, nodes, outputs, &b, &stores, rows, cols, out_order);
-        return Some(RegionCode {
-            kernels,
-            scratch: split_scratch(name, &b.prog, rows, cols),
-            stats,
-        });
-    }
+    let inner = inner_rows(&b.dims, &space.domain, out_order);
+    let config = match (config, choose(rows, cols, inner)) {
+        (Some(c), _) => c,
+        (None, Strategy::Rows(c)) => c,
+        (None, Strategy::Split(plan)) => {
+            let kernels =
+                split_kernels(g, name, nodes, outputs, &b, &stores, plan, cols, out_order);
+            return Some(RegionCode {
+                kernels,
+                scratch: split_scratch(name, &b.prog, rows, plan),
+                stats,
+            });
+        }
+    };
     Some(looped::row_kernel(
         g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols, out_order,
     ))
 }
 
-/// Rows and columns of a reduction space, and whether the split strategy applies.
+/// Rows and columns of a reduction space (row-major), and whether the split strategy
+/// applies.
 pub fn reduction_shape(space: &ReduceSpace) -> (u64, u64, bool) {
     let dims = dims_of(space);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
-    (rows, cols, use_split(rows, cols))
+    let inner = inner_rows(&dims, &space.domain, None);
+    let split = matches!(choose(rows, cols, inner), Strategy::Split(_));
+    (rows, cols, split)
 }

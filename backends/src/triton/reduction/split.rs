@@ -2,10 +2,12 @@
 //! (row, chunk) programs that write partial results to scratch. A normalization's two
 //! moments take one kernel: each chunk stores its sum and its squared deviations around
 //! its own mean, and the later kernels merge them (Chan et al.), so the input is read
-//! once for the statistics instead of twice.
+//! once for the statistics instead of twice. A program covers BLOCK_R rows (1 for
+//! row-major rows; more when rows are the memory-innermost dim, `strategy.rs`).
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{acc_init, acc_update, comps_decompose, welford_merge, Builder};
+use super::strategy::SplitPlan;
 use super::Scratch;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, Program, RedKind, Sp};
@@ -13,34 +15,19 @@ use crate::triton::ty::{compute_ty, next_pow2, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, ValueId};
 use std::fmt::Write;
 
-/// Split strategy (stated heuristic): when there are fewer rows than two per SM of a
-/// large GPU (264) and rows are long (>= 32768 columns), one program per row would leave
-/// the GPU idle. Then each reduction is computed by its own kernel over (row, chunk)
-/// programs writing partial results to scratch; later kernels combine the partials of
-/// earlier reductions themselves; a last kernel writes the outputs.
-pub(super) fn use_split(rows: u64, cols: u64) -> bool {
-    rows < 264 && cols >= 32768
-}
-
-const SPLIT_BLOCK_C: u64 = 2048;
-
-/// Number of column chunks per row in the split strategy: about 1056 programs in all.
-fn split_chunks(rows: u64, cols: u64) -> u64 {
-    let max_chunks = cols.div_ceil(4 * SPLIT_BLOCK_C).max(1);
-    (1056u64.div_ceil(rows))
-        .clamp(2, 256)
-        .min(max_chunks)
-        .max(1)
-}
-
 fn reduce_ids(prog: &Program) -> Vec<usize> {
     (0..prog.stmts.len())
         .filter(|&i| matches!(prog.stmts[i].code, Code::Reduce { .. }))
         .collect()
 }
 
-pub(super) fn split_scratch(name: &str, prog: &Program, rows: u64, cols: u64) -> Vec<Scratch> {
-    let s = split_chunks(rows, cols);
+pub(super) fn split_scratch(
+    name: &str,
+    prog: &Program,
+    rows: u64,
+    plan: SplitPlan,
+) -> Vec<Scratch> {
+    let s = plan.chunks;
     let mut out = vec![];
     for i in reduce_ids(prog) {
         let Code::Reduce { kind, input } = &prog.stmts[i].code else {
@@ -71,17 +58,21 @@ pub(super) fn split_kernels(
     outputs: &[ValueId],
     b: &Builder,
     stores: &[(usize, Sp)],
-    rows: u64,
+    plan: SplitPlan,
     cols: u64,
     out_order: Option<&[usize]>,
 ) -> Vec<TritonKernel> {
     let prog = &b.prog;
     let dims = &b.dims;
-    let chunks = split_chunks(rows, cols);
-    let chunk = cols.div_ceil(chunks).div_ceil(SPLIT_BLOCK_C) * SPLIT_BLOCK_C;
-    let chunks = cols.div_ceil(chunk);
+    let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
+    let SplitPlan {
+        block_r,
+        block_c,
+        chunks,
+        chunk,
+    } = plan;
     let reduces = reduce_ids(prog);
-    let scratch = split_scratch(name, prog, rows, cols);
+    let scratch = split_scratch(name, prog, rows, plan);
     let scratch_params: Vec<String> = scratch.iter().map(|s| s.name.clone()).collect();
     let wide = crate::triton::pointwise::needs_int64(
         g,
@@ -89,7 +80,7 @@ pub(super) fn split_kernels(
             .iter()
             .copied()
             .chain(prog.inputs.iter().map(|a| a.value)),
-    ) || rows * chunks * SPLIT_BLOCK_C >= (1 << 31) - 1;
+    ) || rows * chunks * block_c >= (1 << 31) - 1;
     let pid = if wide { ".to(tl.int64)" } else { "" };
     let full_off = store_offset(dims, &b.space.domain, out_order);
     // stage k computes the partials of reduction k (a moment pair's first computes both:
@@ -111,7 +102,7 @@ pub(super) fn split_kernels(
         let mut body = String::new();
         writeln!(
             body,
-            "    rows = tl.program_id(0){pid} + tl.arange(0, 1)[:, None]"
+            "    rows = tl.program_id(0){pid} * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]"
         )
         .unwrap();
         writeln!(body, "    s = tl.program_id(1){pid}").unwrap();
@@ -203,8 +194,8 @@ pub(super) fn split_kernels(
             .flatten();
         if let Some(&(sum, m2, x)) = pair {
             let ct = compute_ty(prog.stmts[x].dtype);
-            writeln!(body, "    wmean = tl.zeros([1], {ct})").unwrap();
-            writeln!(body, "    wm2 = tl.zeros([1], {ct})").unwrap();
+            writeln!(body, "    wmean = tl.zeros([BLOCK_R], {ct})").unwrap();
+            writeln!(body, "    wm2 = tl.zeros([BLOCK_R], {ct})").unwrap();
             header(&mut body);
             let need = prog.closure(&[x], &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
@@ -234,7 +225,7 @@ pub(super) fn split_kernels(
             };
             let ct = compute_ty(prog.stmts[*input].dtype);
             let (acc, idx) = ("acc", "idx");
-            acc_init(&mut body, *kind, acc, idx, "1", ct);
+            acc_init(&mut body, *kind, acc, idx, "BLOCK_R", ct);
             let is_arg = matches!(kind, RedKind::ArgMax | RedKind::ArgMin);
             header(&mut body);
             let need = prog.closure(&[*input], &|j| available[j]);
@@ -276,7 +267,7 @@ pub(super) fn split_kernels(
                         let st = storage_ty(prog.stmts[i].dtype);
                         writeln!(
                             body,
-                            "        tl.store(out{k} + {full_off}, ({} + tl.zeros([1, BLOCK_C], {})).to({st}), mask=mask)",
+                            "        tl.store(out{k} + {full_off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
                             prog.var(i),
                             compute_ty(prog.stmts[i].dtype)
                         )
@@ -293,7 +284,7 @@ pub(super) fn split_kernels(
                     });
                     writeln!(
                         body,
-                        "    tl.store(out{k} + rows, ({} + tl.zeros([1, 1], {})).to({st}), mask=rmask & ((rows * 0 + s) == 0))",
+                        "    tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {})).to({st}), mask=rmask & ((rows * 0 + s) == 0))",
                         prog.var(i),
                         compute_ty(prog.stmts[i].dtype)
                     )
@@ -307,13 +298,18 @@ pub(super) fn split_kernels(
         writeln!(
             source,
             "def {kname}({}):",
-            signature(prog, n_out, &scratch_params, &["BLOCK_C", "BLOCK_S"])
+            signature(
+                prog,
+                n_out,
+                &scratch_params,
+                &["BLOCK_R", "BLOCK_C", "BLOCK_S"]
+            )
         )
         .unwrap();
         source.push_str(&ops_comment(g, nodes));
         writeln!(
             source,
-            "    # split reduction, stage {} of {}: {rows} rows x {cols} columns in {chunks} chunks of {chunk}",
+            "    # split reduction, stage {} of {}: {rows} rows x {cols} columns in {chunks} chunks of {chunk}, {block_r} row(s) per program",
             stage + 1,
             reduces.len() + 1
         )
@@ -324,10 +320,14 @@ pub(super) fn split_kernels(
             source,
             inputs: prog.inputs.clone(),
             outputs: if last { outputs.to_vec() } else { vec![] },
-            grid: vec![rows, chunks],
+            grid: vec![rows.div_ceil(block_r).max(1), chunks],
             grid_expr: None,
             config: LaunchConfig {
-                blocks: vec![("BLOCK_C", SPLIT_BLOCK_C), ("BLOCK_S", next_pow2(chunks))],
+                blocks: vec![
+                    ("BLOCK_R", block_r),
+                    ("BLOCK_C", block_c),
+                    ("BLOCK_S", next_pow2(chunks)),
+                ],
                 num_warps: 8,
                 num_stages: 1,
             },

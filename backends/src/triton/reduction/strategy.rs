@@ -1,0 +1,151 @@
+//! Which strategy and tile a reduction region gets (stated heuristics).
+//!
+//! - **Rows inner**: when the memory-innermost non-unit dim of the domain-shaped tensors is
+//!   a row dim of at least 16 (a reduction over the batch of a `[batch, features]` matrix,
+//!   a BatchNorm over channels-last activations), consecutive rows are adjacent in memory
+//!   and consecutive columns are not. A tile of 1-2 rows and thousands of columns then
+//!   reads 4-8 useful bytes per 32-byte sector; the tile is turned around instead:
+//!   BLOCK_R = min(64, next_pow2(inner extent)) rows (256 contiguous bytes) by
+//!   BLOCK_C = 4096 / BLOCK_R columns. With fewer than 264 row blocks (two per SM of a large
+//!   GPU) and at least 8 column blocks per row, the columns are also split into chunks
+//!   (the split strategy with BLOCK_R rows per program) so that about 1056 programs run.
+//! - **Otherwise** the row-major rule: [`reduction_config`](super::reduction_config) for
+//!   the row strategy, the split strategy (one row per program, BLOCK_C = 2048) for fewer
+//!   than 264 rows of at least 32768 columns.
+
+use super::space::{DimKind, Dims};
+use crate::triton::kernel::LaunchConfig;
+use crate::triton::ty::next_pow2;
+
+/// Programs the split strategy aims for: eight per SM of a 132-SM GPU.
+const SPLIT_PROGRAMS: u64 = 1056;
+/// Fewer row blocks than this (two per SM) leave a large GPU idle.
+const FEW_ROW_BLOCKS: u64 = 264;
+const ROW_MAJOR_SPLIT_BLOCK_C: u64 = 2048;
+
+/// The split strategy's tiles: programs over (row block, column chunk).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SplitPlan {
+    pub(crate) block_r: u64,
+    pub(crate) block_c: u64,
+    /// Number of column chunks, and columns per chunk (a multiple of `block_c`).
+    pub(crate) chunks: u64,
+    pub(crate) chunk: u64,
+}
+
+impl SplitPlan {
+    fn new(block_r: u64, block_c: u64, chunks: u64, cols: u64) -> SplitPlan {
+        let chunk = cols.div_ceil(chunks.max(1)).div_ceil(block_c).max(1) * block_c;
+        SplitPlan {
+            block_r,
+            block_c,
+            chunks: cols.div_ceil(chunk).max(1),
+            chunk,
+        }
+    }
+}
+
+/// How a reduction region is computed.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Strategy {
+    /// One program per BLOCK_R rows (single pass or looped passes over the columns).
+    Rows(LaunchConfig),
+    /// Each reduction by its own kernel over (row block, column chunk) programs.
+    Split(SplitPlan),
+}
+
+/// The extent of the memory-innermost non-unit dim when it is a row dim. `order` is the
+/// memory order of the domain-shaped tensors, outermost first (`None`: row-major).
+pub(crate) fn inner_rows(dims: &Dims, domain: &[i64], order: Option<&[usize]>) -> Option<i64> {
+    let row_major: Vec<usize> = (0..domain.len()).collect();
+    let order = order.unwrap_or(&row_major);
+    let &d = order.iter().rev().find(|&&d| domain[d] != 1)?;
+    (dims.kinds[d] == DimKind::Row).then_some(domain[d])
+}
+
+/// The strategy for `rows` x `cols` whose memory-innermost row extent is `inner`.
+pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
+    match inner {
+        Some(e) if e >= 16 => {
+            let block_r = next_pow2(e as u64).min(64);
+            let block_c = (4096 / block_r).min(next_pow2(cols)).max(1);
+            let row_blocks = rows.div_ceil(block_r);
+            let max_chunks = cols.div_ceil(4 * block_c);
+            if row_blocks < FEW_ROW_BLOCKS && cols >= 8 * block_c && max_chunks >= 2 {
+                let chunks = SPLIT_PROGRAMS
+                    .div_ceil(row_blocks)
+                    .clamp(2, 256)
+                    .min(max_chunks);
+                return Strategy::Split(SplitPlan::new(block_r, block_c, chunks, cols));
+            }
+            Strategy::Rows(LaunchConfig {
+                blocks: vec![("BLOCK_R", block_r), ("BLOCK_C", block_c)],
+                num_warps: if block_r * block_c >= 4096 { 8 } else { 4 },
+                num_stages: 1,
+            })
+        }
+        _ if rows < FEW_ROW_BLOCKS && cols >= 32768 => {
+            let max_chunks = cols.div_ceil(4 * ROW_MAJOR_SPLIT_BLOCK_C).max(1);
+            let chunks = SPLIT_PROGRAMS
+                .div_ceil(rows)
+                .clamp(2, 256)
+                .min(max_chunks)
+                .max(1);
+            Strategy::Split(SplitPlan::new(1, ROW_MAJOR_SPLIT_BLOCK_C, chunks, cols))
+        }
+        _ => Strategy::Rows(super::reduction_config(rows, cols)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batch_statistics_of_a_wide_matrix_split_with_tall_tiles() {
+        // [16384, 4096] reduced over dim 0: 64 row blocks of 64 rows, 16 chunks of 1024
+        let s = choose(4096, 16384, Some(4096));
+        assert_eq!(
+            s,
+            Strategy::Split(SplitPlan {
+                block_r: 64,
+                block_c: 64,
+                chunks: 16,
+                chunk: 1024
+            })
+        );
+    }
+
+    #[test]
+    fn many_inner_rows_use_the_row_strategy_with_tall_tiles() {
+        let Strategy::Rows(c) = choose(1 << 16, 512, Some(1 << 16)) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!((c.block("BLOCK_R"), c.block("BLOCK_C")), (64, 64));
+    }
+
+    #[test]
+    fn row_major_rule_is_unchanged() {
+        assert_eq!(
+            choose(128, 4096, None),
+            Strategy::Rows(super::super::reduction_config(128, 4096))
+        );
+        assert_eq!(
+            choose(64, 1 << 20, Some(8)),
+            Strategy::Split(SplitPlan::new(1, 2048, 17, 1 << 20))
+        );
+        let Strategy::Split(p) = choose(8, 1 << 20, None) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!((p.block_r, p.block_c, p.chunks), (1, 2048, 128));
+    }
+
+    #[test]
+    fn short_columns_are_not_split() {
+        // 64 rows inner, 100 columns: one row block, too few columns to split
+        let Strategy::Rows(c) = choose(64, 100, Some(64)) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!(c.block("BLOCK_C"), 64);
+    }
+}
