@@ -317,3 +317,19 @@ fn channel_reductions_continue_the_channels_last_layout() {
         "{src}"
     );
 }
+
+/// A training BatchNorm and a spatial mean keep the channels as rows: they continue the
+/// channels-last layout (reading the convolution's NHWC result with tall tiles of adjacent
+/// channels) and the module verifies against PyTorch.
+#[test]
+fn kept_channel_reductions_continue_the_channels_last_layout() {
+    let d = dir("keptred");
+    let out = d.join("auto.py");
+    let r = compile_verified(&data("conv_kept_channel_reductions.py"), "auto", &out);
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    assert!(src.contains("32 row(s) per program"), "{src}");
+    assert!(src.contains("BLOCK_R=32, BLOCK_C=128"), "{src}");
+}

@@ -20,11 +20,14 @@
 //! continue its layout, is a pointwise kernel, a 2-D/3-D pooling (the window template then
 //! walks its outputs in N, (D,) H, W, C order and writes them channels-last), a reduction
 //! over exactly the channels (in NHWC a row's columns are adjacent; its domain-shaped
-//! outputs are written channels-last), another convolution, or the graph's output. Dense
-//! NHWC convolutions are what cuDNN's tensor-core implicit-GEMM kernels compute natively
-//! (NCHW costs them layout transforms); the other reductions (over spatial dims, norms)
-//! and the GEMM template index NCHW-major, so a result they read in NHWC would be read
-//! across strides, and such convolutions stay NCHW.
+//! outputs are written channels-last), a reduction that keeps at least
+//! [`MIN_INNER_CHANNELS`] channels as rows (BatchNorm, instance norm, spatial means: the
+//! channel is then the memory-innermost row dim and the template takes tall tiles of
+//! adjacent rows), another convolution, or the graph's output. Dense NHWC convolutions are
+//! what cuDNN's tensor-core implicit-GEMM kernels compute natively (NCHW costs them layout
+//! transforms); group norms (a group's channels are the outer part of its columns) and the
+//! GEMM template index NCHW-major, so a result they read in NHWC would be read across
+//! strides, and such convolutions stay NCHW.
 
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
@@ -32,6 +35,11 @@ use std::collections::{HashMap, HashSet};
 
 /// Fewest output channels of a convolution that `auto` runs channels-last.
 pub const MIN_CHANNELS: i64 = 8;
+
+/// Fewest channels a reduction that keeps them (a norm over N, H, W or H, W) needs to
+/// continue a channels-last layout: the reduction template's tall tiles then read at
+/// least 64 adjacent bytes per row block.
+pub const MIN_INNER_CHANNELS: i64 = 16;
 
 /// What `--layout` asks for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -159,7 +167,8 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
             } else {
                 Ok(format!(
                     "dense, {channels} output channels, read only by pointwise kernels, \
-                     poolings, channel reductions, convolutions or the output"
+                     poolings, reductions over or keeping the channels, convolutions or \
+                     the output"
                 ))
             };
             match why {
@@ -223,10 +232,14 @@ fn cl_shaped(g: &Graph, r: &drtc_passes::fuse::Region, v: ValueId) -> bool {
     }
 }
 
-/// A reduction over exactly the channels (softmax, min, logsumexp over dim 1) of a
-/// channels-last value of its domain's shape: in NHWC a row's columns are adjacent, so the
-/// template reads it through its strides coalesced, and its domain-shaped outputs are
-/// written channels-last (the others have one channel or none).
+/// A reduction of a channels-last value of its domain's shape that the template reads
+/// coalesced through its strides: over exactly the channels (softmax, min, logsumexp over
+/// dim 1: in NHWC a row's columns are adjacent), or keeping at least
+/// [`MIN_INNER_CHANNELS`] channels as rows (a BatchNorm, an instance norm, a spatial mean:
+/// in NHWC the channel is the memory-innermost dim, a row dim, and the reduction template
+/// takes tall tiles of adjacent rows, `reduction/strategy.rs`). Its domain-shaped outputs
+/// are written channels-last; the others must be laid out alike in both layouts (another
+/// rank, one channel, or no spatial extent).
 fn channel_reduction_continues(
     g: &Graph,
     r: &drtc_passes::fuse::Region,
@@ -245,15 +258,17 @@ fn channel_reduction_continues(
             .iter()
             .enumerate()
             .all(|(d, &red)| red == (d == 1));
+    let channels_kept =
+        space.groups.is_none() && !space.reduced[1] && space.domain[1] >= MIN_INNER_CHANNELS;
     let reads = r
         .inputs
         .iter()
         .any(|v| cl.contains(v) && g.ty(*v).shape == space.domain);
     let outputs_fit = r.outputs.iter().all(|&v| {
         let s = &g.ty(v).shape;
-        s == &space.domain || s.len() != rank || s[1] == 1
+        s == &space.domain || s.len() != rank || s[1] == 1 || s[2..].iter().all(|&d| d == 1)
     });
-    channels_only && reads && outputs_fit
+    (channels_only || channels_kept) && reads && outputs_fit
 }
 
 fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
