@@ -235,7 +235,7 @@ fn cl_shaped(g: &Graph, r: &drtc_passes::fuse::Region, v: ValueId) -> bool {
 /// A reduction of a channels-last value of its domain's shape that the template reads
 /// coalesced through its strides: over exactly the channels (softmax, min, logsumexp over
 /// dim 1: in NHWC a row's columns are adjacent), or keeping at least
-/// [`MIN_INNER_CHANNELS`] channels as rows (a BatchNorm, an instance norm, a spatial mean:
+/// [`MIN_INNER_CHANNELS`] channels as its last rows (a BatchNorm, an instance norm, a spatial mean:
 /// in NHWC the channel is the memory-innermost dim, a row dim, and the reduction template
 /// takes tall tiles of adjacent rows, `reduction/strategy.rs`). Its domain-shaped outputs
 /// are written channels-last; the others must be laid out alike in both layouts (another
@@ -258,8 +258,12 @@ fn channel_reduction_continues(
             .iter()
             .enumerate()
             .all(|(d, &red)| red == (d == 1));
-    let channels_kept =
-        space.groups.is_none() && !space.reduced[1] && space.domain[1] >= MIN_INNER_CHANNELS;
+    // the channel is the last row dim: every later dim of extent > 1 is reduced, so the
+    // template's consecutive rows are adjacent channels
+    let channels_kept = space.groups.is_none()
+        && !space.reduced[1]
+        && space.domain[1] >= MIN_INNER_CHANNELS
+        && (2..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
     let reads = r
         .inputs
         .iter()

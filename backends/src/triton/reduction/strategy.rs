@@ -54,13 +54,17 @@ pub(crate) enum Strategy {
     Split(SplitPlan),
 }
 
-/// The extent of the memory-innermost non-unit dim when it is a row dim. `order` is the
-/// memory order of the domain-shaped tensors, outermost first (`None`: row-major).
+/// The extent of the memory-innermost non-unit dim when it is a row dim and also the last
+/// row dim of the flat row index (so that consecutive rows are adjacent in memory). `order`
+/// is the memory order of the domain-shaped tensors, outermost first (`None`: row-major).
 pub(crate) fn inner_rows(dims: &Dims, domain: &[i64], order: Option<&[usize]>) -> Option<i64> {
     let row_major: Vec<usize> = (0..domain.len()).collect();
     let order = order.unwrap_or(&row_major);
     let &d = order.iter().rev().find(|&&d| domain[d] != 1)?;
-    (dims.kinds[d] == DimKind::Row).then_some(domain[d])
+    let last_row = (0..domain.len())
+        .rev()
+        .find(|&i| domain[i] != 1 && dims.kinds[i] != DimKind::Col)?;
+    (dims.kinds[d] == DimKind::Row && last_row == d).then_some(domain[d])
 }
 
 /// The strategy for `rows` x `cols` whose memory-innermost row extent is `inner`.
@@ -138,6 +142,37 @@ mod tests {
             panic!("expected the split strategy");
         };
         assert_eq!((p.block_r, p.block_c, p.chunks), (1, 2048, 128));
+    }
+
+    fn inner(domain: &[i64], reduced: &[bool], order: Option<&[usize]>) -> Option<i64> {
+        let space = drtc_passes::fuse::ReduceSpace {
+            domain: domain.to_vec(),
+            reduced: reduced.to_vec(),
+            groups: None,
+        };
+        inner_rows(&super::super::space::dims_of(&space), domain, order)
+    }
+
+    #[test]
+    fn inner_rows_need_the_innermost_dim_to_be_the_last_row_dim() {
+        let cl = [0, 2, 3, 1];
+        // a BatchNorm over N, H, W and a spatial mean of a channels-last tensor
+        assert_eq!(
+            inner(&[8, 64, 5, 5], &[true, false, true, true], Some(&cl)),
+            Some(64)
+        );
+        assert_eq!(
+            inner(&[8, 64, 5, 5], &[false, false, true, true], Some(&cl)),
+            Some(64)
+        );
+        // a norm over W only: consecutive rows are consecutive H, not adjacent channels
+        assert_eq!(
+            inner(&[8, 64, 5, 5], &[false, false, false, true], Some(&cl)),
+            None
+        );
+        // row-major: a reduction over dim 0 keeps the last dim as rows; over the last dim not
+        assert_eq!(inner(&[100, 48], &[true, false], None), Some(48));
+        assert_eq!(inner(&[100, 48], &[false, true], None), None);
     }
 
     #[test]
