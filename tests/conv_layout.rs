@@ -333,3 +333,23 @@ fn kept_channel_reductions_continue_the_channels_last_layout() {
     assert!(src.contains("32 row(s) per program"), "{src}");
     assert!(src.contains("BLOCK_R=32, BLOCK_C=128"), "{src}");
 }
+
+/// A group norm with 8 channels per group continues the channels-last layout: its columns
+/// are enumerated in memory order (the group's channel part innermost) and the module
+/// verifies against PyTorch.
+#[test]
+fn group_norms_with_eight_channels_per_group_continue_the_channels_last_layout() {
+    let d = dir("gncl");
+    let out = d.join("auto.py");
+    let r = compile_verified(&data("conv_group_norm_channels_last.py"), "auto", &out);
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    // the group's channel part is the innermost column comp
+    assert!(
+        src.contains("cols_rem = cols\n        c1 = cols_rem % 8\n")
+            || src.contains("cols_rem = cols\n    c1 = cols_rem % 8\n"),
+        "{src}"
+    );
+}

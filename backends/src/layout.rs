@@ -25,9 +25,10 @@
 //! channel is then the memory-innermost row dim and the template takes tall tiles of
 //! adjacent rows), another convolution, or the graph's output. Dense NHWC convolutions are
 //! what cuDNN's tensor-core implicit-GEMM kernels compute natively (NCHW costs them layout
-//! transforms); group norms (a group's channels are the outer part of its columns) and the
-//! GEMM template index NCHW-major, so a result they read in NHWC would be read across
-//! strides, and such convolutions stay NCHW.
+//! transforms); a group norm with at least [`MIN_GROUP_CHANNELS`] channels per group
+//! (its columns are then walked in memory order: runs of a group's adjacent channels).
+//! Group norms with fewer channels per group and the GEMM template index NCHW-major, so a
+//! result they read in NHWC would be read across strides, and such convolutions stay NCHW.
 
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
@@ -35,6 +36,10 @@ use std::collections::{HashMap, HashSet};
 
 /// Fewest output channels of a convolution that `auto` runs channels-last.
 pub const MIN_CHANNELS: i64 = 8;
+
+/// Fewest channels per group of a group norm that continues a channels-last layout: a
+/// group's adjacent channels then fill a 32-byte sector (8 x fp32).
+pub const MIN_GROUP_CHANNELS: i64 = 8;
 
 /// Fewest channels a reduction that keeps them (a norm over N, H, W or H, W) needs to
 /// continue a channels-last layout: the reduction template's tall tiles then read at
@@ -237,7 +242,9 @@ fn cl_shaped(g: &Graph, r: &drtc_passes::fuse::Region, v: ValueId) -> bool {
 /// dim 1: in NHWC a row's columns are adjacent), or keeping at least
 /// [`MIN_INNER_CHANNELS`] channels as its last rows (a BatchNorm, an instance norm, a spatial mean:
 /// in NHWC the channel is the memory-innermost dim, a row dim, and the reduction template
-/// takes tall tiles of adjacent rows, `reduction/strategy.rs`). Its domain-shaped outputs
+/// takes tall tiles of adjacent rows, `reduction/strategy.rs`), or a group norm with at
+/// least [`MIN_GROUP_CHANNELS`] channels per group (its columns are walked in memory
+/// order, so runs of a group's adjacent channels are read together). Its domain-shaped outputs
 /// are written channels-last; the others must be laid out alike in both layouts (another
 /// rank, one channel, or no spatial extent).
 fn channel_reduction_continues(
@@ -264,6 +271,14 @@ fn channel_reduction_continues(
         && !space.reduced[1]
         && space.domain[1] >= MIN_INNER_CHANNELS
         && (2..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
+    // a group norm whose groups hold at least MIN_GROUP_CHANNELS channels: the template
+    // walks its columns in memory order (`dims_in_order`), so each run of a group's
+    // adjacent channels fills a 32-byte sector
+    let groups_kept = matches!(space.groups, Some((1, g)) if g > 0
+        && space.domain[1] % g == 0
+        && space.domain[1] / g >= MIN_GROUP_CHANNELS)
+        && !space.reduced[0]
+        && (2..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
     let reads = r
         .inputs
         .iter()
@@ -272,7 +287,7 @@ fn channel_reduction_continues(
         let s = &g.ty(v).shape;
         s == &space.domain || s.len() != rank || s[1] == 1 || s[2..].iter().all(|&d| d == 1)
     });
-    (channels_only || channels_kept) && reads && outputs_fit
+    (channels_only || channels_kept || groups_kept) && reads && outputs_fit
 }
 
 fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {

@@ -15,7 +15,7 @@ use super::ty::next_pow2;
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use lower::Builder;
-use space::dims_of;
+use space::{dims_in_order, dims_of};
 use split::{split_kernels, split_scratch};
 use strategy::{choose, inner_rows, Strategy};
 
@@ -99,7 +99,10 @@ pub fn reduction_kernel(
     if out_order.is_some_and(|o| o.len() != space.domain.len()) {
         return None;
     }
-    let dims = dims_of(space);
+    let order_free = !nodes
+        .iter()
+        .any(|&n| matches!(g.node(n).op, Op::Argmax | Op::Argmin));
+    let dims = dims_in_order(space, out_order, order_free);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
     let mut b = Builder {

@@ -86,6 +86,35 @@ pub(super) fn dims_of(space: &ReduceSpace) -> Dims {
     d
 }
 
+/// The index space with its columns enumerated in memory order: when `order` (the memory
+/// order of the domain-shaped tensors, outermost first) is given and `order_free` (no
+/// reduction in the region depends on the columns' order, as arg-reductions do: their
+/// result is a column index), the column comps are sorted by their dim's position in
+/// `order`, so that consecutive columns of a channels-last group norm are adjacent
+/// channels of one group. Reordered columns have no run form (the run form assumes the
+/// row-major column order): every load then goes through its strides.
+pub(super) fn dims_in_order(
+    space: &ReduceSpace,
+    order: Option<&[usize]>,
+    order_free: bool,
+) -> Dims {
+    let mut d = dims_of(space);
+    let Some(order) = order.filter(|_| order_free) else {
+        return d;
+    };
+    let pos = |name: &str| -> usize {
+        let dim: usize = name[1..].parse().expect("a column comp is named c<dim>");
+        order.iter().position(|&o| o == dim).unwrap_or(dim)
+    };
+    let mut sorted = d.col_comps.clone();
+    sorted.sort_by_key(|c| pos(&c.0));
+    if sorted != d.col_comps {
+        d.col_comps = sorted;
+        d.runs = vec![];
+    }
+    d
+}
+
 /// A run of column dims, adjacent in a row-major tensor of the domain's shape.
 #[derive(Clone, Debug)]
 pub(crate) struct Run {
@@ -142,4 +171,50 @@ pub(crate) fn runs_of(kinds: &[DimKind], domain: &[i64]) -> Vec<Run> {
         };
     }
     runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn group_norm() -> ReduceSpace {
+        ReduceSpace {
+            domain: vec![2, 32, 5, 6],
+            reduced: vec![false, true, true, true],
+            groups: Some((1, 4)),
+        }
+    }
+
+    fn names(d: &Dims) -> Vec<&str> {
+        d.col_comps.iter().map(|c| c.0.as_str()).collect()
+    }
+
+    #[test]
+    fn channels_last_group_norm_columns_are_walked_in_memory_order() {
+        let cl = [0, 2, 3, 1];
+        let d = dims_in_order(&group_norm(), Some(&cl), true);
+        assert_eq!(names(&d), ["c2", "c3", "c1"]);
+        assert!(d.runs.is_empty(), "reordered columns have no run form");
+        // row-major, or a region whose result is a column index: the domain's order
+        assert_eq!(
+            names(&dims_in_order(&group_norm(), None, true)),
+            ["c1", "c2", "c3"]
+        );
+        let arg = dims_in_order(&group_norm(), Some(&cl), false);
+        assert_eq!(names(&arg), ["c1", "c2", "c3"]);
+        assert_eq!(arg.runs.len(), 1);
+    }
+
+    #[test]
+    fn an_order_that_keeps_the_columns_keeps_the_run_form() {
+        // a batch norm over N, H, W: channels-last does not reorder its columns
+        let bn = ReduceSpace {
+            domain: vec![2, 32, 5, 6],
+            reduced: vec![true, false, true, true],
+            groups: None,
+        };
+        let d = dims_in_order(&bn, Some(&[0, 2, 3, 1]), true);
+        assert_eq!(names(&d), ["c0", "c2", "c3"]);
+        assert_eq!(d.runs.len(), 2);
+    }
 }
