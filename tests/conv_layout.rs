@@ -353,3 +353,17 @@ fn group_norms_with_eight_channels_per_group_continue_the_channels_last_layout()
         "{src}"
     );
 }
+
+/// A sum over every dim but the batch after a pooling continues the channels-last layout
+/// (columns in memory order: the channel innermost) and verifies.
+#[test]
+fn image_reductions_continue_the_channels_last_layout() {
+    let d = dir("imgsum");
+    let out = d.join("auto.py");
+    let r = compile_verified(&data("conv_pool_image_sum.py"), "auto", &out);
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    assert!(src.contains("c1 = cols_rem % 16"), "{src}");
+}

@@ -26,7 +26,8 @@
 //! adjacent rows), another convolution, or the graph's output. Dense NHWC convolutions are
 //! what cuDNN's tensor-core implicit-GEMM kernels compute natively (NCHW costs them layout
 //! transforms); a group norm with at least [`MIN_GROUP_CHANNELS`] channels per group
-//! (its columns are then walked in memory order: runs of a group's adjacent channels).
+//! (its columns are then walked in memory order: runs of a group's adjacent channels), a
+//! reduction of every dim but the batch (an image is contiguous in either layout).
 //! Group norms with fewer channels per group and the GEMM template index NCHW-major, so a
 //! result they read in NHWC would be read across strides, and such convolutions stay NCHW.
 
@@ -244,7 +245,8 @@ fn cl_shaped(g: &Graph, r: &drtc_passes::fuse::Region, v: ValueId) -> bool {
 /// in NHWC the channel is the memory-innermost dim, a row dim, and the reduction template
 /// takes tall tiles of adjacent rows, `reduction/strategy.rs`), or a group norm with at
 /// least [`MIN_GROUP_CHANNELS`] channels per group (its columns are walked in memory
-/// order, so runs of a group's adjacent channels are read together). Its domain-shaped outputs
+/// order, so runs of a group's adjacent channels are read together), or a reduction of
+/// every dim but the batch (each image is contiguous in either layout). Its domain-shaped outputs
 /// are written channels-last; the others must be laid out alike in both layouts (another
 /// rank, one channel, or no spatial extent).
 fn channel_reduction_continues(
@@ -287,7 +289,12 @@ fn channel_reduction_continues(
         let s = &g.ty(v).shape;
         s == &space.domain || s.len() != rank || s[1] == 1 || s[2..].iter().all(|&d| d == 1)
     });
-    (channels_only || channels_kept || groups_kept) && reads && outputs_fit
+    // every dim but the batch reduced: each image is one contiguous run in either layout,
+    // and the template walks its columns in memory order
+    let images_reduced = space.groups.is_none()
+        && !space.reduced[0]
+        && (1..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
+    (channels_only || channels_kept || groups_kept || images_reduced) && reads && outputs_fit
 }
 
 fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
