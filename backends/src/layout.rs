@@ -38,9 +38,11 @@ use std::collections::{HashMap, HashSet};
 /// Fewest output channels of a convolution that `auto` runs channels-last.
 pub const MIN_CHANNELS: i64 = 8;
 
-/// Fewest channels per group of a group norm that continues a channels-last layout: a
-/// group's adjacent channels then fill a 32-byte sector (8 x fp32).
-pub const MIN_GROUP_CHANNELS: i64 = 8;
+/// Fewest channels per group of a group norm that continues a channels-last layout: the
+/// row strategy's tiles hold at least two adjacent groups (BLOCK_R >= 2 for rows of more
+/// than 2048 columns), so 4 fp32 channels per group fill a 32-byte sector per tile column
+/// (the split strategy, one row per program, reads 16-byte halves).
+pub const MIN_GROUP_CHANNELS: i64 = 4;
 
 /// Fewest channels a reduction that keeps them (a norm over N, H, W or H, W) needs to
 /// continue a channels-last layout: the reduction template's tall tiles then read at
@@ -274,8 +276,8 @@ fn channel_reduction_continues(
         && space.domain[1] >= MIN_INNER_CHANNELS
         && (2..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
     // a group norm whose groups hold at least MIN_GROUP_CHANNELS channels: the template
-    // walks its columns in memory order (`dims_in_order`), so each run of a group's
-    // adjacent channels fills a 32-byte sector
+    // walks its columns in memory order (`dims_in_order`), so the runs of adjacent groups'
+    // channels in a tile fill 32-byte sectors
     let groups_kept = matches!(space.groups, Some((1, g)) if g > 0
         && space.domain[1] % g == 0
         && space.domain[1] / g >= MIN_GROUP_CHANNELS)
