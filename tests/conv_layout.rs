@@ -33,8 +33,19 @@ fn python() -> PathBuf {
 
 /// The generated module of `file` in `layout` (no verification).
 fn module(file: &Path, layout: LayoutChoice) -> drtc_backends::stitch::GeneratedModule {
+    module_with(file, layout, &[])
+}
+
+/// [`module`] with module constants overridden (`drtc compile --set NAME=VALUE`).
+fn module_with(
+    file: &Path,
+    layout: LayoutChoice,
+    set: &[&str],
+) -> drtc_backends::stitch::GeneratedModule {
     let text = std::fs::read_to_string(file).unwrap();
-    let mut progs = load_programs(file, &text, &[], None).unwrap();
+    let overrides: Vec<drtc::driver::constants::ConstantOverride> =
+        set.iter().map(|s| s.parse().unwrap()).collect();
+    let mut progs = load_programs(file, &text, &overrides, None).unwrap();
     let Ok(p) = progs.remove(0) else {
         panic!("{} does not load", file.display())
     };
@@ -88,7 +99,8 @@ fn auto_layout_states_its_reason() {
         m.layout
     );
     // a convolution whose result a group norm of 2 channels per group reads stays NCHW
-    let m = module(&data("conv_gn_two_per_group.py"), LayoutChoice::Auto);
+    let gn = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/examples/conv_relu_gn.py");
+    let m = module_with(&gn, LayoutChoice::Auto, &["num_groups=8"]);
     assert!(!m.channels_last, "{:?}", m.layout);
     assert!(
         m.layout
@@ -118,6 +130,19 @@ fn compile_verified(file: &Path, layout: &str, out: &Path) -> Value {
         String::from_utf8_lossy(&o.stderr)
     );
     serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap()
+}
+
+/// Compiles `tests/data/conv/<file>` under `--layout auto` into a fresh folder, asserts
+/// that it verifies with its convolution channels-last (no fallback), and returns the
+/// module's source.
+fn auto_channels_last(file: &str, folder: &str) -> String {
+    let out = dir(folder).join("auto.py");
+    let r = compile_verified(&data(file), "auto", &out);
+    assert_eq!(r["verification"]["verified"], true, "{r}");
+    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    let src = std::fs::read_to_string(&out).unwrap();
+    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    src
 }
 
 #[test]
@@ -304,13 +329,7 @@ fn poolings_continue_the_channels_last_layout() {
 /// outputs are written channels-last, and the module verifies.
 #[test]
 fn channel_reductions_continue_the_channels_last_layout() {
-    let d = dir("chanred");
-    let out = d.join("auto.py");
-    let r = compile_verified(&data("conv_channel_reductions.py"), "auto", &out);
-    assert_eq!(r["verification"]["verified"], true, "{r}");
-    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
-    let src = std::fs::read_to_string(&out).unwrap();
-    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    let src = auto_channels_last("conv_channel_reductions.py", "chanred");
     assert!(
         src.contains("memory_format=torch.channels_last)\n    drtc_k"),
         "{src}"
@@ -322,13 +341,7 @@ fn channel_reductions_continue_the_channels_last_layout() {
 /// channels) and the module verifies against PyTorch.
 #[test]
 fn kept_channel_reductions_continue_the_channels_last_layout() {
-    let d = dir("keptred");
-    let out = d.join("auto.py");
-    let r = compile_verified(&data("conv_kept_channel_reductions.py"), "auto", &out);
-    assert_eq!(r["verification"]["verified"], true, "{r}");
-    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
-    let src = std::fs::read_to_string(&out).unwrap();
-    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    let src = auto_channels_last("conv_kept_channel_reductions.py", "keptred");
     assert!(src.contains("32 row(s) per program"), "{src}");
     assert!(src.contains("BLOCK_R=32, BLOCK_C=128"), "{src}");
 }
@@ -338,13 +351,7 @@ fn kept_channel_reductions_continue_the_channels_last_layout() {
 /// verifies against PyTorch.
 #[test]
 fn group_norms_with_eight_channels_per_group_continue_the_channels_last_layout() {
-    let d = dir("gncl");
-    let out = d.join("auto.py");
-    let r = compile_verified(&data("conv_group_norm_channels_last.py"), "auto", &out);
-    assert_eq!(r["verification"]["verified"], true, "{r}");
-    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
-    let src = std::fs::read_to_string(&out).unwrap();
-    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    let src = auto_channels_last("conv_group_norm_channels_last.py", "gncl");
     // the group's channel part is the innermost column comp
     assert!(
         src.contains("cols_rem = cols\n        c1 = cols_rem % 8\n")
@@ -357,12 +364,6 @@ fn group_norms_with_eight_channels_per_group_continue_the_channels_last_layout()
 /// (columns in memory order: the channel innermost) and verifies.
 #[test]
 fn image_reductions_continue_the_channels_last_layout() {
-    let d = dir("imgsum");
-    let out = d.join("auto.py");
-    let r = compile_verified(&data("conv_pool_image_sum.py"), "auto", &out);
-    assert_eq!(r["verification"]["verified"], true, "{r}");
-    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
-    let src = std::fs::read_to_string(&out).unwrap();
-    assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
+    let src = auto_channels_last("conv_pool_image_sum.py", "imgsum");
     assert!(src.contains("c1 = cols_rem % 16"), "{src}");
 }

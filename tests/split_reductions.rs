@@ -6,13 +6,15 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-#[test]
-fn split_moments_verify_against_pytorch() {
-    let program =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("backends/tests/programs/split_rows.drt");
-    let dir = std::env::temp_dir().join(format!("drtc-split-{}", std::process::id()));
+/// Compiles `backends/tests/programs/<name>.drt` for the CPU, asserts that it verifies,
+/// and returns the generated module's source.
+fn compile_verified(name: &str) -> String {
+    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("backends/tests/programs")
+        .join(format!("{name}.drt"));
+    let dir = std::env::temp_dir().join(format!("drtc-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("split_rows.py");
+    let out = dir.join(format!("{name}.py"));
     let run = Command::new(env!("CARGO_BIN_EXE_drtc"))
         .args(["compile", program.to_str().unwrap(), "-o"])
         .arg(&out)
@@ -22,7 +24,12 @@ fn split_moments_verify_against_pytorch() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(stderr.contains("verified on cpu"), "{stderr}");
-    let src = std::fs::read_to_string(&out).unwrap();
+    std::fs::read_to_string(&out).unwrap()
+}
+
+#[test]
+fn split_moments_verify_against_pytorch() {
+    let src = compile_verified("split_rows");
     // one pass per chunk for both moments, merged across chunks
     assert!(src.contains("wm2 = wm2 + bm2"), "{src}");
     assert!(src.contains("tl.sum(ns * dm * dm, axis=1)"), "{src}");
@@ -37,21 +44,7 @@ fn split_moments_verify_against_pytorch() {
 /// passes with tall tiles; all verify against PyTorch.
 #[test]
 fn inner_rows_take_tall_tiles_and_verify() {
-    let program =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("backends/tests/programs/inner_rows.drt");
-    let dir = std::env::temp_dir().join(format!("drtc-inner-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("inner_rows.py");
-    let run = Command::new(env!("CARGO_BIN_EXE_drtc"))
-        .args(["compile", program.to_str().unwrap(), "-o"])
-        .arg(&out)
-        .args(["--device", "cpu"])
-        .output()
-        .expect("drtc runs");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
-    assert!(stderr.contains("verified on cpu"), "{stderr}");
-    let src = std::fs::read_to_string(&out).unwrap();
+    let src = compile_verified("inner_rows");
     assert!(
         src.contains("96 rows x 1000 columns in 4 chunks of 256, 64 row(s) per program"),
         "{src}"
