@@ -367,3 +367,18 @@ fn image_reductions_continue_the_channels_last_layout() {
     let src = auto_channels_last("conv_pool_image_sum.py", "imgsum");
     assert!(src.contains("c1 = cols_rem % 16"), "{src}");
 }
+
+/// A convolution's bias moves past a max pool and an unpadded average pool (ceil mode)
+/// into the pooling kernel's epilogue: the library calls run without bias, and the module
+/// verifies against PyTorch in both layouts.
+#[test]
+fn conv_bias_moves_past_poolings_and_verifies() {
+    let d = dir("biaspool");
+    for layout in ["nchw", "auto"] {
+        let out = d.join(format!("{layout}.py"));
+        let r = compile_verified(&data("conv_bias_through_pools.py"), layout, &out);
+        assert_eq!(r["verification"]["verified"], true, "{layout}: {r}");
+        let src = std::fs::read_to_string(&out).unwrap();
+        assert_eq!(src.matches(", None, stride=").count(), 2, "{layout}: {src}");
+    }
+}

@@ -4,8 +4,13 @@
 //! library call runs without its bias and the add joins the consumer's Triton kernel
 //! instead of costing cuDNN a separate pass over the output. The sum is the same one
 //! PyTorch computes (each output element plus its channel's bias); only where it happens
-//! changes. Convolutions whose result is a graph output or has several uses keep their
-//! bias (there the add would be a kernel of its own).
+//! changes. A pooling that commutes with a per-channel constant reads the convolution in
+//! between (a max pool: `max(x + b) = max(x) + b`; an average pool whose divisor counts
+//! exactly the elements it sums: no counted padding, no divisor override): then
+//! `pool(conv(x, w, b))` becomes `add(pool(conv(x, w)), reshape(b))`, and the add joins the
+//! pooling kernel's epilogue, on the pooled (smaller) tensor. Convolutions whose result is
+//! a graph output or has several uses keep their bias (there the add would be a kernel of
+//! its own).
 
 use crate::fuse::{classify, RegionKind};
 use crate::PassInfo;
@@ -46,6 +51,58 @@ fn spatial_rank(op: Op) -> usize {
     }
 }
 
+/// Whether pooling node `p` commutes with adding a per-channel constant to its input: a
+/// max pool (a max over a non-empty window; padding is -inf), or an average pool whose
+/// divisor counts exactly the elements it sums (no padding, or padding not counted; no
+/// divisor override).
+fn bias_commutes(g: &Graph, p: NodeId) -> bool {
+    let node = g.node(p);
+    let attr = |k: &str| node.attrs.get(k);
+    match node.op {
+        Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d => true,
+        Op::AvgPool1d | Op::AvgPool2d | Op::AvgPool3d => {
+            let unpadded = attr("padding")
+                .and_then(Attr::as_ints)
+                .is_some_and(|p| p.iter().all(|&x| x == 0));
+            let uncounted = attr("count_include_pad").and_then(Attr::as_bool) == Some(false);
+            let no_override = matches!(attr("divisor_override"), None | Some(Attr::None));
+            (unpadded || uncounted) && no_override
+        }
+        _ => false,
+    }
+}
+
+/// The single user of `v` when `v` has exactly one use.
+fn single_user(g: &Graph, v: drtc_ir::ValueId) -> Option<NodeId> {
+    let users = g.users(v);
+    let uses: usize = users
+        .iter()
+        .map(|&u| g.node(u).inputs.iter().filter(|&&x| x == v).count())
+        .sum();
+    (uses == 1).then(|| users[0])
+}
+
+/// The pooling between conv node `n` and the bias add, when its bias moves past one.
+fn pool_between(g: &Graph, n: NodeId) -> Option<NodeId> {
+    let node = g.node(n);
+    if !is_conv(node.op) || node.inputs.len() != 3 {
+        return None;
+    }
+    let out = node.outputs[0];
+    let bias = g.ty(node.inputs[2]);
+    if g.outputs().contains(&out) || bias.rank() != 1 || bias.dtype != g.ty(out).dtype {
+        return None;
+    }
+    let p = single_user(g, out)?;
+    let pooled = g.node(p).outputs[0];
+    let ok = bias_commutes(g, p)
+        && g.node(p).inputs.len() == 1
+        && g.node(p).outputs.len() == 1
+        && g.ty(pooled).rank() == g.ty(out).rank()
+        && !g.outputs().contains(&pooled);
+    ok.then_some(p)
+}
+
 /// Whether the bias of conv node `n` should move into its consumer.
 fn splittable(g: &Graph, n: NodeId) -> bool {
     let node = g.node(n);
@@ -57,16 +114,12 @@ fn splittable(g: &Graph, n: NodeId) -> bool {
     if g.outputs().contains(&out) || bias.rank() != 1 || bias.dtype != g.ty(out).dtype {
         return false;
     }
-    let users = g.users(out);
-    let uses: usize = users
-        .iter()
-        .map(|&u| g.node(u).inputs.iter().filter(|&&v| v == out).count())
-        .sum();
-    uses == 1
-        && matches!(
-            classify(g, users[0]),
+    single_user(g, out).is_some_and(|u| {
+        matches!(
+            classify(g, u),
             RegionKind::Pointwise | RegionKind::Reduction
         )
+    }) || pool_between(g, n).is_some()
 }
 
 /// Adds `op(inputs)` with inferred types after position `at` of the body.
@@ -100,12 +153,18 @@ impl Pass for ConvBias {
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Changed, PassError> {
         let body = graph.body().to_vec();
         let mut order = vec![];
+        let mut moved_pools: Vec<NodeId> = vec![];
         let mut changed = Changed::No;
         for (pos, &n) in body.iter().enumerate() {
+            if moved_pools.contains(&n) {
+                // replaced by its copy right after the unbiased convolution
+                continue;
+            }
             order.push(n);
             if !splittable(graph, n) {
                 continue;
             }
+            let pool = pool_between(graph, n);
             let (op, out, bias) = {
                 let node = graph.node(n);
                 (node.op, node.outputs[0], node.inputs[2])
@@ -120,7 +179,26 @@ impl Pass for ConvBias {
             };
             let tys = vec![graph.ty(out).clone()];
             let conv = graph.add_node_unchecked(op, vec![x, w], attrs, tys);
-            let plain = graph.node(conv).outputs[0];
+            let mut plain = graph.node(conv).outputs[0];
+            // the value the bias is added to, and the value the add replaces
+            let mut out = out;
+            let mut new_nodes = vec![conv];
+            if let Some(p) = pool {
+                let (pop, pattrs, pty, pout) = {
+                    let node = graph.node(p);
+                    (
+                        node.op,
+                        node.attrs.clone(),
+                        graph.ty(node.outputs[0]).clone(),
+                        node.outputs[0],
+                    )
+                };
+                let copy = graph.add_node_unchecked(pop, vec![plain], pattrs, vec![pty]);
+                plain = graph.node(copy).outputs[0];
+                out = pout;
+                new_nodes.push(copy);
+                moved_pools.push(p);
+            }
             let view = insert(
                 graph,
                 Op::Reshape,
@@ -142,9 +220,14 @@ impl Pass for ConvBias {
             }
             graph.replace_all_uses(out, sum);
             order.pop();
-            order.extend([conv, view, add]);
+            order.extend(new_nodes);
+            order.extend([view, add]);
+            let past = match pool {
+                Some(p) => format!(" past its `{}`", graph.node(p).op.name()),
+                None => String::new(),
+            };
             cx.log(format!(
-                "#{pos} `{}`: bias moved into its consumer's kernel",
+                "#{pos} `{}`: bias moved{past} into its consumer's kernel",
                 op.name()
             ));
             changed = Changed::Yes;
