@@ -3,11 +3,13 @@
 //!
 //! The domain's reduced dims index columns, the others rows (group_norm splits the channel
 //! dim into a row part and a column part). Each program handles BLOCK_R rows.
-//! Strategy (stated heuristic): when the padded row length next_pow2(C) <= 4096 the whole
-//! row is loaded once (single pass, BLOCK_C = next_pow2(C)); otherwise every reduction
-//! makes a looped pass over BLOCK_C = 2048 columns, recomputing its producers, and a last
-//! pass writes the domain-shaped outputs. BLOCK_R fills a tile of 4096 elements (at most
-//! 64 rows); 8 warps for tiles of 4096 elements or more, else 4.
+//! Row-major rows (stated heuristic, [`reduction_config`]): when the padded row length
+//! next_pow2(C) <= 4096 the whole row is loaded once (single pass, BLOCK_C =
+//! next_pow2(C)); otherwise every reduction makes a looped pass over BLOCK_C = 2048
+//! columns, recomputing its producers, and a last pass writes the domain-shaped outputs.
+//! BLOCK_R fills a tile of 4096 elements (at most 64 rows); 8 warps for tiles of 4096
+//! elements or more, else 4. Rows adjacent in memory and few long rows take other tiles
+//! and the split strategy: `strategy.rs` states when.
 
 use super::kernel::{LaunchConfig, TritonKernel};
 use super::program::{Program, Sp};
