@@ -216,7 +216,7 @@ fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) ->
     match r.kind {
         RegionKind::Pointwise => {}
         RegionKind::Window => return window_continues(g, r, cl),
-        RegionKind::Reduction => return channel_reduction_continues(g, r, cl),
+        RegionKind::Reduction => return reduction_continues(g, r, cl),
         RegionKind::Contraction | RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
             return false
         }
@@ -248,14 +248,10 @@ fn cl_shaped(g: &Graph, r: &drtc_passes::fuse::Region, v: ValueId) -> bool {
 /// takes tall tiles of adjacent rows, `reduction/strategy.rs`), or a group norm with at
 /// least [`MIN_GROUP_CHANNELS`] channels per group (its columns are walked in memory
 /// order, so runs of a group's adjacent channels are read together), or a reduction of
-/// every dim but the batch (each image is contiguous in either layout). Its domain-shaped outputs
-/// are written channels-last; the others must be laid out alike in both layouts (another
-/// rank, one channel, or no spatial extent).
-fn channel_reduction_continues(
-    g: &Graph,
-    r: &drtc_passes::fuse::Region,
-    cl: &HashSet<ValueId>,
-) -> bool {
+/// every dim but the batch (each image is contiguous in either layout). Its domain-shaped
+/// outputs are written channels-last; the others must be laid out alike in both layouts
+/// (another rank, one channel, or no spatial extent).
+fn reduction_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
     let Some(space) = &r.reduction else {
         return false;
     };
@@ -263,6 +259,8 @@ fn channel_reduction_continues(
     if rank != 4 && rank != 5 {
         return false;
     }
+    // every dim from `from` on is reduced or of extent 1
+    let reduced_from = |from: usize| (from..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
     let channels_only = space.groups.is_none()
         && space
             .reduced
@@ -274,7 +272,7 @@ fn channel_reduction_continues(
     let channels_kept = space.groups.is_none()
         && !space.reduced[1]
         && space.domain[1] >= MIN_INNER_CHANNELS
-        && (2..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
+        && reduced_from(2);
     // a group norm whose groups hold at least MIN_GROUP_CHANNELS channels: the template
     // walks its columns in memory order (`dims_in_order`), so the runs of adjacent groups'
     // channels in a tile fill 32-byte sectors
@@ -282,7 +280,7 @@ fn channel_reduction_continues(
         && space.domain[1] % g == 0
         && space.domain[1] / g >= MIN_GROUP_CHANNELS)
         && !space.reduced[0]
-        && (2..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
+        && reduced_from(2);
     let reads = r
         .inputs
         .iter()
@@ -293,9 +291,7 @@ fn channel_reduction_continues(
     });
     // every dim but the batch reduced: each image is one contiguous run in either layout,
     // and the template walks its columns in memory order
-    let images_reduced = space.groups.is_none()
-        && !space.reduced[0]
-        && (1..rank).all(|d| space.reduced[d] || space.domain[d] == 1);
+    let images_reduced = space.groups.is_none() && !space.reduced[0] && reduced_from(1);
     (channels_only || channels_kept || groups_kept || images_reduced) && reads && outputs_fit
 }
 

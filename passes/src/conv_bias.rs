@@ -82,17 +82,22 @@ fn single_user(g: &Graph, v: drtc_ir::ValueId) -> Option<NodeId> {
     (uses == 1).then(|| users[0])
 }
 
-/// The pooling between conv node `n` and the bias add, when its bias moves past one.
-fn pool_between(g: &Graph, n: NodeId) -> Option<NodeId> {
+/// The result of conv node `n` when the node has a bias that can move: a rank-1 bias of
+/// the result's dtype, and a result that is not a graph output.
+fn biased_result(g: &Graph, n: NodeId) -> Option<drtc_ir::ValueId> {
     let node = g.node(n);
     if !is_conv(node.op) || node.inputs.len() != 3 {
         return None;
     }
     let out = node.outputs[0];
     let bias = g.ty(node.inputs[2]);
-    if g.outputs().contains(&out) || bias.rank() != 1 || bias.dtype != g.ty(out).dtype {
-        return None;
-    }
+    let movable = !g.outputs().contains(&out) && bias.rank() == 1 && bias.dtype == g.ty(out).dtype;
+    movable.then_some(out)
+}
+
+/// The pooling between conv node `n` and the bias add, when its bias moves past one.
+fn pool_between(g: &Graph, n: NodeId) -> Option<NodeId> {
+    let out = biased_result(g, n)?;
     let p = single_user(g, out)?;
     let pooled = g.node(p).outputs[0];
     let ok = bias_commutes(g, p)
@@ -105,15 +110,9 @@ fn pool_between(g: &Graph, n: NodeId) -> Option<NodeId> {
 
 /// Whether the bias of conv node `n` should move into its consumer.
 fn splittable(g: &Graph, n: NodeId) -> bool {
-    let node = g.node(n);
-    if !is_conv(node.op) || node.inputs.len() != 3 {
+    let Some(out) = biased_result(g, n) else {
         return false;
-    }
-    let out = node.outputs[0];
-    let bias = g.ty(node.inputs[2]);
-    if g.outputs().contains(&out) || bias.rank() != 1 || bias.dtype != g.ty(out).dtype {
-        return false;
-    }
+    };
     single_user(g, out).is_some_and(|u| {
         matches!(
             classify(g, u),
