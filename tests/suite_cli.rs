@@ -104,7 +104,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         assert_eq!(x["precision"], "fp32");
         assert_eq!(x["jobs"], 2);
         // search runs on a GPU only: the rows say it did not run
-        assert_eq!(x["search"], false);
+        assert_eq!(x["search"], "off");
         assert_eq!(x["cuda_graphs"], "on");
     }
     // the option reaches the compiler: on the CPU interpreter graphs are a no-op, and say so

@@ -82,7 +82,7 @@ pub fn gemm_variants(
 
 /// FNV-1a, 64 bits: a stable hash for cache keys (std's hasher may change between
 /// releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
+pub fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
     for &b in bytes {
         h ^= b as u64;

@@ -1,5 +1,6 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
+use super::search_arg::SearchArg;
 use super::verify::runtime_error;
 use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
@@ -189,12 +190,15 @@ pub struct CompileArgs {
     /// that fails verification is retried in NCHW (reported).
     #[arg(long, value_enum, default_value = "auto")]
     pub layout: super::layout_arg::LayoutArg,
-    /// On a GPU: try each kernel's reasonable launch configurations, and for GEMM regions
-    /// the library call against the Triton template, keep the fastest verified one, and
-    /// cache the choice (by region, shapes, device, Triton version and precision) under
-    /// the drtc home. With --device cpu: a note, and verification only.
-    #[arg(long)]
-    pub search: bool,
+    /// Test-time search on a GPU: candidates are verified and timed, the fastest verified
+    /// one kept and cached (by region, shapes, device, Triton version, precision) under the
+    /// drtc home. `quick` (default): GEMM implementations of large regions, and CUDA-graph
+    /// replay against the eager forward; `full` (also bare `--search`): every kernel's
+    /// launch configurations too; `off`. On CPU there is nothing to time: `full` says so,
+    /// `quick` does nothing.
+    #[arg(long, value_enum, default_value = "quick", num_args = 0..=1,
+          require_equals = true, default_missing_value = "full")]
+    pub search: super::search_arg::SearchArg,
     /// What the module does when called with inputs its kernels were not compiled for.
     #[arg(long, value_enum, default_value = "recompile")]
     pub guard: GuardArg,
@@ -499,7 +503,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     .map_err(DriverError::Reported)?;
     let (device, opts) = device_and_options(&args);
     let home = DrtcHome::from_env();
-    if args.search && args.no_verify {
+    if args.search == SearchArg::Full && args.no_verify {
         return Err(DriverError::Reported(
             "--search verifies and times candidates: drop --no-verify".into(),
         ));
@@ -510,8 +514,11 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
              graphs); the module runs its kernels eagerly"
         );
     }
-    let search_on = args.search && device == DeviceKind::Cuda;
-    if args.search && !search_on {
+    let search_on = args
+        .search
+        .scope()
+        .filter(|_| device == DeviceKind::Cuda && !args.no_verify);
+    if args.search == SearchArg::Full && device != DeviceKind::Cuda {
         eprintln!(
             "note: timing and --search need a CUDA GPU; on {} the module is only verified \
              (with the precision policy's default choices)",
@@ -565,13 +572,19 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 let mut compiled =
                     compile_graph(graph, &prog.form, &popts).map_err(DriverError::Reported)?;
                 let mut search_log = vec![];
-                if let (true, Some(pool), Some(reference)) =
+                if let (Some(scope), Some(pool), Some(reference)) =
                     (search_on, &pool, &prog.reference_source)
                 {
                     let ref_path = work.join(format!("search_ref_{}_{i}.py", std::process::id()));
                     write(&ref_path, reference)?;
-                    let cx = SearchContext::in_home(pool, &home, &ref_path, opts.precision.rule())
-                        .map_err(DriverError::Reported)?;
+                    let cx = SearchContext::in_home(
+                        pool,
+                        &home,
+                        &ref_path,
+                        opts.precision.rule(),
+                        scope,
+                    )
+                    .map_err(DriverError::Reported)?;
                     let outcome = search_compiled(&mut compiled, &prog.form, popts.codegen(), &cx);
                     for l in &outcome.log {
                         eprintln!("search: {l}");
@@ -586,7 +599,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 };
                 write(&candidate, &compiled.module.source)?;
                 entry = compiled.report_json();
-                if args.search {
+                if search_on.is_some() {
                     entry["search"] = json!(search_log);
                 }
                 entry["name"] = json!(prog.name);

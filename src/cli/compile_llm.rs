@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
-    if args.no_verify || args.search {
+    if args.no_verify || args.search == super::search_arg::SearchArg::Full {
         return Err(DriverError::Reported(
             "--backend llm verifies every candidate: drop --no-verify and --search".into(),
         ));

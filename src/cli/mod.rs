@@ -14,6 +14,7 @@ mod llm_args;
 mod ops;
 mod opt;
 mod parse;
+mod search_arg;
 mod setup;
 mod stitch;
 mod suite;

@@ -55,12 +55,14 @@ pub struct SuiteArgs {
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
     #[arg(long)]
     pub simplify: bool,
-    /// On a GPU: test-time search per task, as `drtc compile --search` does (each kernel
-    /// region's launch configurations, and for GEMM regions the library call against the
-    /// Triton template; the fastest verified candidate is kept and cached under the drtc
-    /// home). Ignored with a note on --device cpu.
-    #[arg(long)]
-    pub search: bool,
+    /// On a GPU: test-time search per task, as `drtc compile --search` does. `quick`
+    /// (default): GEMM implementations of large regions and CUDA-graph replay against the
+    /// eager forward; `full` (also bare `--search`): every kernel's launch configurations
+    /// too; `off`. The fastest verified candidate is kept and cached under the drtc home.
+    /// On --device cpu nothing is timed: `full` says so, `quick` does nothing.
+    #[arg(long, value_enum, default_value = "quick", num_args = 0..=1,
+          require_equals = true, default_missing_value = "full")]
+    pub search: super::search_arg::SearchArg,
     /// Which frontend reads each program (as `drtc compile --frontend`): native, export
     /// (torch.export), or auto: native when it accepts the program, export otherwise.
     #[arg(long, value_enum, default_value = "auto")]
@@ -197,6 +199,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         ..Default::default()
     };
     let compile_baseline = args.baseline == Some(BaselineArg::Compile);
+    let search = args.search.scope().filter(|_| device == DeviceKind::Cuda);
     let settings = json!({
         "device": device.name(),
         "precision": format!("{:?}", opts.precision).to_lowercase(),
@@ -205,7 +208,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "shrink": args.shrink,
         "layout": args.layout.choice().name(),
         "simplify": args.simplify,
-        "search": args.search && device == DeviceKind::Cuda,
+        "search": search.map(|s| s.name()).unwrap_or("off"),
         "cuda_graphs": opts.graphs.name(),
         "frontend": args.frontend.name(),
         "jobs": args.jobs.max(1),
@@ -227,7 +230,9 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         );
     }
     if device == DeviceKind::Cpu
-        && (compile_baseline || args.torch_precision.is_some() || args.search)
+        && (compile_baseline
+            || args.torch_precision.is_some()
+            || args.search == super::search_arg::SearchArg::Full)
     {
         eprintln!(
             "note: --device cpu: timing, baselines and search need a GPU; the suite verifies \
@@ -256,7 +261,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         task_timeout: Duration::from_secs(args.task_timeout),
         compile_baseline,
         torch_precision: args.torch_precision.map(|p| p.name().to_string()),
-        search: (args.search && device == DeviceKind::Cuda).then_some(&home),
+        search: search.map(|s| (&home, s)),
         settings,
     };
     let bar = ProgressBar::new(todo.len() as u64);

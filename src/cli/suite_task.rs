@@ -5,7 +5,7 @@
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
 use drtc::driver::program::load_programs_with_types;
-use drtc::driver::search::{search_compiled, SearchContext};
+use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{
     BenchReport, BenchRequest, Check, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
@@ -32,8 +32,8 @@ pub struct TaskContext<'a> {
     pub task_timeout: Duration,
     pub compile_baseline: bool,
     pub torch_precision: Option<String>,
-    /// Test-time search on the GPU (`--search`), with the home of its cache.
-    pub search: Option<&'a DrtcHome>,
+    /// Test-time search on the GPU (`--search`): the home of its cache, and its scope.
+    pub search: Option<(&'a DrtcHome, SearchScope)>,
     /// The run's settings, copied into every row.
     pub settings: Value,
 }
@@ -185,11 +185,11 @@ fn search_task(
     compiled: &mut Compiled,
     form: &ModuleForm,
     refp: &Path,
-    home: &DrtcHome,
+    (home, scope): (&DrtcHome, SearchScope),
     cx: &TaskContext,
 ) {
     let t0 = Instant::now();
-    match SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule()) {
+    match SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule(), scope) {
         Ok(scx) => {
             let outcome = search_compiled(compiled, form, cx.opts.codegen(), &scx);
             row["search"] = json!({
@@ -293,8 +293,8 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     let cand = cx.work.join(format!("{task}_drtc.py"));
     let refp = cx.work.join(format!("{task}_ref.py"));
     let written = std::fs::write(&refp, reference).and_then(|_| {
-        if let Some(home) = cx.search {
-            search_task(row, &mut compiled, &form, &refp, home, cx);
+        if let Some((home, scope)) = cx.search {
+            search_task(row, &mut compiled, &form, &refp, (home, scope), cx);
         }
         module_fields(row, &compiled.module);
         std::fs::write(&cand, &compiled.module.source)

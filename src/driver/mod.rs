@@ -6,6 +6,7 @@ pub mod constants;
 pub mod decompose;
 pub mod export;
 pub mod frontend;
+pub mod graph_race;
 pub mod input_types;
 pub mod llm;
 pub mod ops;

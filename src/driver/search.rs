@@ -1,10 +1,19 @@
 //! Test-time search on a GPU. For each kernel region with several reasonable candidates,
 //! generate the module with each, verify and time it, keep the fastest verified one, and
 //! cache the choice on disk so the next compilation of the same region skips the search.
-//! Candidates are launch configurations, and for GEMM regions implementations too: the
-//! library call (cuBLAS through PyTorch, epilogue fused in one Triton kernel) against
-//! drtc's Triton template at the precision the policy admits, with each configuration.
-//! A GEMM region none of whose candidates verifies is computed with PyTorch (reported).
+//!
+//! Two scopes (`--search quick|full`):
+//! - `quick` (the default on a GPU) races only the implementations of large GEMM regions
+//!   (at least [`QUICK_MIN_FLOP`]): the library call (cuBLAS through PyTorch, epilogue
+//!   fused in one Triton kernel) against drtc's Triton template at the precision the
+//!   policy admits, in its heuristic configuration; then, when the module replays CUDA
+//!   graphs, the replay against the eager forward (`graph_race.rs`). A region neither of
+//!   whose candidates verifies keeps the heuristic choice (the compile step's retries
+//!   handle it).
+//! - `full` tries every region's launch configurations too, and for GEMM regions each
+//!   implementation with each configuration. A GEMM region none of whose candidates
+//!   verifies is computed with PyTorch (reported).
+//!
 //! The cache key names the region's contents and shapes, the device, the Triton version
 //! and the precision policy; an entry whose recorded device, version or policy differs is
 //! ignored. Regions are searched one after another, earlier regions' choices fixed.
@@ -12,15 +21,39 @@
 use crate::driver::compile::Compiled;
 use crate::runtime::{BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{GemmImpl, LaunchConfig, Precision};
+use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// How much `--search` tries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SearchScope {
+    /// GEMM implementations of large regions, and CUDA graphs against the eager forward.
+    Quick,
+    /// Every region's launch configurations, GEMM implementations with each, and graphs.
+    Full,
+}
+
+impl SearchScope {
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchScope::Quick => "quick",
+            SearchScope::Full => "full",
+        }
+    }
+}
+
+/// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
+/// it the two implementations differ by microseconds, less than the timing's noise.
+pub const QUICK_MIN_FLOP: f64 = 1e9;
+
 /// Where and how to search.
 pub struct SearchContext<'a> {
+    /// How much is tried.
+    pub scope: SearchScope,
     pub pool: &'a WorkerPool,
     /// The reference program (what candidates are verified and timed against).
     pub reference: &'a Path,
@@ -44,12 +77,14 @@ impl<'a> SearchContext<'a> {
         home: &DrtcHome,
         reference: &'a Path,
         rule: &str,
+        scope: SearchScope,
     ) -> Result<Self, String> {
         let device = match crate::runtime::devices::scan() {
             crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
             _ => "cuda".into(),
         };
         Ok(SearchContext {
+            scope,
             pool,
             reference,
             work: home.dir("compile").map_err(|e| e.to_string())?,
@@ -58,6 +93,20 @@ impl<'a> SearchContext<'a> {
             triton: triton_version(home),
             rule: rule.to_string(),
         })
+    }
+}
+
+impl SearchContext<'_> {
+    /// What a cached choice must have been recorded under to be reused: device, Triton
+    /// version, precision policy and scope.
+    pub fn id(&self, precision: Precision) -> String {
+        format!(
+            "{}|triton {}|{}|{}",
+            self.device,
+            self.triton,
+            precision.name(),
+            self.scope.name()
+        )
     }
 }
 
@@ -78,13 +127,18 @@ pub fn search_compiled(
     base: CodegenOptions,
     cx: &SearchContext,
 ) -> SearchOutcome {
-    let outcome = search(&compiled.graph, &compiled.plan, form, &base, cx);
+    let mut outcome = search(&compiled.graph, &compiled.plan, form, &base, cx);
     let chosen = CodegenOptions {
         configs: outcome.configs.clone(),
         gemm: outcome.gemm.clone(),
         ..base
     };
     compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
+    if let Some(line) = crate::driver::graph_race::race_graphs(compiled, form, &chosen, cx) {
+        outcome.timed += line.timed;
+        outcome.cache_hits += line.cache_hit as usize;
+        outcome.log.push(line.log);
+    }
     outcome
 }
 
@@ -118,9 +172,34 @@ impl Candidate {
     }
 }
 
-fn candidates(g: &Graph, plan: &FusionPlan, i: usize, policy: Precision) -> Vec<Candidate> {
+fn candidates(
+    g: &Graph,
+    plan: &FusionPlan,
+    i: usize,
+    policy: Precision,
+    scope: SearchScope,
+) -> Vec<Candidate> {
     let region = &plan.regions[i];
     let gemm = gemm_variants(g, region, policy);
+    if scope == SearchScope::Quick {
+        let large =
+            gemm_shape(g, &region.nodes).is_some_and(|s| s.flops() as f64 >= QUICK_MIN_FLOP);
+        if !large {
+            return vec![];
+        }
+        // the template in its heuristic configuration, and the library call
+        let mut quick: Vec<Candidate> = vec![];
+        for (imp, _) in gemm {
+            let c = Candidate {
+                imp: Some(imp),
+                config: None,
+            };
+            if !quick.contains(&c) {
+                quick.push(c);
+            }
+        }
+        return quick;
+    }
     if !gemm.is_empty() {
         return gemm
             .into_iter()
@@ -162,14 +241,9 @@ pub fn search(
     let mut out = SearchOutcome::default();
     let _ = std::fs::create_dir_all(&cx.cache);
     let _ = std::fs::create_dir_all(&cx.work);
-    let cx_id = format!(
-        "{}|triton {}|{}",
-        cx.device,
-        cx.triton,
-        base.precision.name()
-    );
+    let cx_id = cx.id(base.precision);
     for (i, region) in plan.regions.iter().enumerate() {
-        let cands = candidates(g, plan, i, base.precision);
+        let cands = candidates(g, plan, i, base.precision, cx.scope);
         let is_gemm = cands.iter().any(|c| c.imp.is_some());
         if cands.len() < 2 {
             continue;
@@ -192,34 +266,16 @@ pub fn search(
             opts.configs.extend(trial.configs);
             opts.gemm.extend(trial.gemm);
             let module = generate_module(g, plan, form, &opts);
-            let path = cx
-                .work
-                .join(format!("search_{}_{i}_{k}.py", std::process::id()));
-            if std::fs::write(&path, &module.source).is_err() {
-                continue;
-            }
-            let mut verify = VerifyRequest::new(cx.reference, &path);
-            verify.rule = Some(cx.rule.clone());
-            let req = BenchRequest::new(verify);
             out.timed += 1;
-            match cx.pool.bench(&req) {
-                Ok(b) if b.verify.verified => {
-                    if let Some(t) = b.timing {
-                        let ms = t.candidate.median_ms;
-                        tried.push(format!("{} {ms:.4} ms", cand.describe()));
-                        if best.as_ref().is_none_or(|(m, _)| ms < *m) {
-                            best = Some((ms, cand.clone()));
-                        }
+            match bench_module(cx, &module.source, &format!("{i}_{k}")) {
+                Ok(ms) => {
+                    tried.push(format!("{} {ms:.4} ms", cand.describe()));
+                    if best.as_ref().is_none_or(|(m, _)| ms < *m) {
+                        best = Some((ms, cand.clone()));
                     }
                 }
-                Ok(b) => tried.push(format!(
-                    "{} not verified: {}",
-                    cand.describe(),
-                    b.verify.reasons().join("; ")
-                )),
-                Err(e) => tried.push(format!("{} failed: {e}", cand.describe())),
+                Err(why) => tried.push(format!("{} {why}", cand.describe())),
             }
-            let _ = std::fs::remove_file(&path);
         }
         match best {
             Some((ms, c)) => {
@@ -235,7 +291,7 @@ pub fn search(
                 let why = format!("search: fastest verified of {} ({ms:.4} ms)", cands.len());
                 apply(&mut out, i, &c, &why);
             }
-            None if is_gemm => {
+            None if is_gemm && cx.scope == SearchScope::Full => {
                 out.log.push(format!(
                     "region {i}: no implementation verified, computed with PyTorch [{}]",
                     tried.join(", ")
@@ -260,11 +316,90 @@ pub fn search(
     out
 }
 
+/// Verifies and times one candidate module against the reference: its median time, or
+/// why it does not count (not verified, failed, not timed).
+pub(crate) fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<f64, String> {
+    let path = cx
+        .work
+        .join(format!("search_{}_{tag}.py", std::process::id()));
+    std::fs::write(&path, source).map_err(|e| format!("not written: {e}"))?;
+    let mut verify = VerifyRequest::new(cx.reference, &path);
+    verify.rule = Some(cx.rule.clone());
+    let result = match cx.pool.bench(&BenchRequest::new(verify)) {
+        Ok(b) if b.verify.verified => match b.timing {
+            Some(t) => Ok(t.candidate.median_ms),
+            None => Err(format!(
+                "verified, not timed: {}",
+                b.timing_error.unwrap_or_default()
+            )),
+        },
+        Ok(b) => Err(format!("not verified: {}", b.verify.reasons().join("; "))),
+        Err(e) => Err(format!("failed: {e}")),
+    };
+    let _ = std::fs::remove_file(&path);
+    result
+}
+
 fn apply(out: &mut SearchOutcome, i: usize, c: &Candidate, why: &str) {
     if let Some(cfg) = &c.config {
         out.configs.insert(i, cfg.clone());
     }
     if let Some(imp) = c.imp {
         out.gemm.insert(i, (imp, why.to_string()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drtc_passes::fuse::{plan_fusion, FuseOptions};
+
+    fn linear(batch: usize, k: usize, n: usize) -> (Graph, FusionPlan) {
+        let src = format!(
+            "graph @g(%x: f32[{batch}, {k}], %w: param f32[{n}, {k}], %b: param f32[{n}]) {{\n  \
+             %0 = linear(%x, %w, %b) : f32[{batch}, {n}]\n  %1 = relu(%0) : f32[{batch}, {n}]\n  \
+             return %1\n}}\n"
+        );
+        let g = drtc_ir::text::parse(&src).unwrap();
+        let plan = plan_fusion(&g, &FuseOptions::default());
+        (g, plan)
+    }
+
+    fn contraction(plan: &FusionPlan) -> usize {
+        plan.regions
+            .iter()
+            .position(|r| r.kind == drtc_passes::fuse::RegionKind::Contraction)
+            .expect("a contraction region")
+    }
+
+    #[test]
+    fn quick_races_the_template_against_the_library_on_large_gemms_only() {
+        // 2 * 1024 * 8192 * 8192 = 137 GFLOP: both implementations, heuristic config
+        let (g, plan) = linear(1024, 8192, 8192);
+        let i = contraction(&plan);
+        for policy in [Precision::Fp32, Precision::Tf32] {
+            let quick = candidates(&g, &plan, i, policy, SearchScope::Quick);
+            assert_eq!(quick.len(), 2, "{policy:?}: {quick:?}");
+            assert!(quick.iter().all(|c| c.config.is_none()));
+            assert!(matches!(quick[0].imp, Some(GemmImpl::Triton { .. })));
+            assert_eq!(quick[1].imp, Some(GemmImpl::Library));
+            // full also tries the template's configurations
+            let full = candidates(&g, &plan, i, policy, SearchScope::Full);
+            assert!(full.len() > 2, "{full:?}");
+        }
+        // 2 * 64 * 256 * 256 = 8.4 MFLOP: below QUICK_MIN_FLOP, nothing to race
+        let (g, plan) = linear(64, 256, 256);
+        let i = contraction(&plan);
+        assert!(candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
+        assert!(!candidates(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
+    }
+
+    #[test]
+    fn quick_does_not_race_what_the_error_model_refuses() {
+        // K = 1048576: no Triton precision is admitted under fp32, only the library call
+        let (g, plan) = linear(64, 1 << 20, 64);
+        let i = contraction(&plan);
+        let quick = candidates(&g, &plan, i, Precision::Fp32, SearchScope::Quick);
+        assert!(quick.len() < 2, "{quick:?}");
     }
 }

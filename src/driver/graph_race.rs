@@ -1,0 +1,158 @@
+//! The measured CUDA-graph decision: when the cost rule of `--cuda-graphs auto` says a
+//! module's replay pays, the module with graphs and the same module without them are each
+//! verified and timed on the GPU, and the faster verified one is kept. The cost rule
+//! counts launches; it cannot see what a replay costs a given program (the output copies
+//! a replay needs so a later call cannot overwrite a returned tensor, the key check, a
+//! capture's memory pool), so a replay slower than the eager forward is measured, not
+//! guessed. The choice is cached under the module's text, device, Triton version and
+//! policy, like the region search's.
+
+use crate::driver::compile::Compiled;
+use crate::driver::search::{bench_module, SearchContext};
+use drtc_backends::graphs::GraphMode;
+use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
+use drtc_backends::variants::fnv1a;
+
+/// What the race did, for the search log.
+pub struct GraphRace {
+    pub log: String,
+    /// Modules verified and timed.
+    pub timed: usize,
+    pub cache_hit: bool,
+}
+
+/// Races `compiled.module` (generated with `chosen`) with its CUDA graphs against the
+/// same module without them, when `--cuda-graphs auto` turned them on; keeps the faster
+/// verified one (the module with graphs when neither verifies: the compile step's own
+/// verification reports it). `None` when there is nothing to race.
+pub fn race_graphs(
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    chosen: &CodegenOptions,
+    cx: &SearchContext,
+) -> Option<GraphRace> {
+    if chosen.graphs != GraphMode::Auto || !compiled.module.graphs.enabled {
+        return None;
+    }
+    let off_opts = CodegenOptions {
+        graphs: GraphMode::Off,
+        ..chosen.clone()
+    };
+    let eager = generate_module(&compiled.graph, &compiled.plan, form, &off_opts);
+    let cx_id = cx.id(chosen.precision);
+    let key = format!(
+        "graphs_{:016x}",
+        fnv1a(format!("{cx_id}|{}", compiled.module.source).as_bytes())
+    );
+    let file = cx.cache.join(format!("{key}.json"));
+    let cached = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|v| v["context"].as_str() == Some(cx_id.as_str()));
+    if let Some(v) = cached {
+        let replay = v["replay"].as_bool()?;
+        let why = v["why"].as_str().unwrap_or_default().to_string();
+        if !replay {
+            keep_eager(compiled, eager, &format!("cached: {why}"));
+        }
+        return Some(GraphRace {
+            log: format!(
+                "CUDA graphs: cached {} ({why})",
+                if replay { "replay" } else { "eager" }
+            ),
+            timed: 0,
+            cache_hit: true,
+        });
+    }
+    let with = bench_module(cx, &compiled.module.source, "graphs_on");
+    let without = bench_module(cx, &eager.source, "graphs_off");
+    let Some((replay, why)) = verdict(&with, &without) else {
+        return Some(GraphRace {
+            log: format!(
+                "CUDA graphs: neither module counts, the cost rule's kept ({})",
+                with.err().unwrap_or_default()
+            ),
+            timed: 2,
+            cache_hit: false,
+        });
+    };
+    let record = serde_json::json!({"context": cx_id, "replay": replay, "why": why});
+    let _ = std::fs::write(&file, record.to_string());
+    if !replay {
+        keep_eager(compiled, eager, &why);
+    }
+    Some(GraphRace {
+        log: format!(
+            "CUDA graphs: {} ({why})",
+            if replay {
+                "replay kept"
+            } else {
+                "eager forward kept"
+            }
+        ),
+        timed: 2,
+        cache_hit: false,
+    })
+}
+
+/// Whether to replay, and why, from the two modules' verified times (`Err`: why one does
+/// not count). `None` when neither counts. A tie keeps the replay (the cost rule's pick).
+fn verdict(with: &Result<f64, String>, without: &Result<f64, String>) -> Option<(bool, String)> {
+    Some(match (with, without) {
+        (Ok(a), Ok(b)) if a <= b => (
+            true,
+            format!("measured: replay {a:.4} ms, eager forward {b:.4} ms"),
+        ),
+        (Ok(a), Ok(b)) => (
+            false,
+            format!("measured: eager forward {b:.4} ms, replay {a:.4} ms"),
+        ),
+        (Err(e), Ok(b)) => (
+            false,
+            format!("the module with graphs does not count ({e}); eager forward {b:.4} ms"),
+        ),
+        (Ok(a), Err(e)) => (
+            true,
+            format!("replay {a:.4} ms; the eager forward does not count ({e})"),
+        ),
+        (Err(_), Err(_)) => return None,
+    })
+}
+
+/// Keeps the module without graphs; its report says the race decided it.
+fn keep_eager(
+    compiled: &mut Compiled,
+    mut eager: drtc_backends::stitch::GeneratedModule,
+    why: &str,
+) {
+    eager.graphs.mode = GraphMode::Auto;
+    eager.graphs.reason = format!(
+        "the cost rule said they pay ({}), but on the GPU the eager forward was faster: {why}",
+        compiled.module.graphs.cost.describe()
+    );
+    compiled.module = eager;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+
+    #[test]
+    fn the_faster_verified_module_wins_and_a_failed_one_never_does() {
+        let (replay, why) = verdict(&Ok(6.2), &Ok(4.8)).unwrap();
+        assert!(!replay, "{why}");
+        assert!(
+            why.contains("eager forward 4.8000 ms, replay 6.2000 ms"),
+            "{why}"
+        );
+        assert!(verdict(&Ok(1.0), &Ok(1.5)).unwrap().0);
+        // a tie keeps what the cost rule chose
+        assert!(verdict(&Ok(1.0), &Ok(1.0)).unwrap().0);
+        // a module that failed verification is not chosen, however fast it was
+        let failed = Err("not verified: max abs error 1e-2".to_string());
+        let (replay, why) = verdict(&failed, &Ok(9.0)).unwrap();
+        assert!(!replay && why.contains("not verified"), "{why}");
+        assert!(verdict(&Ok(9.0), &failed).unwrap().0);
+        assert!(verdict(&failed, &failed).is_none());
+    }
+}
