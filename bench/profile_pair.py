@@ -15,7 +15,9 @@ their count and device time, heaviest first; then the ATen ops each side dispatc
 (count per call), so a difference in the work done (another `train` flag, an extra copy,
 a different library path) shows by name. Also whether the parameters of recurrent layers
 are one contiguous cuDNN buffer on each side. With `--device cpu` (Triton's
-interpreter) only host times and ATen ops are shown.
+interpreter) only host times and ATen ops are shown. `--compile` adds a third side,
+torch.compile (default mode) of the reference, timed and profiled the same way (its ATen
+ops are not listed: Inductor's kernels bypass the dispatcher).
 """
 
 import argparse
@@ -53,6 +55,8 @@ def main():
     p.add_argument("--calls", type=int, default=20, help="timed and profiled calls per side")
     p.add_argument("--top", type=int, default=15, help="kernels listed per side")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--compile", action="store_true",
+                   help="also profile torch.compile (default mode) of the reference")
     args = p.parse_args()
     import torch
 
@@ -88,8 +92,11 @@ def main():
         fw = flat_weights(torch, model)
         if fw:
             print(f"  {side}: recurrent layers with one flat weight buffer: {fw}")
+    sides = [("reference", ref), ("candidate", cand)]
+    if args.compile:
+        sides.append(("torch.compile", torch.compile(ref)))
     with torch.no_grad():
-        for side, model in (("reference", ref), ("candidate", cand)):
+        for side, model in sides:
             for _ in range(5):
                 model(*inputs)
             sync()
@@ -110,12 +117,13 @@ def main():
             if ev:
                 line += f", CUDA events median {statistics.median(ev):.4f} ms"
             print(line)
-            ops = Ops()
-            with ops:
-                model(*inputs)
-            sync()
-            print("  ATen ops per call: " + ", ".join(
-                f"{k} x{v}" for k, v in sorted(ops.counts.items(), key=lambda kv: -kv[1])))
+            if side != "torch.compile":
+                ops = Ops()
+                with ops:
+                    model(*inputs)
+                sync()
+                print("  ATen ops per call: " + ", ".join(
+                    f"{k} x{v}" for k, v in sorted(ops.counts.items(), key=lambda kv: -kv[1])))
             if dev != "cuda":
                 continue
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
