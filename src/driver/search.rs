@@ -316,12 +316,18 @@ pub fn search(
     out
 }
 
+/// Where a candidate module is written: named after the process, the reference (one per
+/// program, even when a suite compiles several programs at once in one process) and the
+/// candidate's tag, so concurrent searches never overwrite each other's candidates.
+fn candidate_path(work: &Path, reference: &Path, tag: &str) -> PathBuf {
+    let program = reference.file_stem().unwrap_or_default().to_string_lossy();
+    work.join(format!("search_{}_{program}_{tag}.py", std::process::id()))
+}
+
 /// Verifies and times one candidate module against the reference: its median time, or
 /// why it does not count (not verified, failed, not timed).
 pub(crate) fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<f64, String> {
-    let path = cx
-        .work
-        .join(format!("search_{}_{tag}.py", std::process::id()));
+    let path = candidate_path(&cx.work, cx.reference, tag);
     std::fs::write(&path, source).map_err(|e| format!("not written: {e}"))?;
     let mut verify = VerifyRequest::new(cx.reference, &path);
     verify.rule = Some(cx.rule.clone());
@@ -392,6 +398,16 @@ mod tests {
         let i = contraction(&plan);
         assert!(candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
         assert!(!candidates(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
+    }
+
+    #[test]
+    fn concurrent_programs_write_their_candidates_apart() {
+        let work = Path::new("/tmp/w");
+        let a = candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_1");
+        let b = candidate_path(work, Path::new("/tmp/s/51_Gemm_ref.py"), "0_1");
+        assert_ne!(a, b);
+        assert_ne!(a, candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_0"));
+        assert!(a.starts_with(work));
     }
 
     #[test]
