@@ -7,9 +7,10 @@ use clap::{Args, ValueEnum};
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::frontend::{Frontend, FrontendUsed};
+use drtc::driver::graph_race::race_graphs;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::load_programs_with_types;
-use drtc::driver::search::{search_compiled, SearchContext};
+use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
@@ -17,6 +18,7 @@ use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::generate_module;
+use drtc_backends::stitch::CodegenOptions;
 use drtc_backends::triton::{GemmImpl, Precision};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -395,6 +397,7 @@ fn retry_nchw(
     form: &drtc_backends::stitch::ModuleForm,
     opts: &CompileOptions,
     first: &serde_json::Value,
+    search: Option<(SearchScope, &DrtcHome)>,
 ) -> DriverResult<(
     drtc_backends::stitch::GeneratedModule,
     serde_json::Value,
@@ -409,7 +412,26 @@ fn retry_nchw(
                 .join("; ")
         })
         .unwrap_or_default();
-    let module = compiled.nchw_module(form, opts);
+    let mut module = compiled.nchw_module(form, opts);
+    if let Some((scope, home)) = search {
+        // the reference layout's module has its own launch count: race its graphs too
+        let cx = SearchContext::in_home(pool, home, reference, opts.precision.rule(), scope)
+            .map_err(DriverError::Reported)?;
+        let mut again = Compiled {
+            graph: compiled.graph.clone(),
+            plan: compiled.plan.clone(),
+            module,
+            elapsed: compiled.elapsed,
+        };
+        let codegen = CodegenOptions {
+            layout: LayoutChoice::Nchw,
+            ..opts.codegen()
+        };
+        if let Some(race) = race_graphs(&mut again, form, &codegen, &cx) {
+            eprintln!("search: {}", race.log);
+        }
+        module = again.module;
+    }
     write(candidate, &module.source)?;
     let v = check(pool, device, reference, candidate, opts.precision);
     let note = format!(
@@ -637,7 +659,15 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     if !ok && compiled.module.channels_last {
                         // a layout change that breaks verification: the reference layout
                         let (module, again, note) = retry_nchw(
-                            pool, device, &ref_path, &candidate, &compiled, &prog.form, &popts, &v,
+                            pool,
+                            device,
+                            &ref_path,
+                            &candidate,
+                            &compiled,
+                            &prog.form,
+                            &popts,
+                            &v,
+                            search_on.map(|s| (s, &home)),
                         )?;
                         eprintln!("{note}");
                         compiled.module = module;

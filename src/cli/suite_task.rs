@@ -4,13 +4,15 @@
 
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
+use drtc::driver::graph_race::race_graphs;
 use drtc::driver::program::load_programs_with_types;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{
     BenchReport, BenchRequest, Check, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
 };
-use drtc_backends::stitch::{GeneratedModule, ModuleForm};
+use drtc_backends::layout::LayoutChoice;
+use drtc_backends::stitch::{CodegenOptions, GeneratedModule, ModuleForm};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -203,6 +205,29 @@ fn search_task(
     }
 }
 
+/// After the NCHW fallback: the CUDA-graph race on the regenerated module (`graph_race.rs`),
+/// recorded in the row's search log.
+fn race_fallback_graphs(
+    row: &mut Value,
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    refp: &Path,
+    (home, scope): (&DrtcHome, SearchScope),
+    cx: &TaskContext,
+) {
+    let Ok(scx) = SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule(), scope)
+    else {
+        return;
+    };
+    let opts = CodegenOptions {
+        layout: LayoutChoice::Nchw,
+        ..cx.opts.codegen()
+    };
+    if let Some(race) = race_graphs(compiled, form, &opts, &scx) {
+        row["search"]["fallback_graphs"] = json!(race.log);
+    }
+}
+
 /// Runs one task; the row says what happened (never an error: a task's failure is data).
 pub fn run_task(path: &Path, cx: &TaskContext) -> Value {
     let started = Instant::now();
@@ -313,8 +338,13 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     if compiled.module.channels_last && row["status"] == "failed" {
         // a layout change that breaks verification: the reference layout instead
         let first = row["reasons"].clone();
-        let nchw = compiled.nchw_module(&form, &cx.opts);
-        module_fields(row, &nchw);
+        compiled.module = compiled.nchw_module(&form, &cx.opts);
+        if let Some((home, scope)) = cx.search {
+            // the reference layout's module has its own launch count: race its graphs too
+            race_fallback_graphs(row, &mut compiled, &form, &refp, (home, scope), cx);
+        }
+        let nchw = &compiled.module;
+        module_fields(row, nchw);
         if let Err(e) = std::fs::write(&cand, &nchw.source) {
             row["reasons"] = json!([format!("cannot write the NCHW module: {e}")]);
             return;

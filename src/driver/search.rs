@@ -406,7 +406,10 @@ mod tests {
         let a = candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_1");
         let b = candidate_path(work, Path::new("/tmp/s/51_Gemm_ref.py"), "0_1");
         assert_ne!(a, b);
-        assert_ne!(a, candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_0"));
+        assert_ne!(
+            a,
+            candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_0")
+        );
         assert!(a.starts_with(work));
     }
 

@@ -26,7 +26,7 @@ pub use precision::{
 };
 pub use reduction::{
     reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
-    RegionCode, Scratch,
+    RegionCode, Scratch, WELFORD_COMBINE,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use supports::{supports, Support};

@@ -4,7 +4,10 @@
 //! outputs.
 
 use super::flat::{runs_decompose, store_offset};
-use super::lower::{acc_init, acc_update, comps_decompose, reduce_line, welford_merge, Builder};
+use super::lower::{
+    acc_finish, acc_init, acc_update, comps_decompose, reduce_line, welford_finish, welford_init,
+    welford_lanes, Builder,
+};
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use crate::triton::program::{Code, RedKind, Sp};
@@ -101,23 +104,19 @@ pub(super) fn row_kernel(
                 continue;
             }
             if let Some(&(_, q, x)) = b.welford.iter().find(|w| w.0 == i) {
-                // one pass for both moments: per block, its sum and its squared deviations
-                // around its own mean, merged into the running mean and M2 (Chan et al.)
+                // one pass for both moments: per-lane Welford updates in the loop, the
+                // lanes merged once after it (Chan et al.)
                 let ct = compute_ty(prog.stmts[x].dtype);
-                writeln!(body, "    wmean{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
-                writeln!(body, "    wm2{i} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                let (mean, m2, n) = (format!("wmean{i}"), format!("wm2{i}"), format!("wn{i}"));
+                let names = (mean.as_str(), m2.as_str(), n.as_str());
+                welford_init(&mut body, "    ", names, ct);
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
                 col_header(&mut body, "        ", "cstart + ");
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let xv = prog.var(x);
-                writeln!(
-                    body,
-                    "        nb = tl.minimum({cols} - cstart, BLOCK_C).to({ct})"
-                )
-                .unwrap();
-                let (mean, m2) = (format!("wmean{i}"), format!("wm2{i}"));
-                welford_merge(&mut body, "        ", xv, (&mean, &m2), false);
+                welford_lanes(&mut body, "        ", xv, names, ct);
+                welford_finish(&mut body, "    ", names);
                 writeln!(
                     body,
                     "    {} = (wmean{i} * {})[:, None]",
@@ -152,6 +151,7 @@ pub(super) fn row_kernel(
                         &idx,
                         "cstart",
                     );
+                    acc_finish(&mut body, *kind, &acc);
                     let fin = if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
                         idx
                     } else {

@@ -27,33 +27,54 @@ impl IndexSource for Dims {
     }
 }
 
-/// Python lines (at `indent`) merging one block of `x` into a running mean and M2 (Chan et
-/// al.): the block's mean and squared deviations around it, then the merge. `nb` (the
-/// block's valid columns) must be bound; `tot` becomes the columns seen so far. `guarded`
-/// divides by at least one, for blocks past the end of a split chunk (`nb` = 0).
-pub(super) fn welford_merge(
+/// The combine function of per-lane moments (mean, M2, count), for `tl.reduce` (Chan et
+/// al.'s parallel update; a lane that saw nothing has count 0 and weight 0).
+pub const WELFORD_COMBINE: &str = "@triton.jit\ndef _drtc_welford(m_a, q_a, n_a, m_b, q_b, n_b):\n    n = n_a + n_b\n    w = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)\n    d = m_b - m_a\n    return m_a + d * w, q_a + q_b + d * d * n_a * w, n\n\n\n";
+
+/// Python lines (at `indent`, before the column loop) starting per-lane moments of a
+/// `[BLOCK_R, BLOCK_C]` tile: each lane keeps its own running mean, M2 and count.
+pub(super) fn welford_init(
+    out: &mut String,
+    indent: &str,
+    (mean, m2, n): (&str, &str, &str),
+    ct: &str,
+) {
+    for v in [mean, m2, n] {
+        writeln!(out, "{indent}{v} = tl.zeros([BLOCK_R, BLOCK_C], {ct})").unwrap();
+    }
+}
+
+/// Python lines (at `indent`, inside the column loop) folding one block of `x` into the
+/// per-lane moments (Welford's update, no cross-lane work in the loop). A lane is valid in
+/// a block only if it was valid in every earlier block (masks cut only the tail of the
+/// columns), so every valid lane has seen `cstart // BLOCK_C + 1` elements: one scalar
+/// reciprocal per block instead of a division per element.
+pub(super) fn welford_lanes(
     out: &mut String,
     indent: &str,
     x: &str,
-    (mean, m2): (&str, &str),
-    guarded: bool,
+    (mean, m2, n): (&str, &str, &str),
+    ct: &str,
 ) {
-    let (nb, tot) = if guarded {
-        ("tl.maximum(nb, 1.0)", "tl.maximum(cstart + nb, 1.0)")
-    } else {
-        ("nb", "cstart + nb")
-    };
     for line in [
-        format!("bmean = tl.sum(tl.where(mask, {x}, 0.0), axis=1) / {nb}"),
-        format!("bdev = tl.where(mask, {x} - bmean[:, None], 0.0)"),
-        "bm2 = tl.sum(bdev * bdev, axis=1)".to_string(),
-        format!("tot = {tot}"),
-        format!("delta = bmean - {mean}"),
-        format!("{mean} = {mean} + delta * (nb / tot)"),
-        format!("{m2} = {m2} + bm2 + delta * delta * (cstart * (nb / tot))"),
+        "rn = 1.0 / (cstart // BLOCK_C + 1)".to_string(),
+        format!("{n} = {n} + mask.to({ct})"),
+        format!("delta = tl.where(mask, {x} - {mean}, 0.0)"),
+        format!("{mean} = {mean} + delta * rn"),
+        format!("{m2} = {m2} + delta * tl.where(mask, {x} - {mean}, 0.0)"),
     ] {
         writeln!(out, "{indent}{line}").unwrap();
     }
+}
+
+/// Python line (at `indent`, after the column loop) merging the lanes of each row: the
+/// row's mean, M2 and count replace the per-lane tensors of the same names.
+pub(super) fn welford_finish(out: &mut String, indent: &str, (mean, m2, n): (&str, &str, &str)) {
+    writeln!(
+        out,
+        "{indent}{mean}, {m2}, {n} = tl.reduce(({mean}, {m2}, {n}), 1, _drtc_welford)"
+    )
+    .unwrap();
 }
 
 pub(super) fn comps_decompose(out: &mut String, indent: &str, flat: &str, comps: &[(String, i64)]) {
@@ -431,7 +452,7 @@ pub(super) fn reduce_line(kind: RedKind, x: &str, dt: DType) -> String {
 }
 
 /// Initializes a running accumulator of `width` rows for `kind` (and the index that an
-/// arg-reduction carries along).
+/// arg-reduction carries along); a sum's has a lane per column of the block.
 pub(super) fn acc_init(
     out: &mut String,
     kind: RedKind,
@@ -441,7 +462,8 @@ pub(super) fn acc_init(
     ct: &str,
 ) {
     let init = match kind {
-        RedKind::Sum => format!("tl.zeros([{width}], {ct})"),
+        // a sum accumulates per lane and is reduced across lanes once, after the loop
+        RedKind::Sum => format!("tl.zeros([{width}, BLOCK_C], {ct})"),
         RedKind::Prod => format!("tl.full([{width}], 1.0, {ct})"),
         RedKind::Max | RedKind::ArgMax => format!("tl.full([{width}], float('-inf'), {ct})"),
         RedKind::Min | RedKind::ArgMin => format!("tl.full([{width}], float('inf'), {ct})"),
@@ -449,6 +471,15 @@ pub(super) fn acc_init(
     writeln!(out, "    {acc} = {init}").unwrap();
     if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
         writeln!(out, "    {idx} = tl.zeros([{width}], tl.int64)").unwrap();
+    }
+}
+
+/// Python line (after the column loop) that turns a per-lane accumulator into one value
+/// per row (sums; the other kinds reduce each block inside the loop).
+pub(super) fn acc_finish(out: &mut String, kind: RedKind, acc: &str) {
+    match kind {
+        RedKind::Sum => writeln!(out, "    {acc} = tl.sum({acc}, axis=1)").unwrap(),
+        RedKind::Prod | RedKind::Max | RedKind::Min | RedKind::ArgMax | RedKind::ArgMin => {}
     }
 }
 
@@ -465,7 +496,7 @@ pub(super) fn acc_update(
 ) {
     let part = reduce_line(kind, x, dt);
     match kind {
-        RedKind::Sum => writeln!(out, "        {acc} += {part}").unwrap(),
+        RedKind::Sum => writeln!(out, "        {acc} += tl.where(mask, {x}, 0.0)").unwrap(),
         RedKind::Prod => writeln!(out, "        {acc} = {acc} * {part}").unwrap(),
         RedKind::Max => writeln!(out, "        {acc} = tl.maximum({acc}, {part})").unwrap(),
         RedKind::Min => writeln!(out, "        {acc} = tl.minimum({acc}, {part})").unwrap(),

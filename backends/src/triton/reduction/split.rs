@@ -6,7 +6,10 @@
 //! row-major rows; more when rows are the memory-innermost dim, `strategy.rs`).
 
 use super::flat::{runs_decompose, store_offset};
-use super::lower::{acc_init, acc_update, comps_decompose, welford_merge, Builder};
+use super::lower::{
+    acc_finish, acc_init, acc_update, comps_decompose, welford_finish, welford_init, welford_lanes,
+    Builder,
+};
 use super::strategy::SplitPlan;
 use super::Scratch;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -194,18 +197,14 @@ pub(super) fn split_kernels(
             .flatten();
         if let Some(&(sum, m2, x)) = pair {
             let ct = compute_ty(prog.stmts[x].dtype);
-            writeln!(body, "    wmean = tl.zeros([BLOCK_R], {ct})").unwrap();
-            writeln!(body, "    wm2 = tl.zeros([BLOCK_R], {ct})").unwrap();
+            let names = ("wmean", "wm2", "wn");
+            welford_init(&mut body, "    ", names, ct);
             header(&mut body);
             let need = prog.closure(&[x], &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
             let xv = prog.var(x);
-            writeln!(
-                body,
-                "        nb = tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0).to({ct})"
-            )
-            .unwrap();
-            welford_merge(&mut body, "        ", xv, ("wmean", "wm2"), true);
+            welford_lanes(&mut body, "        ", xv, names, ct);
+            welford_finish(&mut body, "    ", names);
             // the chunk's sum (its mean times its columns) and its M2
             writeln!(
                 body,
@@ -240,6 +239,7 @@ pub(super) fn split_kernels(
                 idx,
                 &first_col,
             );
+            acc_finish(&mut body, *kind, acc);
             writeln!(
                 body,
                 "    tl.store({name}_ws{i} + rows * {chunks} + s, {acc}[:, None], mask=rmask)"
