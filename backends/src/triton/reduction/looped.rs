@@ -6,7 +6,7 @@
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
     acc_finish, acc_init, acc_update, comps_decompose, reduce_line, welford_finish, welford_init,
-    welford_lanes, Builder,
+    welford_lanes, welford_merge, Builder, LANE_MOMENTS_MIN_ROWS,
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -104,19 +104,35 @@ pub(super) fn row_kernel(
                 continue;
             }
             if let Some(&(_, q, x)) = b.welford.iter().find(|w| w.0 == i) {
-                // one pass for both moments: per-lane Welford updates in the loop, the
-                // lanes merged once after it (Chan et al.)
+                // one pass for both moments (Chan et al.): per-lane Welford updates in the
+                // loop and the lanes merged once after it (tall tiles), or each block's
+                // mean and squared deviations merged into the running pair
                 let ct = compute_ty(prog.stmts[x].dtype);
                 let (mean, m2, n) = (format!("wmean{i}"), format!("wm2{i}"), format!("wn{i}"));
                 let names = (mean.as_str(), m2.as_str(), n.as_str());
-                welford_init(&mut body, "    ", names, ct);
+                let lanes = block_r >= LANE_MOMENTS_MIN_ROWS;
+                if lanes {
+                    welford_init(&mut body, "    ", names, ct);
+                } else {
+                    writeln!(body, "    {mean} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                    writeln!(body, "    {m2} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                }
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
                 col_header(&mut body, "        ", "cstart + ");
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let xv = prog.var(x);
-                welford_lanes(&mut body, "        ", xv, names, ct);
-                welford_finish(&mut body, "    ", names);
+                if lanes {
+                    welford_lanes(&mut body, "        ", xv, names, ct);
+                    welford_finish(&mut body, "    ", names);
+                } else {
+                    writeln!(
+                        body,
+                        "        nb = tl.minimum({cols} - cstart, BLOCK_C).to({ct})"
+                    )
+                    .unwrap();
+                    welford_merge(&mut body, "        ", xv, (&mean, &m2), false);
+                }
                 writeln!(
                     body,
                     "    {} = (wmean{i} * {})[:, None]",

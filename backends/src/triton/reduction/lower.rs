@@ -27,6 +27,43 @@ impl IndexSource for Dims {
     }
 }
 
+/// Python lines (at `indent`) merging one block of `x` into a running mean and M2 (Chan et
+/// al.): the block's mean and squared deviations around it, then the merge. `nb` (the
+/// block's valid columns) must be bound; `tot` becomes the columns seen so far. `guarded`
+/// divides by at least one, for blocks past the end of a split chunk (`nb` = 0).
+pub(super) fn welford_merge(
+    out: &mut String,
+    indent: &str,
+    x: &str,
+    (mean, m2): (&str, &str),
+    guarded: bool,
+) {
+    let (nb, tot) = if guarded {
+        ("tl.maximum(nb, 1.0)", "tl.maximum(cstart + nb, 1.0)")
+    } else {
+        ("nb", "cstart + nb")
+    };
+    for line in [
+        format!("bmean = tl.sum(tl.where(mask, {x}, 0.0), axis=1) / {nb}"),
+        format!("bdev = tl.where(mask, {x} - bmean[:, None], 0.0)"),
+        "bm2 = tl.sum(bdev * bdev, axis=1)".to_string(),
+        format!("tot = {tot}"),
+        format!("delta = bmean - {mean}"),
+        format!("{mean} = {mean} + delta * (nb / tot)"),
+        format!("{m2} = {m2} + bm2 + delta * delta * (cstart * (nb / tot))"),
+    ] {
+        writeln!(out, "{indent}{line}").unwrap();
+    }
+}
+
+/// Smallest tile height (rows per program) whose moments accumulate per lane: a tall tile
+/// spreads each row's columns over warps, so a per-block merge costs a shared-memory
+/// reduction and a barrier per block; a short wide tile reduces a block within warps, and
+/// three per-lane accumulators would cost it registers (occupancy) instead. Measured on the
+/// H200 (bench/results, session 21): channels-last instance norm and spatial means (64-row
+/// tiles) gained, NCHW group norms (2 x 2048 tiles) lost.
+pub(super) const LANE_MOMENTS_MIN_ROWS: u64 = 16;
+
 /// The combine function of per-lane moments (mean, M2, count), for `tl.reduce` (Chan et
 /// al.'s parallel update; a lane that saw nothing has count 0 and weight 0).
 pub const WELFORD_COMBINE: &str = "@triton.jit\ndef _drtc_welford(m_a, q_a, n_a, m_b, q_b, n_b):\n    n = n_a + n_b\n    w = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)\n    d = m_b - m_a\n    return m_a + d * w, q_a + q_b + d * d * n_a * w, n\n\n\n";

@@ -8,7 +8,7 @@
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
     acc_finish, acc_init, acc_update, comps_decompose, welford_finish, welford_init, welford_lanes,
-    Builder,
+    welford_merge, Builder, LANE_MOMENTS_MIN_ROWS,
 };
 use super::strategy::SplitPlan;
 use super::Scratch;
@@ -198,13 +198,28 @@ pub(super) fn split_kernels(
         if let Some(&(sum, m2, x)) = pair {
             let ct = compute_ty(prog.stmts[x].dtype);
             let names = ("wmean", "wm2", "wn");
-            welford_init(&mut body, "    ", names, ct);
+            let lanes = block_r >= LANE_MOMENTS_MIN_ROWS;
+            if lanes {
+                welford_init(&mut body, "    ", names, ct);
+            } else {
+                writeln!(body, "    wmean = tl.zeros([BLOCK_R], {ct})").unwrap();
+                writeln!(body, "    wm2 = tl.zeros([BLOCK_R], {ct})").unwrap();
+            }
             header(&mut body);
             let need = prog.closure(&[x], &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
             let xv = prog.var(x);
-            welford_lanes(&mut body, "        ", xv, names, ct);
-            welford_finish(&mut body, "    ", names);
+            if lanes {
+                welford_lanes(&mut body, "        ", xv, names, ct);
+                welford_finish(&mut body, "    ", names);
+            } else {
+                writeln!(
+                    body,
+                    "        nb = tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0).to({ct})"
+                )
+                .unwrap();
+                welford_merge(&mut body, "        ", xv, ("wmean", "wm2"), true);
+            }
             // the chunk's sum (its mean times its columns) and its M2
             writeln!(
                 body,
