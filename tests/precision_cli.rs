@@ -1,7 +1,8 @@
 //! The precision policy through the CLI, on CPU: the verifier's fp32 rule
 //! (`allclose(atol=rtol=1e-4)`) rejects what the relative-norm rule lets through; a
 //! compile reports each GEMM region's implementation and why; `--search` on CPU says it
-//! needs a GPU and still verifies. Needs the Python of `drtc setup` (or `DRTC_PYTHON`).
+//! needs a GPU and still verifies, `--search=quick` (the default) is silent there and an
+//! unknown scope is refused. Needs the Python of `drtc setup` (or `DRTC_PYTHON`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -128,4 +129,35 @@ fn state_that_is_rounding_noise_around_zero_verifies() {
         "allclose-1e-4",
     ]);
     assert!(ok, "{out}{err}");
+}
+
+#[test]
+fn search_scopes_parse_and_quick_is_silent_on_cpu() {
+    let dir = std::env::temp_dir().join(format!("drtc-search-scope-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = data("gemm/linear_relu.py");
+    let out = dir.join("quick.py");
+    // quick (the default, spelled out) has nothing to time on the CPU: no note, verified
+    let (ok, _, err) = drtc(&[
+        "compile",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--search=quick",
+    ]);
+    assert!(ok, "{err}");
+    assert!(!err.contains("need a CUDA GPU"), "{err}");
+    assert!(err.contains("verified on cpu"), "{err}");
+    // an unknown scope is refused with the valid ones
+    let (ok, _, err) = drtc(&[
+        "compile",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--search=fast",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("off") && err.contains("quick") && err.contains("full"), "{err}");
 }
