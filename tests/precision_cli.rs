@@ -135,29 +135,20 @@ fn state_that_is_rounding_noise_around_zero_verifies() {
 fn search_scopes_parse_and_quick_is_silent_on_cpu() {
     let dir = std::env::temp_dir().join(format!("drtc-search-scope-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let model = data("gemm/linear_relu.py");
-    let out = dir.join("quick.py");
+    let (model, out) = (data("gemm/linear_relu.py"), dir.join("quick.py"));
+    let compile = |scope: &str| {
+        let (m, o) = (model.to_str().unwrap(), out.to_str().unwrap());
+        drtc(&["compile", m, "-o", o, "--device", "cpu", scope])
+    };
     // quick (the default, spelled out) has nothing to time on the CPU: no note, verified
-    let (ok, _, err) = drtc(&[
-        "compile",
-        model.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--device",
-        "cpu",
-        "--search=quick",
-    ]);
+    let (ok, _, err) = compile("--search=quick");
     assert!(ok, "{err}");
     assert!(!err.contains("need a CUDA GPU"), "{err}");
     assert!(err.contains("verified on cpu"), "{err}");
     // an unknown scope is refused with the valid ones
-    let (ok, _, err) = drtc(&[
-        "compile",
-        model.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--search=fast",
-    ]);
+    let (ok, _, err) = compile("--search=fast");
     assert!(!ok);
-    assert!(err.contains("off") && err.contains("quick") && err.contains("full"), "{err}");
+    for scope in ["off", "quick", "full"] {
+        assert!(err.contains(scope), "{err}");
+    }
 }

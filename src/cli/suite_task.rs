@@ -180,6 +180,16 @@ fn module_fields(row: &mut Value, m: &GeneratedModule) {
     row["graphs"] = m.graphs_json();
 }
 
+/// The search's context for one task: its reference, the cache under `home`, the policy's
+/// value rule.
+fn search_context<'a>(
+    refp: &'a Path,
+    (home, scope): (&DrtcHome, SearchScope),
+    cx: &TaskContext<'a>,
+) -> Result<SearchContext<'a>, String> {
+    SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule(), scope)
+}
+
 /// Test-time search of the compiled task on the GPU; the module is regenerated with the
 /// fastest verified choices and the row records what was tried.
 fn search_task(
@@ -191,7 +201,7 @@ fn search_task(
     cx: &TaskContext,
 ) {
     let t0 = Instant::now();
-    match SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule(), scope) {
+    match search_context(refp, (home, scope), cx) {
         Ok(scx) => {
             let outcome = search_compiled(compiled, form, cx.opts.codegen(), &scx);
             row["search"] = json!({
@@ -211,19 +221,14 @@ fn race_fallback_graphs(
     row: &mut Value,
     compiled: &mut Compiled,
     form: &ModuleForm,
-    refp: &Path,
-    (home, scope): (&DrtcHome, SearchScope),
+    scx: &SearchContext,
     cx: &TaskContext,
 ) {
-    let Ok(scx) = SearchContext::in_home(cx.pool, home, refp, cx.opts.precision.rule(), scope)
-    else {
-        return;
-    };
     let opts = CodegenOptions {
         layout: LayoutChoice::Nchw,
         ..cx.opts.codegen()
     };
-    if let Some(race) = race_graphs(compiled, form, &opts, &scx) {
+    if let Some(race) = race_graphs(compiled, form, &opts, scx) {
         row["search"]["fallback_graphs"] = json!(race.log);
     }
 }
@@ -339,9 +344,9 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
         // a layout change that breaks verification: the reference layout instead
         let first = row["reasons"].clone();
         compiled.module = compiled.nchw_module(&form, &cx.opts);
-        if let Some((home, scope)) = cx.search {
+        if let Some(scx) = cx.search.and_then(|hs| search_context(&refp, hs, cx).ok()) {
             // the reference layout's module has its own launch count: race its graphs too
-            race_fallback_graphs(row, &mut compiled, &form, &refp, (home, scope), cx);
+            race_fallback_graphs(row, &mut compiled, &form, &scx, cx);
         }
         let nchw = &compiled.module;
         module_fields(row, nchw);

@@ -5,8 +5,8 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, acc_init, acc_update, comps_decompose, reduce_line, welford_finish, welford_init,
-    welford_lanes, welford_merge, Builder, LANE_MOMENTS_MIN_ROWS,
+    acc_finish, acc_init, acc_update, comps_decompose, reduce_line, Builder, Moments,
+    LANE_MOMENTS_MIN_ROWS,
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -110,29 +110,18 @@ pub(super) fn row_kernel(
                 let ct = compute_ty(prog.stmts[x].dtype);
                 let (mean, m2, n) = (format!("wmean{i}"), format!("wm2{i}"), format!("wn{i}"));
                 let names = (mean.as_str(), m2.as_str(), n.as_str());
-                let lanes = block_r >= LANE_MOMENTS_MIN_ROWS;
-                if lanes {
-                    welford_init(&mut body, "    ", names, ct);
-                } else {
-                    writeln!(body, "    {mean} = tl.zeros([BLOCK_R], {ct})").unwrap();
-                    writeln!(body, "    {m2} = tl.zeros([BLOCK_R], {ct})").unwrap();
-                }
+                let m = Moments {
+                    names,
+                    lanes: block_r >= LANE_MOMENTS_MIN_ROWS,
+                    ct,
+                };
+                m.init(&mut body);
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
                 col_header(&mut body, "        ", "cstart + ");
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
-                let xv = prog.var(x);
-                if lanes {
-                    welford_lanes(&mut body, "        ", xv, names, ct);
-                    welford_finish(&mut body, "    ", names);
-                } else {
-                    writeln!(
-                        body,
-                        "        nb = tl.minimum({cols} - cstart, BLOCK_C).to({ct})"
-                    )
-                    .unwrap();
-                    welford_merge(&mut body, "        ", xv, (&mean, &m2), false);
-                }
+                let valid = format!("tl.minimum({cols} - cstart, BLOCK_C)");
+                m.update(&mut body, prog.var(x), &valid, false);
                 writeln!(
                     body,
                     "    {} = (wmean{i} * {})[:, None]",

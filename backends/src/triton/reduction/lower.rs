@@ -64,6 +64,41 @@ pub(super) fn welford_merge(
 /// tiles) gained, NCHW group norms (2 x 2048 tiles) lost.
 pub(super) const LANE_MOMENTS_MIN_ROWS: u64 = 16;
 
+/// How a looped pass keeps a row's mean and M2: the names of the running values (mean, M2,
+/// count), per lane or per row (`lanes`: tiles of at least [`LANE_MOMENTS_MIN_ROWS`] rows),
+/// and their compute type.
+pub(super) struct Moments<'a> {
+    pub(super) names: (&'a str, &'a str, &'a str),
+    pub(super) lanes: bool,
+    pub(super) ct: &'a str,
+}
+
+impl Moments<'_> {
+    /// Python lines (before the column loop) starting the running values.
+    pub(super) fn init(&self, out: &mut String) {
+        if self.lanes {
+            welford_init(out, "    ", self.names, self.ct);
+        } else {
+            for v in [self.names.0, self.names.1] {
+                writeln!(out, "    {v} = tl.zeros([BLOCK_R], {})", self.ct).unwrap();
+            }
+        }
+    }
+
+    /// Python lines folding one block of `x` in (inside the loop; per lane, also the merge
+    /// after it). `valid` is the block's valid columns (a per-row merge needs it); `guarded`
+    /// as for [`welford_merge`].
+    pub(super) fn update(&self, out: &mut String, x: &str, valid: &str, guarded: bool) {
+        if self.lanes {
+            welford_lanes(out, "        ", x, self.names, self.ct);
+            welford_finish(out, "    ", self.names);
+        } else {
+            writeln!(out, "        nb = {valid}.to({})", self.ct).unwrap();
+            welford_merge(out, "        ", x, (self.names.0, self.names.1), guarded);
+        }
+    }
+}
+
 /// The combine function of per-lane moments (mean, M2, count), for `tl.reduce` (Chan et
 /// al.'s parallel update; a lane that saw nothing has count 0 and weight 0).
 pub const WELFORD_COMBINE: &str = "@triton.jit\ndef _drtc_welford(m_a, q_a, n_a, m_b, q_b, n_b):\n    n = n_a + n_b\n    w = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)\n    d = m_b - m_a\n    return m_a + d * w, q_a + q_b + d * d * n_a * w, n\n\n\n";

@@ -7,8 +7,7 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, acc_init, acc_update, comps_decompose, welford_finish, welford_init, welford_lanes,
-    welford_merge, Builder, LANE_MOMENTS_MIN_ROWS,
+    acc_finish, acc_init, acc_update, comps_decompose, Builder, Moments, LANE_MOMENTS_MIN_ROWS,
 };
 use super::strategy::SplitPlan;
 use super::Scratch;
@@ -197,29 +196,17 @@ pub(super) fn split_kernels(
             .flatten();
         if let Some(&(sum, m2, x)) = pair {
             let ct = compute_ty(prog.stmts[x].dtype);
-            let names = ("wmean", "wm2", "wn");
-            let lanes = block_r >= LANE_MOMENTS_MIN_ROWS;
-            if lanes {
-                welford_init(&mut body, "    ", names, ct);
-            } else {
-                writeln!(body, "    wmean = tl.zeros([BLOCK_R], {ct})").unwrap();
-                writeln!(body, "    wm2 = tl.zeros([BLOCK_R], {ct})").unwrap();
-            }
+            let m = Moments {
+                names: ("wmean", "wm2", "wn"),
+                lanes: block_r >= LANE_MOMENTS_MIN_ROWS,
+                ct,
+            };
+            m.init(&mut body);
             header(&mut body);
             let need = prog.closure(&[x], &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
-            let xv = prog.var(x);
-            if lanes {
-                welford_lanes(&mut body, "        ", xv, names, ct);
-                welford_finish(&mut body, "    ", names);
-            } else {
-                writeln!(
-                    body,
-                    "        nb = tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0).to({ct})"
-                )
-                .unwrap();
-                welford_merge(&mut body, "        ", xv, ("wmean", "wm2"), true);
-            }
+            let valid = format!("tl.maximum(tl.minimum({cols} - ({start} + cstart), BLOCK_C), 0)");
+            m.update(&mut body, prog.var(x), &valid, true);
             // the chunk's sum (its mean times its columns) and its M2
             writeln!(
                 body,
