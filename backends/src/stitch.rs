@@ -170,8 +170,6 @@ struct Host<'g> {
     kernels: String,
     device: String,
     needs_mul: bool,
-    /// A kernel merges per-lane moments (`_drtc_welford`, the combine function).
-    needs_welford: bool,
     /// Module form: training-mode batch_norm updates the module's running statistics.
     update_running_stats: bool,
     /// A contraction region exists: the module needs the GEMM helpers.
@@ -317,9 +315,6 @@ impl Host<'_> {
         self.kernels.push('\n');
         if k.source.contains("_drtc_mul") {
             self.needs_mul = true;
-        }
-        if k.source.contains("_drtc_welford") {
-            self.needs_welford = true;
         }
         for &v in &k.outputs {
             self.alloc(v);
@@ -758,7 +753,6 @@ pub fn generate_module(
         kernels: String::new(),
         device,
         needs_mul: false,
-        needs_welford: false,
         uses_gemm: false,
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
@@ -900,9 +894,6 @@ pub fn generate_module(
     }
     if host.needs_mul {
         src.push_str("@triton.jit\ndef _drtc_mul(a, b):\n    return a * b\n\n\n");
-    }
-    if host.needs_welford {
-        src.push_str(crate::triton::WELFORD_COMBINE);
     }
     src.push_str(&host.kernels);
     src.push('\n');

@@ -26,7 +26,7 @@ pub use precision::{
 };
 pub use reduction::{
     reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
-    RegionCode, Scratch, WELFORD_COMBINE,
+    RegionCode, Scratch,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use supports::{supports, Support};

@@ -99,10 +99,6 @@ impl Moments<'_> {
     }
 }
 
-/// The combine function of per-lane moments (mean, M2, count), for `tl.reduce` (Chan et
-/// al.'s parallel update; a lane that saw nothing has count 0 and weight 0).
-pub const WELFORD_COMBINE: &str = "@triton.jit\ndef _drtc_welford(m_a, q_a, n_a, m_b, q_b, n_b):\n    n = n_a + n_b\n    w = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)\n    d = m_b - m_a\n    return m_a + d * w, q_a + q_b + d * d * n_a * w, n\n\n\n";
-
 /// Python lines (at `indent`, before the column loop) starting per-lane moments of a
 /// `[BLOCK_R, BLOCK_C]` tile: each lane keeps its own running mean, M2 and count.
 pub(super) fn welford_init(
@@ -139,14 +135,22 @@ pub(super) fn welford_lanes(
     }
 }
 
-/// Python line (at `indent`, after the column loop) merging the lanes of each row: the
-/// row's mean, M2 and count replace the per-lane tensors of the same names.
+/// Python lines (at `indent`, after the column loop) merging the lanes of each row: the
+/// row's mean, M2 and count replace the per-lane tensors of the same names. The merge of
+/// many parts at once (exact in real arithmetic): `n = sum n_l`, `mean = sum n_l mean_l /
+/// n`, `M2 = sum M2_l + sum n_l (mean_l - mean)^2`, with built-in sums only (a custom
+/// `tl.reduce` combine costs Triton's CPU interpreter a Python call per element).
 pub(super) fn welford_finish(out: &mut String, indent: &str, (mean, m2, n): (&str, &str, &str)) {
-    writeln!(
-        out,
-        "{indent}{mean}, {m2}, {n} = tl.reduce(({mean}, {m2}, {n}), 1, _drtc_welford)"
-    )
-    .unwrap();
+    for line in [
+        format!("rcount = tl.sum({n}, axis=1)"),
+        format!("rmean = tl.sum({n} * {mean}, axis=1) / tl.maximum(rcount, 1.0)"),
+        format!("rdev = {mean} - rmean[:, None]"),
+        format!("{m2} = tl.sum({m2}, axis=1) + tl.sum({n} * rdev * rdev, axis=1)"),
+        format!("{mean} = rmean"),
+        format!("{n} = rcount"),
+    ] {
+        writeln!(out, "{indent}{line}").unwrap();
+    }
 }
 
 pub(super) fn comps_decompose(out: &mut String, indent: &str, flat: &str, comps: &[(String, i64)]) {

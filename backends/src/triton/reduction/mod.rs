@@ -17,7 +17,6 @@ use super::ty::next_pow2;
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use lower::Builder;
-pub use lower::WELFORD_COMBINE;
 use space::{dims_in_order, dims_of};
 use split::{split_kernels, split_scratch};
 use strategy::{choose, inner_rows, Strategy};
