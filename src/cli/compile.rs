@@ -18,7 +18,6 @@ use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::generate_module;
-use drtc_backends::stitch::CodegenOptions;
 use drtc_backends::triton::{GemmImpl, Precision};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -417,20 +416,10 @@ fn retry_nchw(
         // the reference layout's module has its own launch count: race its graphs too
         let cx = SearchContext::in_home(pool, home, reference, opts.precision.rule(), scope)
             .map_err(DriverError::Reported)?;
-        let mut again = Compiled {
-            graph: compiled.graph.clone(),
-            plan: compiled.plan.clone(),
-            module,
-            elapsed: compiled.elapsed,
-        };
-        let codegen = CodegenOptions {
-            layout: LayoutChoice::Nchw,
-            ..opts.codegen()
-        };
-        if let Some(race) = race_graphs(&mut again, form, &codegen, &cx) {
+        let gp = (&compiled.graph, &compiled.plan);
+        if let Some(race) = race_graphs(gp, &mut module, form, &opts.nchw_codegen(), &cx) {
             eprintln!("search: {}", race.log);
         }
-        module = again.module;
     }
     write(candidate, &module.source)?;
     let v = check(pool, device, reference, candidate, opts.precision);

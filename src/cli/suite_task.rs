@@ -11,8 +11,7 @@ use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{
     BenchReport, BenchRequest, Check, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
 };
-use drtc_backends::layout::LayoutChoice;
-use drtc_backends::stitch::{CodegenOptions, GeneratedModule, ModuleForm};
+use drtc_backends::stitch::{GeneratedModule, ModuleForm};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -224,11 +223,9 @@ fn race_fallback_graphs(
     scx: &SearchContext,
     cx: &TaskContext,
 ) {
-    let opts = CodegenOptions {
-        layout: LayoutChoice::Nchw,
-        ..cx.opts.codegen()
-    };
-    if let Some(race) = race_graphs(compiled, form, &opts, scx) {
+    let gp = (&compiled.graph, &compiled.plan);
+    let opts = cx.opts.nchw_codegen();
+    if let Some(race) = race_graphs(gp, &mut compiled.module, form, &opts, scx) {
         row["search"]["fallback_graphs"] = json!(race.log);
     }
 }

@@ -52,6 +52,15 @@ impl CompileOptions {
             graphs: self.graphs,
         }
     }
+
+    /// The same with every convolution in the reference's layout (NCHW): the fallback of a
+    /// channels-last module that fails verification.
+    pub fn nchw_codegen(&self) -> CodegenOptions {
+        CodegenOptions {
+            layout: LayoutChoice::Nchw,
+            ..self.codegen()
+        }
+    }
 }
 
 /// The result of compiling one program.
@@ -105,11 +114,7 @@ impl Compiled {
     /// The module again with every convolution in the reference's layout (NCHW): the
     /// fallback when a channels-last module fails verification.
     pub fn nchw_module(&self, form: &ModuleForm, opts: &CompileOptions) -> GeneratedModule {
-        let codegen = CodegenOptions {
-            layout: LayoutChoice::Nchw,
-            ..opts.codegen()
-        };
-        generate_module(&self.graph, &self.plan, form, &codegen)
+        generate_module(&self.graph, &self.plan, form, &opts.nchw_codegen())
     }
 
     /// The region summary of a compiled program, for reports: regions, kernels, fallbacks,

@@ -7,11 +7,12 @@
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
-use crate::driver::compile::Compiled;
-use crate::driver::search::{bench_module, SearchContext};
+use crate::driver::search_context::{bench_module, SearchContext};
 use drtc_backends::graphs::GraphMode;
-use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
+use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_backends::variants::fnv1a;
+use drtc_ir::Graph;
+use drtc_passes::fuse::FusionPlan;
 
 /// What the race did, for the search log.
 pub struct GraphRace {
@@ -21,28 +22,29 @@ pub struct GraphRace {
     pub cache_hit: bool,
 }
 
-/// Races `compiled.module` (generated with `chosen`) with its CUDA graphs against the
-/// same module without them, when `--cuda-graphs auto` turned them on; keeps the faster
-/// verified one (the module with graphs when neither verifies: the compile step's own
-/// verification reports it). `None` when there is nothing to race.
+/// Races `module` (generated from `g` and `plan` with `chosen`) with its CUDA graphs
+/// against the same module without them, when `--cuda-graphs auto` turned them on; keeps
+/// the faster verified one (the module with graphs when neither verifies: the compile
+/// step's own verification reports it). `None` when there is nothing to race.
 pub fn race_graphs(
-    compiled: &mut Compiled,
+    (g, plan): (&Graph, &FusionPlan),
+    module: &mut GeneratedModule,
     form: &ModuleForm,
     chosen: &CodegenOptions,
     cx: &SearchContext,
 ) -> Option<GraphRace> {
-    if chosen.graphs != GraphMode::Auto || !compiled.module.graphs.enabled {
+    if chosen.graphs != GraphMode::Auto || !module.graphs.enabled {
         return None;
     }
     let off_opts = CodegenOptions {
         graphs: GraphMode::Off,
         ..chosen.clone()
     };
-    let eager = generate_module(&compiled.graph, &compiled.plan, form, &off_opts);
+    let eager = generate_module(g, plan, form, &off_opts);
     let cx_id = cx.id(chosen.precision);
     let key = format!(
         "graphs_{:016x}",
-        fnv1a(format!("{cx_id}|{}", compiled.module.source).as_bytes())
+        fnv1a(format!("{cx_id}|{}", module.source).as_bytes())
     );
     let file = cx.cache.join(format!("{key}.json"));
     let cached = std::fs::read_to_string(&file)
@@ -53,7 +55,7 @@ pub fn race_graphs(
         let replay = v["replay"].as_bool()?;
         let why = v["why"].as_str().unwrap_or_default().to_string();
         if !replay {
-            keep_eager(compiled, eager, &format!("cached: {why}"));
+            keep_eager(module, eager, &format!("cached: {why}"));
         }
         return Some(GraphRace {
             log: format!(
@@ -64,7 +66,7 @@ pub fn race_graphs(
             cache_hit: true,
         });
     }
-    let with = bench_module(cx, &compiled.module.source, "graphs_on");
+    let with = bench_module(cx, &module.source, "graphs_on");
     let without = bench_module(cx, &eager.source, "graphs_off");
     let Some((replay, why)) = verdict(&with, &without) else {
         return Some(GraphRace {
@@ -79,7 +81,7 @@ pub fn race_graphs(
     let record = serde_json::json!({"context": cx_id, "replay": replay, "why": why});
     let _ = std::fs::write(&file, record.to_string());
     if !replay {
-        keep_eager(compiled, eager, &why);
+        keep_eager(module, eager, &why);
     }
     Some(GraphRace {
         log: format!(
@@ -120,17 +122,13 @@ fn verdict(with: &Result<f64, String>, without: &Result<f64, String>) -> Option<
 }
 
 /// Keeps the module without graphs; its report says the race decided it.
-fn keep_eager(
-    compiled: &mut Compiled,
-    mut eager: drtc_backends::stitch::GeneratedModule,
-    why: &str,
-) {
+fn keep_eager(module: &mut GeneratedModule, mut eager: GeneratedModule, why: &str) {
     eager.graphs.mode = GraphMode::Auto;
     eager.graphs.reason = format!(
         "the cost rule said they pay ({}), but on the GPU the eager forward was faster: {why}",
-        compiled.module.graphs.cost.describe()
+        module.graphs.cost.describe()
     );
-    compiled.module = eager;
+    *module = eager;
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub mod llm;
 pub mod ops;
 pub mod program;
 pub mod search;
+pub mod search_context;
 pub mod shrink;
 pub mod stitch;
 pub mod synth;

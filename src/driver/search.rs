@@ -7,9 +7,9 @@
 //!   (at least [`QUICK_MIN_FLOP`]): the library call (cuBLAS through PyTorch, epilogue
 //!   fused in one Triton kernel) against drtc's Triton template at the precision the
 //!   policy admits, in its heuristic configuration; then, when the module replays CUDA
-//!   graphs, the replay against the eager forward (`graph_race.rs`). A region neither of
-//!   whose candidates verifies keeps the heuristic choice (the compile step's retries
-//!   handle it).
+//!   graphs, the replay against the eager forward (`graph_race.rs`; both go through
+//!   `search_context.rs`). A region neither of whose candidates verifies keeps the
+//!   heuristic choice (the compile step's retries handle it).
 //! - `full` tries every region's launch configurations too, and for GEMM regions each
 //!   implementation with each configuration. A GEMM region none of whose candidates
 //!   verifies is computed with PyTorch (reported).
@@ -19,105 +19,20 @@
 //! ignored. Regions are searched one after another, earlier regions' choices fixed.
 
 use crate::driver::compile::Compiled;
-use crate::runtime::{BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
+use crate::driver::graph_race::race_graphs;
+use crate::driver::search_context::bench_module;
+pub use crate::driver::search_context::{SearchContext, SearchScope};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-
-/// How much `--search` tries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SearchScope {
-    /// GEMM implementations of large regions, and CUDA graphs against the eager forward.
-    Quick,
-    /// Every region's launch configurations, GEMM implementations with each, and graphs.
-    Full,
-}
-
-impl SearchScope {
-    pub fn name(self) -> &'static str {
-        match self {
-            SearchScope::Quick => "quick",
-            SearchScope::Full => "full",
-        }
-    }
-}
+use std::path::Path;
 
 /// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
 /// it the two implementations differ by microseconds, less than the timing's noise.
 pub const QUICK_MIN_FLOP: f64 = 1e9;
-
-/// Where and how to search.
-pub struct SearchContext<'a> {
-    /// How much is tried.
-    pub scope: SearchScope,
-    pub pool: &'a WorkerPool,
-    /// The reference program (what candidates are verified and timed against).
-    pub reference: &'a Path,
-    /// Scratch directory for candidate modules.
-    pub work: PathBuf,
-    /// Cache directory (one JSON file per region key).
-    pub cache: PathBuf,
-    /// Device name, part of the cache key (e.g. "NVIDIA H200").
-    pub device: String,
-    /// Triton version of the workers, part of the cache key.
-    pub triton: String,
-    /// The verifier's value rule (`rel_norm` or `allclose_1e-4`) of the policy.
-    pub rule: String,
-}
-
-impl<'a> SearchContext<'a> {
-    /// A context under the drtc home (scratch and cache directories), naming the first GPU
-    /// and the workers' Triton version for the cache key.
-    pub fn in_home(
-        pool: &'a WorkerPool,
-        home: &DrtcHome,
-        reference: &'a Path,
-        rule: &str,
-        scope: SearchScope,
-    ) -> Result<Self, String> {
-        let device = match crate::runtime::devices::scan() {
-            crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
-            _ => "cuda".into(),
-        };
-        Ok(SearchContext {
-            scope,
-            pool,
-            reference,
-            work: home.dir("compile").map_err(|e| e.to_string())?,
-            cache: home.dir("search").map_err(|e| e.to_string())?,
-            device,
-            triton: triton_version(home),
-            rule: rule.to_string(),
-        })
-    }
-}
-
-impl SearchContext<'_> {
-    /// What a cached choice must have been recorded under to be reused: device, Triton
-    /// version, precision policy and scope.
-    pub fn id(&self, precision: Precision) -> String {
-        format!(
-            "{}|triton {}|{}|{}",
-            self.device,
-            self.triton,
-            precision.name(),
-            self.scope.name()
-        )
-    }
-}
-
-/// The Triton version of the worker environment (part of the search cache key).
-fn triton_version(home: &DrtcHome) -> String {
-    PythonEnv::locate(home)
-        .ok()
-        .and_then(|p| p.installed_versions(&["triton"]).ok())
-        .and_then(|v| v.into_iter().next().and_then(|(_, ver)| ver))
-        .unwrap_or_else(|| "unknown".into())
-}
 
 /// Searches `compiled`'s regions and regenerates its module with the fastest verified
 /// choices (`base`: the options the module was generated with).
@@ -134,7 +49,8 @@ pub fn search_compiled(
         ..base
     };
     compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
-    if let Some(line) = crate::driver::graph_race::race_graphs(compiled, form, &chosen, cx) {
+    let gp = (&compiled.graph, &compiled.plan);
+    if let Some(line) = race_graphs(gp, &mut compiled.module, form, &chosen, cx) {
         outcome.timed += line.timed;
         outcome.cache_hits += line.cache_hit as usize;
         outcome.log.push(line.log);
@@ -316,36 +232,6 @@ pub fn search(
     out
 }
 
-/// Where a candidate module is written: named after the process, the reference (one per
-/// program, even when a suite compiles several programs at once in one process) and the
-/// candidate's tag, so concurrent searches never overwrite each other's candidates.
-fn candidate_path(work: &Path, reference: &Path, tag: &str) -> PathBuf {
-    let program = reference.file_stem().unwrap_or_default().to_string_lossy();
-    work.join(format!("search_{}_{program}_{tag}.py", std::process::id()))
-}
-
-/// Verifies and times one candidate module against the reference: its median time, or
-/// why it does not count (not verified, failed, not timed).
-pub(crate) fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<f64, String> {
-    let path = candidate_path(&cx.work, cx.reference, tag);
-    std::fs::write(&path, source).map_err(|e| format!("not written: {e}"))?;
-    let mut verify = VerifyRequest::new(cx.reference, &path);
-    verify.rule = Some(cx.rule.clone());
-    let result = match cx.pool.bench(&BenchRequest::new(verify)) {
-        Ok(b) if b.verify.verified => match b.timing {
-            Some(t) => Ok(t.candidate.median_ms),
-            None => Err(format!(
-                "verified, not timed: {}",
-                b.timing_error.unwrap_or_default()
-            )),
-        },
-        Ok(b) => Err(format!("not verified: {}", b.verify.reasons().join("; "))),
-        Err(e) => Err(format!("failed: {e}")),
-    };
-    let _ = std::fs::remove_file(&path);
-    result
-}
-
 fn apply(out: &mut SearchOutcome, i: usize, c: &Candidate, why: &str) {
     if let Some(cfg) = &c.config {
         out.configs.insert(i, cfg.clone());
@@ -398,19 +284,6 @@ mod tests {
         let i = contraction(&plan);
         assert!(candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
         assert!(!candidates(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
-    }
-
-    #[test]
-    fn concurrent_programs_write_their_candidates_apart() {
-        let work = Path::new("/tmp/w");
-        let a = candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_1");
-        let b = candidate_path(work, Path::new("/tmp/s/51_Gemm_ref.py"), "0_1");
-        assert_ne!(a, b);
-        assert_ne!(
-            a,
-            candidate_path(work, Path::new("/tmp/s/29_Matmul_ref.py"), "0_0")
-        );
-        assert!(a.starts_with(work));
     }
 
     #[test]

@@ -31,13 +31,7 @@ impl IndexSource for Dims {
 /// al.): the block's mean and squared deviations around it, then the merge. `nb` (the
 /// block's valid columns) must be bound; `tot` becomes the columns seen so far. `guarded`
 /// divides by at least one, for blocks past the end of a split chunk (`nb` = 0).
-pub(super) fn welford_merge(
-    out: &mut String,
-    indent: &str,
-    x: &str,
-    (mean, m2): (&str, &str),
-    guarded: bool,
-) {
+fn welford_merge(out: &mut String, indent: &str, x: &str, (mean, m2): (&str, &str), guarded: bool) {
     let (nb, tot) = if guarded {
         ("tl.maximum(nb, 1.0)", "tl.maximum(cstart + nb, 1.0)")
     } else {
@@ -101,12 +95,7 @@ impl Moments<'_> {
 
 /// Python lines (at `indent`, before the column loop) starting per-lane moments of a
 /// `[BLOCK_R, BLOCK_C]` tile: each lane keeps its own running mean, M2 and count.
-pub(super) fn welford_init(
-    out: &mut String,
-    indent: &str,
-    (mean, m2, n): (&str, &str, &str),
-    ct: &str,
-) {
+fn welford_init(out: &mut String, indent: &str, (mean, m2, n): (&str, &str, &str), ct: &str) {
     for v in [mean, m2, n] {
         writeln!(out, "{indent}{v} = tl.zeros([BLOCK_R, BLOCK_C], {ct})").unwrap();
     }
@@ -117,7 +106,7 @@ pub(super) fn welford_init(
 /// a block only if it was valid in every earlier block (masks cut only the tail of the
 /// columns), so every valid lane has seen `cstart // BLOCK_C + 1` elements: one scalar
 /// reciprocal per block instead of a division per element.
-pub(super) fn welford_lanes(
+fn welford_lanes(
     out: &mut String,
     indent: &str,
     x: &str,
@@ -140,7 +129,7 @@ pub(super) fn welford_lanes(
 /// many parts at once (exact in real arithmetic): `n = sum n_l`, `mean = sum n_l mean_l /
 /// n`, `M2 = sum M2_l + sum n_l (mean_l - mean)^2`, with built-in sums only (a custom
 /// `tl.reduce` combine costs Triton's CPU interpreter a Python call per element).
-pub(super) fn welford_finish(out: &mut String, indent: &str, (mean, m2, n): (&str, &str, &str)) {
+fn welford_finish(out: &mut String, indent: &str, (mean, m2, n): (&str, &str, &str)) {
     for line in [
         format!("rcount = tl.sum({n}, axis=1)"),
         format!("rmean = tl.sum({n} * {mean}, axis=1) / tl.maximum(rcount, 1.0)"),
