@@ -57,8 +57,14 @@ def main():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--compile", action="store_true",
                    help="also profile torch.compile (default mode) of the reference")
+    p.add_argument("--torch-precision", choices=["highest", "high"], default=None,
+                   help="torch.set_float32_matmul_precision for the reference and "
+                        "torch.compile (default: PyTorch's own)")
     args = p.parse_args()
     import torch
+
+    if args.torch_precision:
+        torch.set_float32_matmul_precision(args.torch_precision)
 
     dev = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if dev == "cpu":
@@ -87,7 +93,8 @@ def main():
     inputs = [x.to(dev) if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     print(f"module {args.module} on {dev}; training mode: reference {ref.training}, "
-          f"candidate {cand.training}")
+          f"candidate {cand.training}; float32 matmul precision "
+          f"{torch.get_float32_matmul_precision()}")
     for side, model in (("reference", ref), ("candidate", cand)):
         fw = flat_weights(torch, model)
         if fw:

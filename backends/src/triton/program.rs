@@ -54,6 +54,13 @@ pub trait IndexSource {
     fn dim_index(&self, sp: Sp, d: usize) -> String;
     /// The load mask of space `sp`.
     fn mask(&self, sp: Sp) -> String;
+    /// The mask of a load in space `sp` whose offset follows only domain dims `dims`:
+    /// a template may give a narrower mask, of the shape of those dims (a vector along
+    /// one dim broadcast by its use), so the load reads each element once instead of
+    /// once per broadcast copy. The default is the space's mask.
+    fn mask_of(&self, sp: Sp, _dims: &[usize]) -> String {
+        self.mask(sp)
+    }
     /// For a Full-space load through `map`: the offset terms `(tensor dim, index)` that
     /// are right when the tensor is row-major contiguous, with fewer index operations than
     /// one index per dim (a reduction's runs of columns). `None` (the default) where the
@@ -193,9 +200,11 @@ impl Program {
         let k = self.input_arg(g, v);
         let arg = &self.inputs[k];
         let mut terms = vec![];
+        let mut used = vec![];
         for (dim, stride) in &arg.strides {
             if let Some(Some(d)) = map.get(*dim) {
                 terms.push(format!("{} * {stride}", ix.dim_index(sp, *d)));
+                used.push(*d);
             }
         }
         // flat columns: the same offset in fewer operations when the tensor is contiguous
@@ -241,7 +250,7 @@ impl Program {
             };
             format!(
                 "tl.load({ptr} + {off}, mask={}, other=0).to({})",
-                ix.mask(sp),
+                ix.mask_of(sp, &used),
                 compute_ty(dtype)
             )
         };
