@@ -4,6 +4,8 @@
 //! its own mean, and the later kernels merge them (Chan et al.), so the input is read
 //! once for the statistics instead of twice. A program covers BLOCK_R rows (1 for
 //! row-major rows; more when rows are the memory-innermost dim, `strategy.rs`).
+//! Stages run 8 warps, except a moments stage with per-lane accumulators (tiles of at
+//! least `LANE_MOMENTS_MIN_ROWS` rows), which runs 4 (measured on the H200, see there).
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
