@@ -174,6 +174,9 @@ struct Host<'g> {
     update_running_stats: bool,
     /// A contraction region exists: the module needs the GEMM helpers.
     uses_gemm: bool,
+    /// `torch.set_float32_matmul_precision` of the policy: every fp32 matrix product run
+    /// by PyTorch (einsum, a fallback GEMM) runs at it, whatever the caller's setting.
+    matmul_precision: &'static str,
     /// Which convolutions and values are channels-last.
     layout: LayoutPlan,
     /// GPU launches of one forward (the CUDA-graph cost rule).
@@ -202,7 +205,13 @@ impl Host<'_> {
                 }
             }
             let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| self.g.ty(v)).collect();
-            let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
+            let mut expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
+            if node.op.category() == drtc_ir::Category::Contraction
+                && tys.iter().any(|t| t.dtype == drtc_ir::DType::F32)
+            {
+                expr = format!("_drtc_library({:?}, lambda: {expr})", self.matmul_precision);
+                self.uses_gemm = true;
+            }
             if node.op.category() != drtc_ir::Category::Layout {
                 self.launches += crate::graphs::torch_launches(self.g, n);
             }
@@ -754,6 +763,7 @@ pub fn generate_module(
         device,
         needs_mul: false,
         uses_gemm: false,
+        matmul_precision: opts.precision.torch_matmul_precision(),
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
         layout: plan_layout(g, plan, opts.layout),
