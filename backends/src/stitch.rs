@@ -225,29 +225,42 @@ impl Host<'_> {
     }
 
     /// The library path of a GEMM region: the product through PyTorch (cuBLAS) at the
-    /// policy's matmul precision, then the rest of the region in one fused pointwise
-    /// kernel over the product's shape (or with PyTorch when no template fits: reported).
-    /// Returns the epilogue kernel, if the region has an epilogue; `Err` says why an
-    /// epilogue is computed with PyTorch instead.
+    /// policy's matmul precision (`pad`: on operand copies whose K is zero-padded to a
+    /// multiple of 4, [`GemmImpl::PaddedLibrary`]), then the rest of the region in one
+    /// fused pointwise kernel over the product's shape (or with PyTorch when no template
+    /// fits: reported). Returns the epilogue kernel, if the region has an epilogue; `Err`
+    /// says why an epilogue is computed with PyTorch instead.
     fn library_gemm(
         &mut self,
         r: &Region,
         main: NodeId,
         index: usize,
-        precision: Precision,
+        pad: bool,
         opts: &CodegenOptions,
     ) -> Result<Option<TritonKernel>, String> {
         let g = self.g;
         let node = g.node(main);
-        let args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
+        let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
+        let k = tys[0].shape.last().copied().unwrap_or(0);
+        let p = (4 - k % 4) % 4;
+        if pad && p > 0 && tys[1].rank() >= 2 {
+            // K is the last dim of A, and of a linear weight [N, K]; the second-to-last of
+            // a matmul's B [..., K, N]
+            args[0] = format!("torch.nn.functional.pad({}, (0, {p}))", args[0]);
+            args[1] = match node.op {
+                Op::Linear => format!("torch.nn.functional.pad({}, (0, {p}))", args[1]),
+                _ => format!("torch.nn.functional.pad({}, (0, 0, 0, {p}))", args[1]),
+            };
+            self.launches += 2;
+        }
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
         let out = node.outputs[0];
         self.launches += 1;
         writeln!(
             self.body,
             "    {v} = _drtc_library({:?}, lambda: {expr})",
-            precision.torch_matmul_precision(),
+            self.matmul_precision,
             v = var(out)
         )
         .unwrap();
@@ -564,7 +577,7 @@ fn region_kernel(
         RegionKind::Contraction => {
             let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {
                 GemmImpl::Triton { dot } => DotMode { dot },
-                imp @ (GemmImpl::Library | GemmImpl::PyTorch) => {
+                imp @ (GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch) => {
                     return Err(format!("the GEMM is computed as {}", imp.describe()))
                 }
             };
@@ -807,9 +820,12 @@ pub fn generate_module(
             });
             host.uses_gemm = true;
         }
-        let host_gemm = gemm
-            .as_ref()
-            .filter(|c| matches!(c.0, GemmImpl::Library | GemmImpl::PyTorch));
+        let host_gemm = gemm.as_ref().filter(|c| {
+            matches!(
+                c.0,
+                GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch
+            )
+        });
         if let Some((imp, ..)) = host_gemm {
             if *imp == GemmImpl::PyTorch {
                 report.fallback = true;
@@ -817,7 +833,8 @@ pub fn generate_module(
                 host.torch_nodes(&r.nodes);
             } else {
                 let main = gemm.as_ref().map(|c| c.3.main).expect("a GEMM region");
-                match host.library_gemm(r, main, i, opts.precision, opts) {
+                let pad = *imp == GemmImpl::PaddedLibrary;
+                match host.library_gemm(r, main, i, pad, opts) {
                     Ok(Some(k)) => report.kernel = Some((k.name.clone(), k.config.clone())),
                     Ok(None) => {}
                     Err(why) => {

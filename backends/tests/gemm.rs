@@ -59,6 +59,7 @@ fn every_gemm_implementation_matches_pytorch() {
             dot: DotPrecision::Ieee,
         },
         GemmImpl::Library,
+        GemmImpl::PaddedLibrary,
         GemmImpl::PyTorch,
     ];
     let mut pairs = vec![];
@@ -72,8 +73,12 @@ fn every_gemm_implementation_matches_pytorch() {
             assert_eq!(r.gemm.as_ref().unwrap().imp, imp);
             match imp {
                 GemmImpl::PyTorch => assert!(r.fallback && r.kernel.is_none(), "{prog}"),
-                GemmImpl::Library => {
+                GemmImpl::Library | GemmImpl::PaddedLibrary => {
                     assert!(!r.fallback);
+                    // bmm_max's K = 33 is padded to 36; linear_gelu_softmax's 20 needs none
+                    let padded = m.source.contains("torch.nn.functional.pad(");
+                    let odd = prog == "bmm_max";
+                    assert_eq!(padded, imp == GemmImpl::PaddedLibrary && odd, "{prog}");
                     assert!(m
                         .source
                         .contains("_drtc_library(\"highest\", lambda: torch."));

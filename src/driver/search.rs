@@ -287,6 +287,30 @@ mod tests {
     }
 
     #[test]
+    fn quick_also_races_padded_operands_when_k_is_not_aligned() {
+        // K = 2949 (level-1 task 8's): rows of K are not 16-byte aligned
+        let (g, plan) = linear(8205, 2949, 5921);
+        let i = contraction(&plan);
+        let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+        let imps: Vec<_> = quick.iter().map(|c| c.imp).collect();
+        assert_eq!(
+            imps[1..],
+            [Some(GemmImpl::Library), Some(GemmImpl::PaddedLibrary)],
+            "{quick:?}"
+        );
+        // aligned K: no padded candidate
+        let (g, plan) = linear(8205, 2948, 5921);
+        let quick = candidates(
+            &g,
+            &plan,
+            contraction(&plan),
+            Precision::Tf32,
+            SearchScope::Quick,
+        );
+        assert!(quick.iter().all(|c| c.imp != Some(GemmImpl::PaddedLibrary)));
+    }
+
+    #[test]
     fn quick_does_not_race_what_the_error_model_refuses() {
         // K = 1048576: no Triton precision is admitted under fp32, only the library call
         let (g, plan) = linear(64, 1 << 20, 64);

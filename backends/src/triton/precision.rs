@@ -116,6 +116,12 @@ pub enum GemmImpl {
     /// cuBLAS through PyTorch (`torch.matmul`/`bmm`/`F.linear`) at the policy's matmul
     /// precision, the epilogue in one fused Triton pointwise kernel.
     Library,
+    /// The library call on copies of the operands whose K is padded with zeros to a
+    /// multiple of 4 (16-byte rows, the alignment cuBLAS's fast kernels need; Inductor's
+    /// `pad_mm` does the same): exact, the zeros add nothing. Only offered to the search
+    /// (`gemm_variants`) for fp32 operands with K not a multiple of 4, which measures it
+    /// against the plain call (the copies cost their bytes).
+    PaddedLibrary,
     /// Every op of the region with PyTorch (when no implementation verified).
     PyTorch,
 }
@@ -126,6 +132,7 @@ impl GemmImpl {
         match self {
             GemmImpl::Triton { dot } => format!("triton:{}", dot.name()),
             GemmImpl::Library => "library".into(),
+            GemmImpl::PaddedLibrary => "library:padded".into(),
             GemmImpl::PyTorch => "pytorch".into(),
         }
     }
@@ -133,6 +140,7 @@ impl GemmImpl {
     pub fn parse(text: &str) -> Option<GemmImpl> {
         match text {
             "library" => return Some(GemmImpl::Library),
+            "library:padded" => return Some(GemmImpl::PaddedLibrary),
             "pytorch" => return Some(GemmImpl::PyTorch),
             _ => {}
         }
@@ -171,7 +179,10 @@ pub fn predicted_error(imp: GemmImpl, k: u64, policy: Precision) -> f64 {
             };
             dot.input_error() + accumulation
         }
-        GemmImpl::Library | GemmImpl::PyTorch => match policy {
+        GemmImpl::Library | GemmImpl::PyTorch | GemmImpl::PaddedLibrary => match policy {
+            // padded operands: another kernel of the same library, its own fp32
+            // accumulation order
+            Precision::Fp32 | Precision::Ieee if imp == GemmImpl::PaddedLibrary => k.sqrt() * U_ACC,
             // the same call as the reference's: the same rounding
             Precision::Fp32 | Precision::Ieee => 0.0,
             // cuBLAS rounds to tf32 (measured 2.8e-5 to 2.9e-4, 1.1e-4 at K=524288)
@@ -336,6 +347,9 @@ mod tests {
             assert_eq!(GemmImpl::parse(&c.imp.describe()), Some(c.imp));
         }
         assert_eq!(GemmImpl::parse("pytorch"), Some(GemmImpl::PyTorch));
+        let padded = GemmImpl::PaddedLibrary;
+        assert_eq!(GemmImpl::parse(&padded.describe()), Some(padded));
+        assert_eq!(GemmImpl::parse("library:x"), None);
         assert_eq!(GemmImpl::parse("triton:tf32:x"), None);
         assert_eq!(GemmImpl::parse("triton:bf8"), None);
     }
