@@ -242,24 +242,38 @@ impl Host<'_> {
         let node = g.node(main);
         let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
-        let k = tys[0].shape.last().copied().unwrap_or(0);
-        let p = (4 - k % 4) % 4;
-        if pad && p > 0 && tys[1].rank() >= 2 {
-            // K is the last dim of A, and of a linear weight [N, K]; the second-to-last of
-            // a matmul's B [..., K, N]
-            args[0] = format!("torch.nn.functional.pad({}, (0, {p}))", args[0]);
+        let out = node.outputs[0];
+        let (k, n) = (
+            tys[0].shape.last().copied().unwrap_or(0),
+            g.ty(out).shape.last().copied().unwrap_or(0),
+        );
+        let (pk, pn) = ((4 - k % 4) % 4, (4 - n % 4) % 4);
+        let pad = pad && (pk, pn) != (0, 0) && tys[1].rank() >= 2;
+        if pad {
+            // rows of A, of B and of the product 16-byte aligned: K is the last dim of A
+            // and of a linear weight [N, K], the second-to-last of a matmul's B [..., K, N];
+            // N pads B (and a linear's bias), and the product is viewed back to N columns
+            let f = "torch.nn.functional.pad";
+            args[0] = format!("{f}({}, (0, {pk}))", args[0]);
             args[1] = match node.op {
-                Op::Linear => format!("torch.nn.functional.pad({}, (0, {p}))", args[1]),
-                _ => format!("torch.nn.functional.pad({}, (0, 0, 0, {p}))", args[1]),
+                Op::Linear => format!("{f}({}, (0, {pk}, 0, {pn}))", args[1]),
+                _ => format!("{f}({}, (0, {pn}, 0, {pk}))", args[1]),
             };
-            self.launches += 2;
+            if let Some(b) = args.get_mut(2).filter(|_| node.op == Op::Linear) {
+                *b = format!("{f}({b}, (0, {pn}))");
+            }
+            self.launches += args.len();
         }
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
-        let out = node.outputs[0];
+        let view = if pad && pn > 0 {
+            format!("[..., :{n}]")
+        } else {
+            String::new()
+        };
         self.launches += 1;
         writeln!(
             self.body,
-            "    {v} = _drtc_library({:?}, lambda: {expr})",
+            "    {v} = _drtc_library({:?}, lambda: {expr}){view}",
             self.matmul_precision,
             v = var(out)
         )

@@ -53,8 +53,8 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
 }
 
 /// The implementations worth trying for a contraction region under `policy`: the
-/// library call (with its fused epilogue; also on K-padded operand copies when K is not a
-/// multiple of 4), and the fastest Triton precision the error model admits with each of
+/// library call (with its fused epilogue; also on zero-padded operand copies when K or N
+/// is not a multiple of 4), and the fastest Triton precision the error model admits with each of
 /// its launch configurations. Empty for other regions.
 pub fn gemm_variants(
     g: &Graph,
@@ -78,9 +78,9 @@ pub fn gemm_variants(
         }
     }
     out.push((GemmImpl::Library, None));
-    // K not a multiple of 4 fp32: rows not 16-byte aligned, where cuBLAS falls back to
-    // slower kernels; the same call on zero-padded copies is measured against it
-    if !shape.half && !shape.k.is_multiple_of(4) {
+    // K or N not a multiple of 4 fp32: rows not 16-byte aligned, where cuBLAS falls back
+    // to slower kernels; the same call on zero-padded copies is measured against it
+    if !shape.half && !(shape.k.is_multiple_of(4) && shape.n.is_multiple_of(4)) {
         out.push((GemmImpl::PaddedLibrary, None));
     }
     out

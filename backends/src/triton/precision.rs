@@ -116,11 +116,12 @@ pub enum GemmImpl {
     /// cuBLAS through PyTorch (`torch.matmul`/`bmm`/`F.linear`) at the policy's matmul
     /// precision, the epilogue in one fused Triton pointwise kernel.
     Library,
-    /// The library call on copies of the operands whose K is padded with zeros to a
-    /// multiple of 4 (16-byte rows, the alignment cuBLAS's fast kernels need; Inductor's
-    /// `pad_mm` does the same): exact, the zeros add nothing. Only offered to the search
-    /// (`gemm_variants`) for fp32 operands with K not a multiple of 4, which measures it
-    /// against the plain call (the copies cost their bytes).
+    /// The library call on copies of the operands whose K and N are padded with zeros to
+    /// multiples of 4 (16-byte rows, the alignment cuBLAS's fast kernels need; Inductor's
+    /// `pad_mm` pads too), the product viewed back to N columns: exact, the zeros add
+    /// nothing. Only offered to the search (`gemm_variants`) for fp32 operands with K or N
+    /// not a multiple of 4, which measures it against the plain call (the copies cost
+    /// their bytes).
     PaddedLibrary,
     /// Every op of the region with PyTorch (when no implementation verified).
     PyTorch,
