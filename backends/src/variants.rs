@@ -80,7 +80,8 @@ pub fn gemm_variants(
     out.push((GemmImpl::Library, None));
     // K or N not a multiple of 4 fp32: rows not 16-byte aligned, where cuBLAS falls back
     // to slower kernels; the same call on zero-padded copies is measured against it
-    if !shape.half && !(shape.k.is_multiple_of(4) && shape.n.is_multiple_of(4)) {
+    let aligned = shape.k.is_multiple_of(4) && shape.n.is_multiple_of(4);
+    if !shape.half && !aligned {
         out.push((GemmImpl::PaddedLibrary, None));
     }
     out

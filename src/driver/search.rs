@@ -287,7 +287,7 @@ mod tests {
     }
 
     #[test]
-    fn quick_also_races_padded_operands_when_k_is_not_aligned() {
+    fn quick_also_races_padded_operands_when_k_or_n_is_not_aligned() {
         // K = 2949 (level-1 task 8's): rows of K are not 16-byte aligned
         let (g, plan) = linear(8205, 2949, 5921);
         let i = contraction(&plan);
@@ -298,16 +298,15 @@ mod tests {
             [Some(GemmImpl::Library), Some(GemmImpl::PaddedLibrary)],
             "{quick:?}"
         );
-        // aligned K: no padded candidate
-        let (g, plan) = linear(8205, 2948, 5921);
-        let quick = candidates(
-            &g,
-            &plan,
-            contraction(&plan),
-            Precision::Tf32,
-            SearchScope::Quick,
-        );
-        assert!(quick.iter().all(|c| c.imp != Some(GemmImpl::PaddedLibrary)));
+        // aligned K, N = 5921: padded too; both aligned: no padded candidate
+        let padded = |k, n| {
+            let (g, plan) = linear(8205, k, n);
+            let i = contraction(&plan);
+            let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+            quick.iter().any(|c| c.imp == Some(GemmImpl::PaddedLibrary))
+        };
+        assert!(padded(2948, 5921));
+        assert!(!padded(2948, 5920));
     }
 
     #[test]
