@@ -1,6 +1,7 @@
 //! Backends: turn regions of drtc IR into code (Triton templates, PyTorch calls) and
 //! stitch them into one runnable module.
 
+mod gemm_choice;
 pub mod graphs;
 pub mod guard;
 pub mod layout;

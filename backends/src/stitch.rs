@@ -2,6 +2,7 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
+use crate::gemm_choice::gemm_choice;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
@@ -9,9 +10,8 @@ pub use crate::state::{forward_tail, self_path, StateUpdate};
 use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{
-    choose, contraction_kernel, gemm_shape, pointwise_kernel, pointwise_kernel_in_order,
-    reduction_kernel, window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig,
-    Precision, TritonKernel,
+    contraction_kernel, pointwise_kernel, pointwise_kernel_in_order, reduction_kernel,
+    window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig, Precision, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
@@ -506,39 +506,6 @@ fn module_prefix(g: &Graph, node: NodeId) -> Option<String> {
         }
     }
     None
-}
-
-/// The implementation of contraction region `index`: the search's override, or the
-/// policy's choice by the error model; with the prediction, the reason and the shape.
-fn gemm_choice(
-    g: &Graph,
-    r: &Region,
-    index: usize,
-    opts: &CodegenOptions,
-) -> Option<(GemmImpl, f64, String, GemmShape)> {
-    let shape = gemm_shape(g, &r.nodes)?;
-    // under the interpreter every product stays a Triton kernel, however narrow: the CPU
-    // tests exercise the template there, and no speed is measured
-    let narrow = if opts.interpret {
-        u64::MAX
-    } else {
-        shape.m.min(shape.n)
-    };
-    let policy_choice = choose(opts.precision, shape.k, shape.half, narrow, shape.flops());
-    Some(match opts.gemm.get(&index) {
-        Some((imp, why)) => (
-            *imp,
-            crate::triton::predicted_error(*imp, shape.k, opts.precision),
-            why.clone(),
-            shape,
-        ),
-        None => (
-            policy_choice.imp,
-            policy_choice.predicted,
-            policy_choice.reason,
-            shape,
-        ),
-    })
 }
 
 /// The kernels of kernel region `r`, or why it has none (then it is computed with

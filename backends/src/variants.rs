@@ -3,7 +3,7 @@
 
 use crate::triton::{
     candidates, contraction_variants, gemm_shape, pointwise_variants, reduction_shape,
-    reduction_variants, GemmImpl, LaunchConfig, Precision,
+    reduction_variants, too_few_tiles, GemmImpl, LaunchConfig, Precision,
 };
 use drtc_ir::{DType, Graph, Op};
 use drtc_passes::fuse::{Region, RegionKind};
@@ -69,10 +69,12 @@ pub fn gemm_variants(
     };
     let all = candidates(policy, shape.k, shape.half);
     let mut out = vec![];
-    if let Some(t) = all
-        .iter()
-        .find(|c| c.admitted && matches!(c.imp, GemmImpl::Triton { .. }))
-    {
+    // the template, unless it would leave most of the GPU idle (`FEW_TILES`)
+    let triton = all.iter().find(|c| match c.imp {
+        GemmImpl::Triton { dot } => c.admitted && !too_few_tiles(&shape, dot),
+        GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => false,
+    });
+    if let Some(t) = triton {
         for c in contraction_variants(shape.m, shape.n, shape.k, shape.half) {
             out.push((t.imp, Some(c)));
         }

@@ -310,6 +310,22 @@ mod tests {
     }
 
     #[test]
+    fn quick_does_not_race_a_template_that_would_starve_the_gpu() {
+        // level-1 task 6: 256 x 256 x 524288 is 4 output tiles; tf32x3 passes the tf32
+        // budget there, but each tile would walk all of K alone (measured 24.9 ms against
+        // the library's 0.47): only the library call is left, nothing to race
+        let (g, plan) = linear(256, 524288, 256);
+        let i = contraction(&plan);
+        let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+        assert!(
+            quick
+                .iter()
+                .all(|c| matches!(c.imp, Some(GemmImpl::Library))),
+            "{quick:?}"
+        );
+    }
+
+    #[test]
     fn quick_does_not_race_what_the_error_model_refuses() {
         // K = 1048576: no Triton precision is admitted under fp32, only the library call
         let (g, plan) = linear(64, 1 << 20, 64);

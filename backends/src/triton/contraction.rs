@@ -74,6 +74,30 @@ pub fn gemm_shape(g: &Graph, nodes: &[NodeId]) -> Option<GemmShape> {
     })
 }
 
+/// Fewer output tiles than this leave most of a 132-SM GPU idle under the template, which
+/// has no split-K: each tile's program walks all of K alone, where cuBLAS splits K across
+/// the machine. Measured in the H200 races (`bench/results`, session 22): level-1 task 6
+/// (256 x 256 x 524288, 4 tiles) tf32x3 24.9 ms against the library's 0.47; task 4
+/// (2048 x 1 x 1048576, 32 tiles) 38.7 against 2.36. So a product of at least
+/// [`FEW_TILES_MIN_FLOPS`] with fewer tiles is a library call (`stitch::gemm_choice`) and
+/// the search does not race the template there.
+pub const FEW_TILES: u64 = 66;
+
+/// Products below this many FLOPs keep the template whatever their tile count (they run
+/// in microseconds, where the fused epilogue matters more).
+pub const FEW_TILES_MIN_FLOPS: u64 = 1_000_000_000;
+
+/// Output tiles of the template's heuristic configuration for `shape` with `dot`.
+pub fn template_tiles(shape: &GemmShape, dot: DotPrecision) -> u64 {
+    let c = contraction_config(shape.m, shape.n, shape.k, shape.half, dot);
+    shape.m.div_ceil(c.block("BLOCK_M")) * shape.n.div_ceil(c.block("BLOCK_N")) * shape.batch
+}
+
+/// Whether the template would starve the GPU on `shape` (see [`FEW_TILES`]).
+pub fn too_few_tiles(shape: &GemmShape, dot: DotPrecision) -> bool {
+    shape.flops() >= FEW_TILES_MIN_FLOPS && template_tiles(shape, dot) < FEW_TILES
+}
+
 fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -> LaunchConfig {
     LaunchConfig {
         blocks: vec![

@@ -14,7 +14,8 @@ pub mod ty;
 mod window;
 
 pub use contraction::{
-    contraction_config, contraction_kernel, contraction_variants, gemm_shape, DotMode, GemmShape,
+    contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
+    too_few_tiles, DotMode, GemmShape, FEW_TILES,
 };
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{
