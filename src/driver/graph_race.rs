@@ -7,7 +7,7 @@
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
-use crate::driver::search_context::{bench_module, SearchContext};
+use crate::driver::search_context::{bench_module, SearchContext, Timed};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_backends::variants::fnv1a;
@@ -99,23 +99,41 @@ pub fn race_graphs(
 
 /// Whether to replay, and why, from the two modules' verified times (`Err`: why one does
 /// not count). `None` when neither counts. A tie keeps the replay (the cost rule's pick).
-fn verdict(with: &Result<f64, String>, without: &Result<f64, String>) -> Option<(bool, String)> {
+/// Compared relative to the reference timed in the same pass (`Timed::relative`).
+fn verdict(
+    with: &Result<Timed, String>,
+    without: &Result<Timed, String>,
+) -> Option<(bool, String)> {
     Some(match (with, without) {
-        (Ok(a), Ok(b)) if a <= b => (
+        (Ok(a), Ok(b)) if a.relative() <= b.relative() => (
             true,
-            format!("measured: replay {a:.4} ms, eager forward {b:.4} ms"),
+            format!(
+                "measured: replay {}, eager forward {}",
+                a.describe(),
+                b.describe()
+            ),
         ),
         (Ok(a), Ok(b)) => (
             false,
-            format!("measured: eager forward {b:.4} ms, replay {a:.4} ms"),
+            format!(
+                "measured: eager forward {}, replay {}",
+                b.describe(),
+                a.describe()
+            ),
         ),
         (Err(e), Ok(b)) => (
             false,
-            format!("the module with graphs does not count ({e}); eager forward {b:.4} ms"),
+            format!(
+                "the module with graphs does not count ({e}); eager forward {}",
+                b.describe()
+            ),
         ),
         (Ok(a), Err(e)) => (
             true,
-            format!("replay {a:.4} ms; the eager forward does not count ({e})"),
+            format!(
+                "replay {}; the eager forward does not count ({e})",
+                a.describe()
+            ),
         ),
         (Err(_), Err(_)) => return None,
     })
@@ -133,24 +151,31 @@ fn keep_eager(module: &mut GeneratedModule, mut eager: GeneratedModule, why: &st
 
 #[cfg(test)]
 mod tests {
-    use super::verdict;
+    use super::{verdict, Timed};
+
+    fn t(ms: f64, reference_ms: f64) -> Result<Timed, String> {
+        Ok(Timed { ms, reference_ms })
+    }
 
     #[test]
     fn the_faster_verified_module_wins_and_a_failed_one_never_does() {
-        let (replay, why) = verdict(&Ok(6.2), &Ok(4.8)).unwrap();
+        let (replay, why) = verdict(&t(6.2, 10.0), &t(4.8, 10.0)).unwrap();
         assert!(!replay, "{why}");
         assert!(
-            why.contains("eager forward 4.8000 ms, replay 6.2000 ms"),
+            why.contains("eager forward 4.8000 ms, 0.480 of the reference, replay 6.2000 ms"),
             "{why}"
         );
-        assert!(verdict(&Ok(1.0), &Ok(1.5)).unwrap().0);
+        assert!(verdict(&t(1.0, 2.0), &t(1.5, 2.0)).unwrap().0);
         // a tie keeps what the cost rule chose
-        assert!(verdict(&Ok(1.0), &Ok(1.0)).unwrap().0);
+        assert!(verdict(&t(1.0, 2.0), &t(1.0, 2.0)).unwrap().0);
+        // compared against the reference timed in the same pass: a replay timed while the
+        // GPU ran 20% slower (its reference too) still wins
+        assert!(verdict(&t(1.1, 2.4), &t(1.0, 2.0)).unwrap().0);
         // a module that failed verification is not chosen, however fast it was
         let failed = Err("not verified: max abs error 1e-2".to_string());
-        let (replay, why) = verdict(&failed, &Ok(9.0)).unwrap();
+        let (replay, why) = verdict(&failed, &t(9.0, 9.0)).unwrap();
         assert!(!replay && why.contains("not verified"), "{why}");
-        assert!(verdict(&Ok(9.0), &failed).unwrap().0);
+        assert!(verdict(&t(9.0, 9.0), &failed).unwrap().0);
         assert!(verdict(&failed, &failed).is_none());
     }
 }

@@ -20,7 +20,7 @@
 
 use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
-use crate::driver::search_context::bench_module;
+use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
@@ -171,7 +171,7 @@ pub fn search(
             out.cache_hits += 1;
             continue;
         }
-        let mut best: Option<(f64, Candidate)> = None;
+        let mut best: Option<(Timed, Candidate)> = None;
         let mut tried = vec![];
         for (k, cand) in cands.iter().enumerate() {
             let mut opts = base.clone();
@@ -184,27 +184,36 @@ pub fn search(
             let module = generate_module(g, plan, form, &opts);
             out.timed += 1;
             match bench_module(cx, &module.source, &format!("{i}_{k}")) {
-                Ok(ms) => {
-                    tried.push(format!("{} {ms:.4} ms", cand.describe()));
-                    if best.as_ref().is_none_or(|(m, _)| ms < *m) {
-                        best = Some((ms, cand.clone()));
+                Ok(t) => {
+                    tried.push(format!("{} {}", cand.describe(), t.describe()));
+                    if best
+                        .as_ref()
+                        .is_none_or(|(b, _)| t.relative() < b.relative())
+                    {
+                        best = Some((t, cand.clone()));
                     }
                 }
                 Err(why) => tried.push(format!("{} {why}", cand.describe())),
             }
         }
         match best {
-            Some((ms, c)) => {
+            Some((t, c)) => {
                 let record = serde_json::json!({
-                    "context": cx_id, "choice": c.describe(), "median_ms": ms, "tried": tried,
+                    "context": cx_id, "choice": c.describe(), "median_ms": t.ms,
+                    "relative": t.relative(), "tried": tried,
                 });
                 let _ = std::fs::write(cx.cache.join(format!("{key}.json")), record.to_string());
                 out.log.push(format!(
-                    "region {i}: chose {} ({ms:.4} ms) among [{}]",
+                    "region {i}: chose {} ({}) among [{}]",
                     c.describe(),
-                    tried.join(", ")
+                    t.describe(),
+                    tried.join("; ")
                 ));
-                let why = format!("search: fastest verified of {} ({ms:.4} ms)", cands.len());
+                let why = format!(
+                    "search: fastest verified of {} relative to the reference ({})",
+                    cands.len(),
+                    t.describe()
+                );
                 apply(&mut out, i, &c, &why);
             }
             None if is_gemm && cx.scope == SearchScope::Full => {
