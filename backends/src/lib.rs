@@ -2,6 +2,7 @@
 //! stitch them into one runnable module.
 
 mod gemm_choice;
+mod gemm_moments;
 pub mod graphs;
 pub mod guard;
 pub mod layout;

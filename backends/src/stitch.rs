@@ -3,6 +3,7 @@
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
 use crate::gemm_choice::gemm_choice;
+use crate::gemm_moments::link_moments;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
 use crate::guard::{guard_section, GuardInput, GuardOptions};
 use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
@@ -11,7 +12,8 @@ use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{
     contraction_kernel, pointwise_kernel, pointwise_kernel_in_order, reduction_kernel,
-    window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, LaunchConfig, Precision, TritonKernel,
+    window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, GivenMoments, LaunchConfig, Precision,
+    TileMoments, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
@@ -508,21 +510,35 @@ fn module_prefix(g: &Graph, node: NodeId) -> Option<String> {
     None
 }
 
+/// How one kernel region is generated, besides the module's options.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Emit {
+    /// A launch configuration instead of the heuristic.
+    pub config: Option<LaunchConfig>,
+    /// The region reads and writes channels-last (`layout.rs`).
+    pub channels_last: bool,
+    /// A reduction region: moment partials a GEMM epilogue writes (`gemm_moments.rs`).
+    pub given: Option<GivenMoments>,
+    /// A contraction region: the tile moments its epilogue writes for a later region.
+    pub moments: Option<TileMoments>,
+}
+
 /// The kernels of kernel region `r`, or why it has none (then it is computed with
 /// PyTorch, and the report says why).
-fn region_kernel(
+pub(crate) fn region_kernel(
     g: &Graph,
     r: &Region,
     index: usize,
     name: &str,
     opts: &CodegenOptions,
-    config: Option<LaunchConfig>,
-    channels_last: bool,
+    emit: &Emit,
 ) -> Result<RegionCode, String> {
+    let (config, channels_last) = (emit.config.clone(), emit.channels_last);
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],
         scratch: vec![],
         stats: vec![],
+        given: None,
     };
     let uncovered = || format!("the {} template does not cover this region", r.kind);
     match r.kind {
@@ -547,17 +563,20 @@ fn region_kernel(
             reduction_kernel(
                 g,
                 name,
-                &r.nodes,
-                &r.outputs,
+                (&r.nodes, &r.outputs),
                 space,
                 config,
                 order.as_deref(),
+                emit.given,
             )
             .ok_or_else(uncovered)
         }
         RegionKind::Contraction => {
             let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {
-                GemmImpl::Triton { dot } => DotMode { dot },
+                GemmImpl::Triton { dot } => DotMode {
+                    dot,
+                    moments: emit.moments.clone(),
+                },
                 imp @ (GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch) => {
                     return Err(format!("the GEMM is computed as {}", imp.describe()))
                 }
@@ -587,14 +606,18 @@ pub fn generate_region_kernel(
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
     let layout = plan_layout(g, plan, opts.layout);
+    let emit = Emit {
+        config,
+        channels_last: layout.regions.contains(&index),
+        ..Emit::default()
+    };
     region_kernel(
         g,
         &plan.regions[index],
         index,
         &format!("drtc_k{index}"),
         opts,
-        config,
-        layout.regions.contains(&index),
+        &emit,
     )
     .ok()
     .and_then(|c| c.kernels.into_iter().last())
@@ -764,6 +787,8 @@ pub fn generate_module(
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];
+    // consumer regions' code generated with moment partials a GEMM epilogue writes
+    let mut linked: HashMap<usize, RegionCode> = HashMap::new();
     for (i, r) in plan.regions.iter().enumerate() {
         let ops: Vec<&'static str> = r.nodes.iter().map(|&n| g.node(n).op.name()).collect();
         let listing: Vec<String> = r
@@ -826,9 +851,24 @@ pub fn generate_module(
             }
         } else if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
-            let cl = host.layout.regions.contains(&i);
-            match region_kernel(g, r, i, &name, opts, opts.configs.get(&i).cloned(), cl) {
-                Ok(code) => {
+            let link = link_moments(g, plan, i, opts, &host.layout);
+            let emit = Emit {
+                config: opts.configs.get(&i).cloned(),
+                channels_last: host.layout.regions.contains(&i),
+                given: None,
+                moments: link.as_ref().map(|l| l.moments.clone()),
+            };
+            let code = match linked.remove(&i) {
+                Some(code) => Ok(code),
+                None => region_kernel(g, r, i, &name, opts, &emit),
+            };
+            match code {
+                Ok(mut code) => {
+                    // the consumer's partials are allocated before this region writes them
+                    if let Some(l) = link {
+                        code.scratch.extend(l.scratch);
+                        linked.insert(l.consumer, l.code);
+                    }
                     let last = code.kernels.last().expect("a region has a kernel");
                     report.kernel = Some((last.name.clone(), last.config.clone()));
                     host.launch_region(&code);

@@ -15,7 +15,7 @@ mod window;
 
 pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
-    too_few_tiles, DotMode, GemmShape, FEW_TILES,
+    too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
 };
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{
@@ -27,7 +27,7 @@ pub use precision::{
 };
 pub use reduction::{
     reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
-    RegionCode, Scratch,
+    GivenMoments, RegionCode, Scratch,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use supports::{supports, Support};

@@ -154,6 +154,14 @@ impl Program {
         &self.stmts[i].var
     }
 
+    /// The region input and dim map statement `i` loads, when it is a load.
+    pub fn load_of(&self, i: usize) -> Option<(ValueId, Sp, &DimMap)> {
+        self.loads
+            .iter()
+            .find(|(_, &j)| j == i)
+            .map(|((v, sp, map), _)| (*v, *sp, map))
+    }
+
     pub fn operand(&self, i: usize) -> Operand {
         let s = &self.stmts[i];
         Operand {

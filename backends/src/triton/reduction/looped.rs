@@ -229,5 +229,6 @@ pub(super) fn row_kernel(
         }],
         scratch: vec![],
         stats,
+        given: None,
     }
 }

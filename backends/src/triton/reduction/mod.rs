@@ -75,6 +75,23 @@ pub struct RegionCode {
     pub kernels: Vec<TritonKernel>,
     pub scratch: Vec<Scratch>,
     pub stats: Vec<BatchStats>,
+    /// When the region takes its moment partials from a producer ([`GivenMoments`]): the
+    /// scratch buffers the producer writes, sums then squared deviations (they are in
+    /// `scratch`; the producer's launch comes first).
+    pub given: Option<(String, String)>,
+}
+
+/// Moment partials another kernel offers to write for a reduction region: per column of
+/// `value` ([M, N], the region's input), the sum and the squared deviations around their
+/// mean of each chunk of `chunk` rows (`chunks` of them): a GEMM epilogue's per-tile
+/// statistics, so that the region's statistics pass over `value` is not needed. Taken
+/// only by a split reduction whose one partial stage is the moments of `value` itself over
+/// its dim 0 (a training-mode batch norm of a `[batch, features]` matrix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GivenMoments {
+    pub value: ValueId,
+    pub chunks: u64,
+    pub chunk: u64,
 }
 
 /// A scratch buffer the host allocates for a region's kernels.
@@ -88,15 +105,16 @@ pub struct Scratch {
 /// Generates the kernel of a reduction region; `None` when something has no template.
 /// `out_order` (outermost first) is the order in which its domain-shaped outputs are
 /// dense: `None` for row-major, `[0, 2, 3, 1]` for the channels-last outputs of a
-/// reduction over the channels of a channels-last input.
+/// reduction over the channels of a channels-last input. `given`: moment partials a
+/// producer offers to write; the code says in [`RegionCode::given`] whether it took them.
 pub fn reduction_kernel(
     g: &Graph,
     name: &str,
-    nodes: &[NodeId],
-    outputs: &[ValueId],
+    (nodes, outputs): (&[NodeId], &[ValueId]),
     space: &ReduceSpace,
     config: Option<LaunchConfig>,
     out_order: Option<&[usize]>,
+    given: Option<GivenMoments>,
 ) -> Option<RegionCode> {
     if out_order.is_some_and(|o| o.len() != space.domain.len()) {
         return None;
@@ -151,18 +169,50 @@ pub fn reduction_kernel(
         (Some(c), _) => c,
         (None, Strategy::Rows(c)) => c,
         (None, Strategy::Split(plan)) => {
-            let kernels =
-                split_kernels(g, name, nodes, outputs, &b, &stores, plan, cols, out_order);
+            let taken = given.and_then(|m| takes_moments(&b, &space.domain, m, cols));
+            let layout = taken
+                .is_some()
+                .then(|| given.map(|m| (m.chunks, m.chunk)))
+                .flatten();
+            let kernels = split_kernels(
+                g, name, nodes, outputs, &b, &stores, plan, cols, out_order, layout,
+            );
             return Some(RegionCode {
                 kernels,
-                scratch: split_scratch(name, &b.prog, rows, plan),
+                scratch: split_scratch(name, &b.prog, rows, plan, layout),
                 stats,
+                given: taken.map(|(sum, m2)| (format!("{name}_ws{sum}"), format!("{name}_ws{m2}"))),
             });
         }
     };
     Some(looped::row_kernel(
         g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols, out_order,
     ))
+}
+
+/// The moment pair's statements (sum, M2) when the region's one partial stage is the
+/// moments of `m.value` itself over its dim 0, `m.chunks` chunks of `m.chunk` covering
+/// its `cols` rows: then a producer's partials can stand for that stage.
+fn takes_moments(
+    b: &Builder,
+    domain: &[i64],
+    m: GivenMoments,
+    cols: u64,
+) -> Option<(usize, usize)> {
+    let reduces = (0..b.prog.stmts.len())
+        .filter(|&i| matches!(b.prog.stmts[i].code, super::program::Code::Reduce { .. }))
+        .count();
+    let [(sum, m2, x)] = b.welford[..] else {
+        return None;
+    };
+    let (v, sp, map) = b.prog.load_of(x)?;
+    let plain = v == m.value
+        && sp == Sp::Full
+        && map[..] == [Some(0), Some(1)]
+        && domain.len() == 2
+        && b.dims.kinds[..] == [space::DimKind::Col, space::DimKind::Row];
+    let covered = m.chunk > 0 && m.chunks == cols.div_ceil(m.chunk) && cols == domain[0] as u64;
+    (reduces == 2 && plain && covered).then_some((sum, m2))
 }
 
 /// Rows and columns of a reduction space (row-major), and whether the split strategy

@@ -25,13 +25,21 @@ fn reduce_ids(prog: &Program) -> Vec<usize> {
         .collect()
 }
 
+/// The partials' layout: `chunks` per row, of `chunk` columns each. The split strategy's
+/// own chunks, or those of a producer that writes a moment pair's partials for the region
+/// (`given`: a GEMM epilogue's per-tile column sums and squared deviations).
+pub(super) fn partials(plan: SplitPlan, given: Option<(u64, u64)>) -> (u64, u64) {
+    given.unwrap_or((plan.chunks, plan.chunk))
+}
+
 pub(super) fn split_scratch(
     name: &str,
     prog: &Program,
     rows: u64,
     plan: SplitPlan,
+    given: Option<(u64, u64)>,
 ) -> Vec<Scratch> {
-    let s = plan.chunks;
+    let s = partials(plan, given).0;
     let mut out = vec![];
     for i in reduce_ids(prog) {
         let Code::Reduce { kind, input } = &prog.stmts[i].code else {
@@ -65,6 +73,7 @@ pub(super) fn split_kernels(
     plan: SplitPlan,
     cols: u64,
     out_order: Option<&[usize]>,
+    given: Option<(u64, u64)>,
 ) -> Vec<TritonKernel> {
     let prog = &b.prog;
     let dims = &b.dims;
@@ -76,7 +85,8 @@ pub(super) fn split_kernels(
         chunk,
     } = plan;
     let reduces = reduce_ids(prog);
-    let scratch = split_scratch(name, prog, rows, plan);
+    let scratch = split_scratch(name, prog, rows, plan, given);
+    let (pchunks, pchunk) = partials(plan, given);
     let scratch_params: Vec<String> = scratch.iter().map(|s| s.name.clone()).collect();
     let wide = crate::triton::pointwise::needs_int64(
         g,
@@ -96,7 +106,9 @@ pub(super) fn split_kernels(
         .filter(|i| !second_moments.contains(i))
         .collect();
     let mut kernels = vec![];
-    for stage in 0..=reduces.len() {
+    // given partials: only the last stage runs (the producer wrote the first's)
+    let first = if given.is_some() { reduces.len() } else { 0 };
+    for stage in first..=reduces.len() {
         let last = stage == reduces.len();
         let mut warps = 8;
         let kname = if last {
@@ -116,7 +128,7 @@ pub(super) fn split_kernels(
         // combine the partials of earlier reductions, then the row math that follows them
         let mut available = vec![false; prog.stmts.len()];
         writeln!(body, "    sidx = tl.arange(0, BLOCK_S)[None, :]").unwrap();
-        writeln!(body, "    smask = rmask & (sidx < {chunks})").unwrap();
+        writeln!(body, "    smask = rmask & (sidx < {pchunks})").unwrap();
         let upto = if last {
             prog.stmts.len()
         } else {
@@ -139,12 +151,12 @@ pub(super) fn split_kernels(
                             ("float('inf')", "tl.min(p, axis=1)".to_string())
                         }
                     };
-                    writeln!(body, "    p = tl.load({part} + rows * {chunks} + sidx, mask=smask, other={other}).to({ct})").unwrap();
+                    writeln!(body, "    p = tl.load({part} + rows * {pchunks} + sidx, mask=smask, other={other}).to({ct})").unwrap();
                     if let Some(&(sum, _, _)) = b.welford.iter().find(|w| w.1 == i) {
                         // M2 = sum of the chunks' M2 + sum of n_s (mean_s - mean)^2
                         let c = crate::triton::ty::float_lit(cols as f64);
-                        writeln!(body, "    ps = tl.load({name}_ws{sum} + rows * {chunks} + sidx, mask=smask, other=0.0).to({ct})").unwrap();
-                        writeln!(body, "    ns = tl.maximum(tl.minimum({chunk}, {cols} - sidx * {chunk}), 0).to({ct})").unwrap();
+                        writeln!(body, "    ps = tl.load({name}_ws{sum} + rows * {pchunks} + sidx, mask=smask, other=0.0).to({ct})").unwrap();
+                        writeln!(body, "    ns = tl.maximum(tl.minimum({pchunk}, {cols} - sidx * {pchunk}), 0).to({ct})").unwrap();
                         writeln!(body, "    dm = tl.where(smask & (ns > 0), ps / tl.maximum(ns, 1.0) - (tl.sum(ps, axis=1) / {c})[:, None], 0.0)").unwrap();
                         writeln!(
                             body,
@@ -163,7 +175,7 @@ pub(super) fn split_kernels(
                                 "tl.argmin"
                             };
                             writeln!(body, "    best = {f}(p, axis=1)[:, None]").unwrap();
-                            writeln!(body, "    pi = tl.load({name}_wsidx{i} + rows * {chunks} + sidx, mask=smask, other=0)").unwrap();
+                            writeln!(body, "    pi = tl.load({name}_wsidx{i} + rows * {pchunks} + sidx, mask=smask, other=0)").unwrap();
                             writeln!(
                                 body,
                                 "    {} = tl.sum(tl.where(sidx == best, pi, 0), axis=1)[:, None]",
@@ -338,7 +350,7 @@ pub(super) fn split_kernels(
                 blocks: vec![
                     ("BLOCK_R", block_r),
                     ("BLOCK_C", block_c),
-                    ("BLOCK_S", next_pow2(chunks)),
+                    ("BLOCK_S", next_pow2(pchunks)),
                 ],
                 num_warps: warps,
                 num_stages: 1,
