@@ -90,3 +90,34 @@ fn an_empty_reduction_compiles_and_verifies() {
     .unwrap();
     compile_file_verified(&program, "empty");
 }
+
+/// A linear layer's output normalized by a training-mode batch norm (split strategy): the
+/// GEMM's epilogue writes each tile's column moments and the batch norm merges them, with
+/// no statistics pass of its own; it verifies as a program and as a KernelBench module
+/// (whose running statistics the verifier compares too), a last tile shorter than the
+/// others.
+#[test]
+fn gemm_tile_moments_feed_the_batch_norm_and_verify() {
+    let src = compile_verified("linear_batch_norm");
+    assert!(src.contains("tsum = tl.sum(tv, axis=0)"), "{src}");
+    assert!(
+        src.contains("tl.store(drtc_k1_reduction_ws1 + tcol * 8 + pm, tsum"),
+        "{src}"
+    );
+    assert!(!src.contains("drtc_k1_reduction_part"), "{src}");
+    let dir = std::env::temp_dir().join(format!("drtc-lin-bn-src-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = dir.join("lin_bn.py");
+    std::fs::write(
+        &model,
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    \
+         def __init__(self, i, o):\n        super().__init__()\n        \
+         self.fc = nn.Linear(i, o)\n        self.bn = nn.BatchNorm1d(o)\n\n    \
+         def forward(self, x):\n        return torch.relu(self.bn(self.fc(x) * 2.0))\n\n\n\
+         def get_inputs():\n    return [torch.randn(1000, 16) * 3 + 1]\n\n\n\
+         def get_init_inputs():\n    return [16, 64]\n",
+    )
+    .unwrap();
+    let src = compile_file_verified(&model, "lin_bn");
+    assert!(src.contains("tsum = tl.sum(tv, axis=0)"), "{src}");
+}
