@@ -20,20 +20,12 @@ templates and are measured by `drtc suite`.
 
 import argparse
 import collections
-import importlib.util
 import json
 import os
 import statistics
-import sys
 import tempfile
 
-
-def load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+from graphs_check import load  # the module loader the bench scripts share (bench/ on the path)
 
 
 def main():
