@@ -3,7 +3,7 @@
 //! large product with too few output tiles for the template is a library call
 //! (`triton/contraction.rs`, [`FEW_TILES`]).
 
-use crate::stitch::CodegenOptions;
+use crate::options::CodegenOptions;
 use crate::triton::{
     choose, gemm_shape, predicted_error, template_tiles, too_few_tiles, GemmChoice, GemmImpl,
     GemmShape, FEW_TILES,

@@ -13,7 +13,8 @@
 
 use crate::gemm_choice::gemm_choice;
 use crate::layout::LayoutPlan;
-use crate::stitch::{region_kernel, CodegenOptions, Emit};
+use crate::options::CodegenOptions;
+use crate::region::{region_kernel, Emit};
 use crate::triton::{contraction_config, GemmImpl, GivenMoments, RegionCode, Scratch, TileMoments};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};

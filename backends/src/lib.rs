@@ -6,6 +6,8 @@ mod gemm_moments;
 pub mod graphs;
 pub mod guard;
 pub mod layout;
+mod options;
+mod region;
 pub mod state;
 pub mod stitch;
 pub mod torch;

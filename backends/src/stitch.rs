@@ -4,16 +4,17 @@
 
 use crate::gemm_choice::gemm_choice;
 use crate::gemm_moments::link_moments;
-use crate::graphs::{decide, graph_section, GraphCost, GraphDecision, GraphMode};
-use crate::guard::{guard_section, GuardInput, GuardOptions};
-use crate::layout::{channels_last_order, memory_format, plan_layout, LayoutChoice, LayoutPlan};
+use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
+use crate::guard::{guard_section, GuardInput};
+use crate::layout::{memory_format, plan_layout, LayoutPlan};
+pub use crate::options::CodegenOptions;
+pub use crate::region::generate_region_kernel;
+use crate::region::{region_kernel, Emit};
 pub use crate::state::{forward_tail, self_path, StateUpdate};
 use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{
-    contraction_kernel, pointwise_kernel, pointwise_kernel_in_order, reduction_kernel,
-    window_kernel, BatchStats, DotMode, GemmImpl, GemmShape, GivenMoments, LaunchConfig, Precision,
-    TileMoments, TritonKernel,
+    pointwise_kernel, BatchStats, GemmImpl, GemmShape, LaunchConfig, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
@@ -33,25 +34,6 @@ pub enum ModuleForm {
     },
     /// A seed program: `triton_fused_operator(*inputs)` returning the list of outputs.
     Seed,
-}
-
-/// Options of code generation.
-#[derive(Clone, Debug, Default)]
-pub struct CodegenOptions {
-    pub precision: Precision,
-    /// Generating for Triton's CPU interpreter (bf16 dots are done in fp32 there).
-    pub interpret: bool,
-    /// Launch configurations to use instead of the heuristic, by region index.
-    pub configs: HashMap<usize, LaunchConfig>,
-    /// The module's input guards (what it does with inputs it was not compiled for).
-    pub guard: GuardOptions,
-    /// GEMM implementations to use instead of the policy's choice, by region index (from
-    /// search), with the reason reported.
-    pub gemm: HashMap<usize, (GemmImpl, String)>,
-    /// The layout of convolution regions (`--layout`).
-    pub layout: LayoutChoice,
-    /// Whether the entry point captures and replays CUDA graphs (`graphs.rs`).
-    pub graphs: GraphMode,
 }
 
 /// How a GEMM region was computed, and why.
@@ -227,8 +209,8 @@ impl Host<'_> {
     }
 
     /// The library path of a GEMM region: the product through PyTorch (cuBLAS) at the
-    /// policy's matmul precision (`pad`: on operand copies whose K is zero-padded to a
-    /// multiple of 4, [`GemmImpl::PaddedLibrary`]), then the rest of the region in one
+    /// policy's matmul precision (`pad`: on operand copies whose K and N are zero-padded
+    /// to multiples of 4, [`GemmImpl::PaddedLibrary`]), then the rest of the region in one
     /// fused pointwise kernel over the product's shape (or with PyTorch when no template
     /// fits: reported). Returns the epilogue kernel, if the region has an epilogue; `Err`
     /// says why an epilogue is computed with PyTorch instead.
@@ -255,16 +237,23 @@ impl Host<'_> {
             // rows of A, of B and of the product 16-byte aligned: K is the last dim of A
             // and of a linear weight [N, K], the second-to-last of a matmul's B [..., K, N];
             // N pads B (and a linear's bias), and the product is viewed back to N columns
+            // (only what needs it: a pad by zero is still a copy)
             let f = "torch.nn.functional.pad";
-            args[0] = format!("{f}({}, (0, {pk}))", args[0]);
-            args[1] = match node.op {
-                Op::Linear => format!("{f}({}, (0, {pk}, 0, {pn}))", args[1]),
-                _ => format!("{f}({}, (0, {pn}, 0, {pk}))", args[1]),
+            let mut padded = |a: &mut String, widths: String| {
+                *a = format!("{f}({a}, {widths})");
+                self.launches += 1;
             };
-            if let Some(b) = args.get_mut(2).filter(|_| node.op == Op::Linear) {
-                *b = format!("{f}({b}, (0, {pn}))");
+            if pk > 0 {
+                padded(&mut args[0], format!("(0, {pk})"));
             }
-            self.launches += args.len();
+            let b_widths = match node.op {
+                Op::Linear => format!("(0, {pk}, 0, {pn})"),
+                _ => format!("(0, {pn}, 0, {pk})"),
+            };
+            padded(&mut args[1], b_widths);
+            if pn > 0 && node.op == Op::Linear && args.len() > 2 {
+                padded(&mut args[2], format!("(0, {pn})"));
+            }
         }
         let expr = torch_expr(node.op, &node.attrs, &args, &tys, &self.device);
         let view = if pad && pn > 0 {
@@ -508,119 +497,6 @@ fn module_prefix(g: &Graph, node: NodeId) -> Option<String> {
         }
     }
     None
-}
-
-/// How one kernel region is generated, besides the module's options.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Emit {
-    /// A launch configuration instead of the heuristic.
-    pub config: Option<LaunchConfig>,
-    /// The region reads and writes channels-last (`layout.rs`).
-    pub channels_last: bool,
-    /// A reduction region: moment partials a GEMM epilogue writes (`gemm_moments.rs`).
-    pub given: Option<GivenMoments>,
-    /// A contraction region: the tile moments its epilogue writes for a later region.
-    pub moments: Option<TileMoments>,
-}
-
-/// The kernels of kernel region `r`, or why it has none (then it is computed with
-/// PyTorch, and the report says why).
-pub(crate) fn region_kernel(
-    g: &Graph,
-    r: &Region,
-    index: usize,
-    name: &str,
-    opts: &CodegenOptions,
-    emit: &Emit,
-) -> Result<RegionCode, String> {
-    let (config, channels_last) = (emit.config.clone(), emit.channels_last);
-    let one = |k: TritonKernel| RegionCode {
-        kernels: vec![k],
-        scratch: vec![],
-        stats: vec![],
-        given: None,
-    };
-    let uncovered = || format!("the {} template does not cover this region", r.kind);
-    match r.kind {
-        RegionKind::Pointwise if channels_last => {
-            let order = channels_last_order(r.iteration.len());
-            pointwise_kernel_in_order(g, name, &r.nodes, &r.outputs, &r.iteration, config, &order)
-                .map(one)
-                .ok_or_else(uncovered)
-        }
-        RegionKind::Pointwise => {
-            pointwise_kernel(g, name, &r.nodes, &r.outputs, &r.iteration, config)
-                .map(one)
-                .ok_or_else(uncovered)
-        }
-        RegionKind::Reduction => {
-            // the plan records every reduction region's space (FusionPlan::verify)
-            let space = r
-                .reduction
-                .as_ref()
-                .ok_or("the plan gives this reduction region no reduction space")?;
-            let order = channels_last.then(|| channels_last_order(space.domain.len()));
-            reduction_kernel(
-                g,
-                name,
-                (&r.nodes, &r.outputs),
-                space,
-                config,
-                order.as_deref(),
-                emit.given,
-            )
-            .ok_or_else(uncovered)
-        }
-        RegionKind::Contraction => {
-            let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {
-                GemmImpl::Triton { dot } => DotMode {
-                    dot,
-                    moments: emit.moments.clone(),
-                },
-                imp @ (GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch) => {
-                    return Err(format!("the GEMM is computed as {}", imp.describe()))
-                }
-            };
-            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config)
-                .map(one)
-                .ok_or_else(uncovered)
-        }
-        RegionKind::Window => {
-            let order = channels_last.then(|| channels_last_order(r.iteration.len()));
-            window_kernel(g, name, &r.nodes, &r.outputs, config, order.as_deref())
-                .map(one)
-                .ok_or_else(uncovered)
-        }
-        RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
-            Err(format!("{} regions are computed on the host", r.kind))
-        }
-    }
-}
-
-/// Generates the kernel of region `index` alone (for search and tests).
-pub fn generate_region_kernel(
-    g: &Graph,
-    plan: &FusionPlan,
-    index: usize,
-    opts: &CodegenOptions,
-    config: Option<LaunchConfig>,
-) -> Option<TritonKernel> {
-    let layout = plan_layout(g, plan, opts.layout);
-    let emit = Emit {
-        config,
-        channels_last: layout.regions.contains(&index),
-        ..Emit::default()
-    };
-    region_kernel(
-        g,
-        &plan.regions[index],
-        index,
-        &format!("drtc_k{index}"),
-        opts,
-        &emit,
-    )
-    .ok()
-    .and_then(|c| c.kernels.into_iter().last())
 }
 
 /// `ModelNew` or `triton_fused_operator`: the guarded entry point of a module.

@@ -170,10 +170,7 @@ pub fn reduction_kernel(
         (None, Strategy::Rows(c)) => c,
         (None, Strategy::Split(plan)) => {
             let taken = given.and_then(|m| takes_moments(&b, &space.domain, m, cols));
-            let layout = taken
-                .is_some()
-                .then(|| given.map(|m| (m.chunks, m.chunk)))
-                .flatten();
+            let layout = taken.and(given).map(|m| (m.chunks, m.chunk));
             let kernels = split_kernels(
                 g, name, nodes, outputs, &b, &stores, plan, cols, out_order, layout,
             );
@@ -199,9 +196,7 @@ fn takes_moments(
     m: GivenMoments,
     cols: u64,
 ) -> Option<(usize, usize)> {
-    let reduces = (0..b.prog.stmts.len())
-        .filter(|&i| matches!(b.prog.stmts[i].code, super::program::Code::Reduce { .. }))
-        .count();
+    let reduces = split::reduce_ids(&b.prog).len();
     let [(sum, m2, x)] = b.welford[..] else {
         return None;
     };

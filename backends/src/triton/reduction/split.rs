@@ -19,7 +19,7 @@ use crate::triton::ty::{compute_ty, next_pow2, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, ValueId};
 use std::fmt::Write;
 
-fn reduce_ids(prog: &Program) -> Vec<usize> {
+pub(super) fn reduce_ids(prog: &Program) -> Vec<usize> {
     (0..prog.stmts.len())
         .filter(|&i| matches!(prog.stmts[i].code, Code::Reduce { .. }))
         .collect()
