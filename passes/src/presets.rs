@@ -2,7 +2,7 @@
 //! it sits where it does. [`source`] gives the pipeline string the pass manager parses
 //! (and reports print).
 
-/// What `drtc compile` runs before fusion planning.
+/// What `drtc compile --no-simplify` runs before fusion planning.
 pub const CLEANUP: &[&str] = &[
     // the frontend lowers whole modules: drop what nothing reads (unused layers and
     // results), so no later step plans or compiles it
@@ -13,8 +13,8 @@ pub const CLEANUP: &[&str] = &[
     "dce",
 ];
 
-/// What `drtc compile --simplify` runs before fusion planning: the cleanup around the
-/// e-graph rewrites.
+/// What `drtc compile` runs before fusion planning by default (`--no-simplify`: [`CLEANUP`]):
+/// the cleanup around the e-graph rewrites.
 pub const SIMPLIFY: &[&str] = &[
     // a smaller graph is a smaller e-graph: drop dead nodes first
     "dce",

@@ -55,7 +55,7 @@ def compile(
     backend: Literal["triton"] = "triton",
     device: Optional[Device] = None,
     max_ops: int = 64,
-    simplify: bool = False,
+    simplify: bool = True,
     verify: bool = False,
     name: str = "<program>",
 ) -> Compiled: ...

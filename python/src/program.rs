@@ -124,8 +124,9 @@ fn precision(name: &str) -> PyResult<Precision> {
 /// `device` decides the code ("cpu": for Triton's interpreter; "cuda"; default: cuda when
 /// a GPU is present). With `verify=True` the module is verified against `src` on that
 /// device and the report gets a `verification` entry (the runtime's full report).
+/// `simplify` (default true, as `drtc compile`) runs the e-graph rewrites before fusion.
 #[pyfunction]
-#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = false, verify = false, name = "<program>"))]
+#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = true, verify = false, name = "<program>"))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
     py: Python<'_>,

@@ -9,7 +9,7 @@ use drtc::driver::constants::ConstantOverride;
 use drtc::driver::frontend::{Frontend, FrontendUsed};
 use drtc::driver::graph_race::race_graphs;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
-use drtc::driver::program::load_programs_with_types;
+use drtc::driver::program::{load_programs_with_types, LoadedProgram};
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::runtime::{
     BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
@@ -184,9 +184,14 @@ pub struct CompileArgs {
     /// Most ops fused into one kernel.
     #[arg(long, default_value_t = 64)]
     pub max_ops: usize,
-    /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
-    #[arg(long)]
+    /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion: the default.
+    /// A rewrite is kept only where the fusion plan of the result costs less (memory
+    /// traffic, arithmetic and kernel launches of its fused regions).
+    #[arg(long, conflicts_with = "no_simplify")]
     pub simplify: bool,
+    /// Skip the e-graph rewrites: the program is fused as written.
+    #[arg(long)]
+    pub no_simplify: bool,
     /// Memory layout of convolutions and the kernels around them; a channels-last module
     /// that fails verification is retried in NCHW (reported).
     #[arg(long, value_enum, default_value = "auto")]
@@ -305,8 +310,8 @@ pub(super) fn recompile_args(args: &CompileArgs) -> Vec<String> {
         "--frontend".to_string(),
         args.frontend.name().to_string(),
     ];
-    if args.simplify {
-        v.push("--simplify".into());
+    if args.no_simplify {
+        v.push("--no-simplify".into());
     }
     if args.layout != super::layout_arg::LayoutArg::Auto {
         v.push("--layout".into());
@@ -320,6 +325,34 @@ pub(super) fn write(path: &Path, text: &str) -> DriverResult<()> {
         path: path.display().to_string(),
         source,
     })
+}
+
+/// The report entry of a module compiled again after a failed verification `first`.
+fn retried_entry(
+    compiled: &Compiled,
+    prog: &LoadedProgram,
+    frontend: &serde_json::Value,
+    first: serde_json::Value,
+) -> serde_json::Value {
+    let mut entry = compiled.report_json();
+    entry["name"] = json!(prog.name);
+    entry["line"] = json!(prog.line);
+    entry["frontend"] = frontend.clone();
+    entry["first_verification"] = first;
+    entry
+}
+
+/// A verification's reasons, joined for a note.
+fn reasons_of(v: &serde_json::Value) -> String {
+    v["reasons"]
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default()
 }
 
 /// After a failed verification of a module with GEMM regions: every GEMM region through
@@ -341,15 +374,7 @@ fn retry_gemm(
     serde_json::Value,
     String,
 )> {
-    let why = first["reasons"]
-        .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
-        .unwrap_or_default();
+    let why = reasons_of(first);
     let mut tried = vec![];
     for imp in [GemmImpl::Library, GemmImpl::PyTorch] {
         let mut cg = opts.codegen();
@@ -402,15 +427,7 @@ fn retry_nchw(
     serde_json::Value,
     String,
 )> {
-    let why = first["reasons"]
-        .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
-        .unwrap_or_default();
+    let why = reasons_of(first);
     let mut module = compiled.nchw_module(form, opts);
     if let Some((scope, home)) = search {
         // the reference layout's module has its own launch count: race its graphs too
@@ -449,7 +466,7 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
         fuse: drtc_passes::fuse::FuseOptions {
             max_ops: args.max_ops,
         },
-        simplify: args.simplify,
+        simplify: !args.no_simplify,
         guard: GuardOptions {
             mode: args.guard.mode(),
             drtc_bin: this_drtc(),
@@ -645,6 +662,30 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     write(&ref_path, reference)?;
                     let mut v = check(pool, device, &ref_path, &candidate, opts.precision);
                     ok = v["verified"] == true;
+                    if !ok {
+                        // a module the e-graph rewrites changed: compiled again without them
+                        if let Some(plain) = compiled.without_rewrites(&prog.form, &popts) {
+                            compiled = plain.map_err(DriverError::Reported)?;
+                            write(&candidate, &compiled.module.source)?;
+                            let again = check(pool, device, &ref_path, &candidate, opts.precision);
+                            let note = format!(
+                                "rewrites: the module the e-graph rewrites changed failed \
+                                 verification ({}); compiled again without them: {}",
+                                reasons_of(&v),
+                                if again["verified"] == true {
+                                    "verified"
+                                } else {
+                                    "still fails"
+                                }
+                            );
+                            eprintln!("{note}");
+                            popts.simplify = false;
+                            entry = retried_entry(&compiled, &prog, &frontend, v);
+                            entry["rewrites_retry"] = json!(note);
+                            v = again;
+                            ok = v["verified"] == true;
+                        }
+                    }
                     if !ok && compiled.module.channels_last {
                         // a layout change that breaks verification: the reference layout
                         let (module, again, note) = retry_nchw(
@@ -676,11 +717,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         )?;
                         eprintln!("{note}");
                         compiled.module = module;
-                        entry = compiled.report_json();
-                        entry["name"] = json!(prog.name);
-                        entry["line"] = json!(prog.line);
-                        entry["frontend"] = frontend.clone();
-                        entry["first_verification"] = v;
+                        entry = retried_entry(&compiled, &prog, &frontend, v);
                         entry["retry"] = json!(note);
                         v = again;
                         ok = v["verified"] == true;

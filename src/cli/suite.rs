@@ -52,9 +52,14 @@ pub struct SuiteArgs {
     /// Cap size constants by name (batch, spatial, channel, matrix dims) for the interpreter.
     #[arg(long)]
     pub shrink: bool,
-    /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion.
-    #[arg(long)]
+    /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion: the default.
+    /// A rewrite is kept only where the fusion plan of the result costs less (memory
+    /// traffic, arithmetic and kernel launches of its fused regions).
+    #[arg(long, conflicts_with = "no_simplify")]
     pub simplify: bool,
+    /// Skip the e-graph rewrites: the program is fused as written.
+    #[arg(long)]
+    pub no_simplify: bool,
     /// On a GPU: test-time search per task, as `drtc compile --search` does. `quick`
     /// (default): GEMM implementations of large regions and CUDA-graph replay against the
     /// eager forward; `full` (also bare `--search`): every kernel's launch configurations
@@ -193,7 +198,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     let opts = CompileOptions {
         precision: args.precision.precision(),
         interpret: device == DeviceKind::Cpu,
-        simplify: args.simplify,
+        simplify: !args.no_simplify,
         layout: args.layout.choice(),
         graphs: args.cuda_graphs.mode(),
         ..Default::default()
@@ -207,7 +212,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "baseline": if compile_baseline { "compile" } else { "eager" },
         "shrink": args.shrink,
         "layout": args.layout.choice().name(),
-        "simplify": args.simplify,
+        "simplify": !args.no_simplify,
         "search": search.map(|s| s.name()).unwrap_or("off"),
         "cuda_graphs": opts.graphs.name(),
         "frontend": args.frontend.name(),

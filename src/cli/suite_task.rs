@@ -358,6 +358,24 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
                      fell back to the reference layout (nchw)",
         });
     }
+    if row["status"] == "failed" {
+        // a module the e-graph rewrites changed that fails verification: without them
+        if let Some(Ok(plain)) = compiled.without_rewrites(&form, &cx.opts) {
+            let first = row["reasons"].clone();
+            *compiled = plain;
+            module_fields(row, &compiled.module);
+            if let Err(e) = std::fs::write(&cand, &compiled.module.source) {
+                row["reasons"] = json!([format!("cannot write the module without rewrites: {e}")]);
+                return;
+            }
+            check(row, &req, cx, started, false);
+            row["rewrites_fallback"] = json!({
+                "first_attempt": first,
+                "note": "the module the e-graph rewrites changed failed verification; \
+                         compiled again without them",
+            });
+        }
+    }
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
     // more with the device to itself, and keep both answers.
     let oom = row["reasons"].to_string().contains("out_of_memory: ")

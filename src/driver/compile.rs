@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// The cleanup pipeline run before fusion (each step's reason is in `presets`).
 pub const CLEANUP_PIPELINE: &[&str] = presets::CLEANUP;
 
-/// The pipeline with the e-graph rewrites (`--simplify`).
+/// The pipeline with the e-graph rewrites (the default; `--no-simplify` runs the cleanup).
 pub const SIMPLIFY_PIPELINE: &[&str] = presets::SIMPLIFY;
 
 /// Run after cleanup (and the e-graph rewrites): a convolution's bias moves into the
@@ -70,6 +70,8 @@ pub struct Compiled {
     pub module: GeneratedModule,
     /// Time from the loaded graph to the written source (passes, fusion, codegen).
     pub elapsed: Duration,
+    /// When the e-graph rewrites changed the program: the graph they started from.
+    pub rewritten: Option<Graph>,
 }
 
 /// Compiles a loaded graph into a module of the given form.
@@ -84,7 +86,9 @@ pub fn compile_graph(
     } else {
         CLEANUP_PIPELINE
     };
+    let mut rewritten = None;
     for pipeline in [pipeline, EPILOGUE_PIPELINE] {
+        let before = (opts.simplify && pipeline == SIMPLIFY_PIPELINE).then(|| graph.clone());
         let pm = PassManager::parse(
             &presets::source(pipeline),
             ManagerOptions {
@@ -93,7 +97,16 @@ pub fn compile_graph(
             },
         )
         .map_err(|e| e.to_string())?;
-        pm.run(&mut graph).map_err(|e| e.to_string())?;
+        let report = pm.run(&mut graph).map_err(|e| e.to_string())?;
+        // the e-graph passes changed the program: keep what they started from, for a
+        // retry without them if the module fails verification
+        let changed = report
+            .runs
+            .iter()
+            .any(|r| matches!(r.pass, "canonicalize" | "simplify") && r.changed.is_yes());
+        if changed {
+            rewritten = before;
+        }
     }
     graph.compact();
     let plan = plan_fusion(&graph, &opts.fuse);
@@ -107,10 +120,26 @@ pub fn compile_graph(
         plan,
         module,
         elapsed: start.elapsed(),
+        rewritten,
     })
 }
 
 impl Compiled {
+    /// The same program compiled without the e-graph rewrites, when they changed it: the
+    /// fallback when the rewritten module fails verification.
+    pub fn without_rewrites(
+        &self,
+        form: &ModuleForm,
+        opts: &CompileOptions,
+    ) -> Option<Result<Compiled, String>> {
+        let graph = self.rewritten.clone()?;
+        let plain = CompileOptions {
+            simplify: false,
+            ..opts.clone()
+        };
+        Some(compile_graph(graph, form, &plain))
+    }
+
     /// The module again with every convolution in the reference's layout (NCHW): the
     /// fallback when a channels-last module fails verification.
     pub fn nchw_module(&self, form: &ModuleForm, opts: &CompileOptions) -> GeneratedModule {
@@ -152,5 +181,58 @@ impl Compiled {
             "fusion_log": c.plan.log,
             "compile_ms": c.elapsed.as_secs_f64() * 1e3,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drtc_ir::text;
+
+    fn graph(src: &str) -> Graph {
+        text::parse(src).unwrap()
+    }
+
+    #[test]
+    fn a_program_the_rewrites_changed_keeps_its_unrewritten_graph_for_the_retry() {
+        // x * sigmoid(x) is silu: canonicalize/simplify change the program
+        let g = graph(
+            "graph @g(%x: f32[64, 64]) {\n  %0 = sigmoid(%x) : f32[64, 64]\n  %1 = mul(%x, %0) : f32[64, 64]\n  return %1\n}\n",
+        );
+        let opts = CompileOptions {
+            simplify: true,
+            interpret: true,
+            ..Default::default()
+        };
+        let c = compile_graph(g.clone(), &ModuleForm::Seed, &opts).unwrap();
+        assert_eq!(c.rewritten.as_ref().map(text::print), Some(text::print(&g)));
+        let plain = c
+            .without_rewrites(&ModuleForm::Seed, &opts)
+            .unwrap()
+            .unwrap();
+        assert!(plain.rewritten.is_none());
+        let ops = |c: &Compiled| -> Vec<&str> {
+            c.graph
+                .body()
+                .iter()
+                .map(|&n| c.graph.node(n).op.name())
+                .collect()
+        };
+        assert_eq!(ops(&c), ["silu"]);
+        assert_eq!(ops(&plain), ["sigmoid", "mul"]);
+    }
+
+    #[test]
+    fn a_program_the_rewrites_left_alone_has_no_retry() {
+        let g =
+            graph("graph @g(%x: f32[64, 64]) {\n  %0 = tanh(%x) : f32[64, 64]\n  return %0\n}\n");
+        let opts = CompileOptions {
+            simplify: true,
+            interpret: true,
+            ..Default::default()
+        };
+        let c = compile_graph(g, &ModuleForm::Seed, &opts).unwrap();
+        assert!(c.rewritten.is_none());
+        assert!(c.without_rewrites(&ModuleForm::Seed, &opts).is_none());
     }
 }

@@ -142,7 +142,14 @@ impl Program {
         self.push(space, dtype, Code::Expr(code), deps)
     }
 
+    /// A reduction of statement `input`: the existing one when the same reduction of the
+    /// same statement is already there (a mean and a variance of one operand share its sum,
+    /// so one pass computes both).
     pub fn reduce(&mut self, kind: RedKind, input: usize) -> usize {
+        let same = |s: &Stmt| matches!(s.code, Code::Reduce { kind: k, input: i } if k == kind && i == input);
+        if let Some(i) = self.stmts.iter().position(same) {
+            return i;
+        }
         let dtype = match kind {
             RedKind::ArgMax | RedKind::ArgMin => DType::I64,
             _ => self.stmts[input].dtype,

@@ -4,7 +4,8 @@
 //! order, under the same names, and the same number of outputs.
 
 use super::analysis::{TGraph, TypeAnalysis};
-use super::cost::op_cost;
+use super::cost::{graph_cost, node_cost};
+use super::dag::dag_choices;
 use super::lang::{AttrSet, TNode};
 use drtc_ir::{Attrs, Graph, InputKind, TensorType, ValueDef, ValueId};
 use egg::{CostFunction, Extractor, Id, Language};
@@ -75,7 +76,7 @@ pub fn load(g: &Graph) -> Result<Loaded, String> {
     Ok(Loaded { egraph, roots })
 }
 
-/// Extraction costs: [`op_cost`] of each node plus its children's (tree cost). In f64: a
+/// Extraction costs: [`node_cost`] of each node plus its children's (tree cost). In f64: a
 /// value shared along a deep chain is counted once per path, which outgrows any integer.
 pub struct TreeCost<'a> {
     pub egraph: &'a TGraph,
@@ -85,34 +86,42 @@ impl CostFunction<TNode> for TreeCost<'_> {
     type Cost = f64;
 
     fn cost<C: FnMut(Id) -> f64>(&mut self, enode: &TNode, mut costs: C) -> f64 {
-        let own = match enode {
-            TNode::Input(_) | TNode::Attrs(_) => 0.0,
-            TNode::Op { op, .. } => {
-                let tys: Option<Vec<&TensorType>> = enode
-                    .inputs()
-                    .iter()
-                    .map(|&c| self.egraph[c].data.ty.as_ref())
-                    .collect();
-                let attrs: Attrs = enode
-                    .attrs_child()
-                    .and_then(|a| self.egraph[a].data.attrs.clone())
-                    .unwrap_or_default();
-                match tys.and_then(|t| Some((op.infer(&t, &attrs).ok()?, t))) {
-                    Some((out, tys)) if out.len() == 1 => {
-                        op_cost(*op, &tys, &out[0], &attrs).total() as f64
-                    }
-                    _ => f64::INFINITY,
-                }
-            }
-        };
+        let own = node_cost(self.egraph, enode);
         enode.fold(own, |acc, c| acc + costs(c))
     }
 }
 
-/// Rebuilds a graph from the cheapest nodes of the classes `roots` need. `template` gives
-/// the inputs (names, kinds, types) and the graph's name.
+/// Rebuilds a graph from the cheapest nodes of the classes `roots` need: by tree cost, and
+/// by DAG cost ([`super::dag`]) where the e-graph is small enough; whichever graph costs
+/// less by [`graph_cost`] (the tree one on a tie). `template` gives the inputs (names,
+/// kinds, types) and the graph's name.
 pub fn extract(egraph: &TGraph, roots: &[Id], template: &Graph) -> Result<Graph, String> {
     let extractor = Extractor::new(egraph, TreeCost { egraph });
+    let tree = extract_with(egraph, roots, template, &|id| {
+        extractor.find_best_node(id).clone()
+    })?;
+    let Some(choice) = dag_choices(egraph) else {
+        return Ok(tree);
+    };
+    let by_dag = |id: Id| match choice.get(&id) {
+        Some(&i) => egraph[id].nodes[i].clone(),
+        None => extractor.find_best_node(id).clone(),
+    };
+    match extract_with(egraph, roots, template, &by_dag) {
+        Ok(dag) if graph_cost(&dag).total() < graph_cost(&tree).total() => Ok(dag),
+        _ => Ok(tree),
+    }
+}
+
+/// The node chosen for a (canonical) class.
+type Choose<'a> = dyn Fn(Id) -> TNode + 'a;
+
+fn extract_with(
+    egraph: &TGraph,
+    roots: &[Id],
+    template: &Graph,
+    choose: &Choose,
+) -> Result<Graph, String> {
     let mut g = Graph::new(template.name.clone());
     let mut inputs = vec![];
     for &v in template.inputs() {
@@ -137,11 +146,11 @@ pub fn extract(egraph: &TGraph, roots: &[Id], template: &Graph) -> Result<Graph,
         .collect();
     random.sort();
     for (_, id) in random {
-        emit(egraph, &extractor, &mut g, &inputs, &mut done, id)?;
+        emit(egraph, choose, &mut g, &inputs, &mut done, id, 0)?;
     }
     let mut outputs = vec![];
     for &root in roots {
-        outputs.push(emit(egraph, &extractor, &mut g, &inputs, &mut done, root)?);
+        outputs.push(emit(egraph, choose, &mut g, &inputs, &mut done, root, 0)?);
     }
     g.set_outputs(outputs);
     Ok(g)
@@ -149,17 +158,22 @@ pub fn extract(egraph: &TGraph, roots: &[Id], template: &Graph) -> Result<Graph,
 
 fn emit(
     egraph: &TGraph,
-    extractor: &Extractor<TreeCost, TNode, TypeAnalysis>,
+    choose: &Choose,
     g: &mut Graph,
     inputs: &[ValueId],
     done: &mut HashMap<Id, ValueId>,
     id: Id,
+    depth: usize,
 ) -> Result<ValueId, String> {
     let id = egraph.find(id);
     if let Some(&v) = done.get(&id) {
         return Ok(v);
     }
-    let node = extractor.find_best_node(id).clone();
+    // deeper than there are classes: the choices form a cycle (a greedy DAG choice can)
+    if depth > egraph.number_of_classes() {
+        return Err("the chosen nodes form a cycle".into());
+    }
+    let node = choose(id);
     let v = match &node {
         TNode::Input(i) => *inputs
             .get(*i as usize)
@@ -168,7 +182,7 @@ fn emit(
         TNode::Op { op, .. } => {
             let mut args = vec![];
             for &c in node.inputs() {
-                args.push(emit(egraph, extractor, g, inputs, done, c)?);
+                args.push(emit(egraph, choose, g, inputs, done, c, depth + 1)?);
             }
             let attrs: Attrs = node
                 .attrs_child()

@@ -6,6 +6,8 @@
 //! leaves are free. Costs combine as `flops + MACHINE_BALANCE * bytes`: on a GPU a byte of
 //! memory traffic costs about as much time as a dozen FLOPs.
 
+use super::analysis::TGraph;
+use super::lang::TNode;
 use drtc_ir::{Attrs, Graph, Op, TensorType};
 
 /// FLOPs worth one byte of memory traffic (H200: ~67 TFLOP/s fp32 over ~4.8 TB/s).
@@ -105,6 +107,31 @@ pub fn op_cost(op: Op, inputs: &[&TensorType], out: &TensorType, attrs: &Attrs) 
         bytes,
         flops,
         fixed: 0,
+    }
+}
+
+/// The cost of one e-node alone: [`op_cost`] of an op (infinite when it does not
+/// type-check), nothing for inputs and attribute leaves.
+pub fn node_cost(egraph: &TGraph, enode: &TNode) -> f64 {
+    match enode {
+        TNode::Input(_) | TNode::Attrs(_) => 0.0,
+        TNode::Op { op, .. } => {
+            let tys: Option<Vec<&TensorType>> = enode
+                .inputs()
+                .iter()
+                .map(|&c| egraph[c].data.ty.as_ref())
+                .collect();
+            let attrs: Attrs = enode
+                .attrs_child()
+                .and_then(|a| egraph[a].data.attrs.clone())
+                .unwrap_or_default();
+            match tys.and_then(|t| Some((op.infer(&t, &attrs).ok()?, t))) {
+                Some((out, tys)) if out.len() == 1 => {
+                    op_cost(*op, &tys, &out[0], &attrs).total() as f64
+                }
+                _ => f64::INFINITY,
+            }
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::convert::{extract, load};
 use super::cost::graph_cost;
+use super::planned::planned_cost;
 use super::rule::Rule;
 use crate::{Changed, PassContext, PassError};
 use drtc_ir::Graph;
@@ -20,12 +21,24 @@ pub const NODE_BUDGET: usize = 20_000;
 /// Most time spent saturating.
 pub const TIME_BUDGET: Duration = Duration::from_secs(2);
 
-/// The limits of one saturation run.
+/// Which cost decides whether the extracted program replaces the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accept {
+    /// The planned cost (`planned.rs`: fused regions, rooflines, launches), ties broken by
+    /// the per-op cost: what the passes use.
+    Planned,
+    /// The per-op cost alone (`cost.rs`): for tests of what rules and extraction find,
+    /// on programs too small for the planned cost to see a difference.
+    PerOp,
+}
+
+/// The limits of one saturation run, and its accept test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {
     pub iterations: usize,
     pub nodes: usize,
     pub time: Duration,
+    pub accept: Accept,
 }
 
 impl Budget {
@@ -34,6 +47,7 @@ impl Budget {
         iterations: ITERATION_BUDGET,
         nodes: NODE_BUDGET,
         time: TIME_BUDGET,
+        accept: Accept::Planned,
     };
 }
 
@@ -100,9 +114,9 @@ pub fn rewrite_graph_within(
         Some(StopReason::TimeLimit(s)) => format!("time budget ({s} s) reached"),
         Some(StopReason::Other(s)) => s.clone(),
     };
-    let before = graph_cost(graph);
-    summary.cost_before = before.total();
-    summary.cost_after = before.total();
+    let (input_cost, before) = accept_cost(budget.accept, graph);
+    summary.cost_before = input_cost;
+    summary.cost_after = input_cost;
     if summary.applied.is_empty() {
         cx.log(format!("no rule applied ({})", summary.stop));
         return Ok(summary);
@@ -114,8 +128,14 @@ pub fn rewrite_graph_within(
         cx.log(format!("stopped: {}", summary.stop));
     }
     let new = extract(&runner.egraph, &loaded.roots, graph).map_err(failed)?;
-    let after = graph_cost(&new);
-    if after.total() >= before.total() {
+    let (cost_after, after) = accept_cost(budget.accept, &new);
+    // equal planned costs (the same kernels): the per-op cost decides, so normal forms
+    // that only remove work inside a fused kernel still apply
+    let tie_won = budget.accept == Accept::Planned
+        && cost_after == input_cost
+        && graph_cost(&new).total() < graph_cost(graph).total();
+    let better = cost_after < input_cost || tie_won;
+    if !better {
         cx.log(format!(
             "kept the input: the cheapest program found costs {after}, the input {before}"
         ));
@@ -123,10 +143,24 @@ pub fn rewrite_graph_within(
     }
     cx.log(format!("ops: {}", op_diff(graph, &new)));
     cx.log(format!("cost {before} -> {after}"));
-    summary.cost_after = after.total();
+    summary.cost_after = cost_after;
     summary.changed = true;
     *graph = new;
     Ok(summary)
+}
+
+/// The cost of `g` under the accept test, and its text for the log.
+fn accept_cost(accept: Accept, g: &Graph) -> (u64, String) {
+    match accept {
+        Accept::Planned => {
+            let c = planned_cost(g);
+            (c.total(), c.to_string())
+        }
+        Accept::PerOp => {
+            let c = graph_cost(g);
+            (c.total(), c.to_string())
+        }
+    }
 }
 
 /// `-mul x2, +silu` style difference of the op multisets of two graphs.
@@ -195,6 +229,7 @@ mod tests {
         let mut cx = PassContext::new();
         let tight = Budget {
             iterations: 1,
+            accept: Accept::PerOp,
             ..Budget::DEFAULT
         };
         let s = rewrite_graph_within(tight, "simplify", &rules::all(), &mut g, &mut cx).unwrap();

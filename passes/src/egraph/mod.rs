@@ -9,12 +9,15 @@ pub mod canonicalize;
 pub mod convert;
 pub mod cost;
 pub mod coverage;
+pub mod dag;
 pub mod engine;
 pub mod lang;
+pub mod planned;
 pub mod rule;
 pub mod rules;
 pub mod simplify;
 
 pub use cost::{graph_cost, op_cost, Cost};
-pub use engine::{rewrite_graph, rewrite_graph_within, Budget, RewriteSummary};
+pub use engine::{rewrite_graph, rewrite_graph_within, Accept, Budget, RewriteSummary};
+pub use planned::{planned_cost, Planned};
 pub use rule::Rule;

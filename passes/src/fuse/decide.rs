@@ -66,6 +66,19 @@ impl MergePolicy for Fusion<'_> {
         Ok(kind)
     }
 
+    /// Two reductions (or two pointwise regions) that read a common value merge into one
+    /// region when it is a valid region of their kind (one reduction space, one iteration
+    /// domain) within `max-ops`: one pass reads the value for both (a mean and a variance
+    /// of one tensor; several activations of one input), one launch instead of two.
+    fn siblings(&self, a: &Group<RegionKind>, b: &Group<RegionKind>) -> Option<RegionKind> {
+        let kind = match (a.kind, b.kind) {
+            (RegionKind::Reduction, RegionKind::Reduction) => RegionKind::Reduction,
+            (RegionKind::Pointwise, RegionKind::Pointwise) => RegionKind::Pointwise,
+            _ => return None,
+        };
+        (a.nodes.len() + b.nodes.len() <= self.max_ops).then_some(kind)
+    }
+
     fn check(&self, kind: RegionKind, nodes: &[NodeId]) -> Result<(), String> {
         check_region(self.g, kind, &self.with_constants(nodes))
     }

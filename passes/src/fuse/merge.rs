@@ -11,7 +11,7 @@ use super::legality::creates_cycle;
 use super::score::bytes_saved;
 use drtc_ir::{Graph, NodeId};
 use petgraph::graphmap::DiGraphMap;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Nodes being merged, with the kind of what they make.
 #[derive(Clone, Debug)]
@@ -50,6 +50,13 @@ pub(crate) trait MergePolicy {
         groups: (&Group<Self::Kind>, &Group<Self::Kind>),
         why: &str,
     ) -> Option<String>;
+
+    /// The kind of `a` and `b` merged as siblings (no value passes between them, they read
+    /// a common value, which the merged region then reads once), or `None` (the default:
+    /// only producer -> consumer pairs merge).
+    fn siblings(&self, _a: &Group<Self::Kind>, _b: &Group<Self::Kind>) -> Option<Self::Kind> {
+        None
+    }
 
     /// The log line for a merge of `pair` saving `saved` bytes into `merged`.
     fn merge(
@@ -120,6 +127,8 @@ pub(crate) fn greedy_merge<P: MergePolicy>(
             .all_edges()
             .map(|(p, c, _)| (bytes_saved(g, &live(p).nodes, &live(c).nodes), p, c))
             .collect();
+        let siblings = sibling_pairs(g, &groups, &gg, policy);
+        candidates.extend(siblings.iter().map(|&(saved, a, b, _)| (saved, a, b)));
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
         let mut chosen = None;
         for (saved, p, c) in candidates {
@@ -129,7 +138,12 @@ pub(crate) fn greedy_merge<P: MergePolicy>(
                     log.push(line);
                 }
             };
-            let kind = match policy.admit(pair.0, pair.1) {
+            let sibling = siblings.iter().find(|s| (s.1, s.2) == (p, c)).map(|s| s.3);
+            let admitted = match sibling {
+                Some(kind) => Ok(kind),
+                None => policy.admit(pair.0, pair.1),
+            };
+            let kind = match admitted {
                 Ok(kind) => kind,
                 Err(Refusal::Silent) => continue,
                 Err(Refusal::Because(why)) => {
@@ -147,7 +161,11 @@ pub(crate) fn greedy_merge<P: MergePolicy>(
                 continue;
             }
             let merged = Group { kind, nodes };
-            log.push(policy.merge((p, c), pair, &merged, saved));
+            let mut line = policy.merge((p, c), pair, &merged, saved);
+            if sibling.is_some() {
+                line.push_str(" (siblings: no value passes between them; they read a common one)");
+            }
+            log.push(line);
             chosen = Some((p, c, merged));
             break;
         }
@@ -158,6 +176,47 @@ pub(crate) fn greedy_merge<P: MergePolicy>(
         groups[c] = Some(merged);
     }
     groups.into_iter().flatten().collect()
+}
+
+/// Pairs of live groups `(bytes saved, a, b, kind)`, `a < b`, that `policy` merges as
+/// siblings: they read a common value (made by a third group, or a graph input) and no
+/// edge joins them (a path through other groups is the cycle test's business). The bytes
+/// saved are the common values' sizes: read once instead of twice.
+fn sibling_pairs<P: MergePolicy>(
+    g: &Graph,
+    groups: &[Option<Group<P::Kind>>],
+    gg: &DiGraphMap<usize, ()>,
+    policy: &P,
+) -> Vec<(u64, usize, usize, P::Kind)> {
+    let mut readers: HashMap<drtc_ir::ValueId, BTreeSet<usize>> = HashMap::new();
+    for (i, group) in groups.iter().enumerate() {
+        let Some(group) = group else { continue };
+        for &n in &group.nodes {
+            for &v in &g.node(n).inputs {
+                let inside = g.producer(v).is_some_and(|p| group.nodes.contains(&p));
+                if !inside && g.ty(v).rank() > 0 {
+                    readers.entry(v).or_default().insert(i);
+                }
+            }
+        }
+    }
+    let mut shared: BTreeMap<(usize, usize), u64> = BTreeMap::new();
+    for (v, rs) in &readers {
+        let rs: Vec<usize> = rs.iter().copied().collect();
+        for (k, &a) in rs.iter().enumerate() {
+            for &b in &rs[k + 1..] {
+                *shared.entry((a, b)).or_default() += g.ty(*v).size_bytes();
+            }
+        }
+    }
+    shared
+        .into_iter()
+        .filter(|&((a, b), _)| !gg.contains_edge(a, b) && !gg.contains_edge(b, a))
+        .filter_map(|((a, b), bytes)| {
+            let (ga, gb) = (groups[a].as_ref()?, groups[b].as_ref()?);
+            policy.siblings(ga, gb).map(|kind| (bytes, a, b, kind))
+        })
+        .collect()
 }
 
 /// `groups` (which merging left acyclic) in a topological order of their group graph that

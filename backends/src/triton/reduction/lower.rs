@@ -7,6 +7,7 @@ use crate::triton::program::{align, DimMap, IndexSource, Program, RedKind, Sp};
 use crate::triton::ty::float_lit;
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 impl IndexSource for Dims {
@@ -158,6 +159,8 @@ pub(super) struct Builder<'g> {
     /// Moment pairs (sum of x, sum of squared deviations, x): a looped kernel computes
     /// both in one pass with Chan's parallel update instead of two passes.
     pub(super) welford: Vec<(usize, usize, usize)>,
+    /// The (mean, deviation, variance) statements of each operand whose moments are taken.
+    pub(super) moments: HashMap<usize, (usize, usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -180,6 +183,9 @@ impl Builder<'_> {
     }
     /// mean and biased variance of `x` over the columns.
     fn moments(&mut self, x: usize, dt: DType) -> (usize, usize, usize) {
+        if let Some(&m) = self.moments.get(&x) {
+            return m;
+        }
         let c = float_lit(self.cols as f64);
         let s = self.prog.reduce(RedKind::Sum, x);
         let mean = self.row(dt, format!("{} / {c}", self.v(s)), vec![s]);
@@ -192,6 +198,7 @@ impl Builder<'_> {
         let q = self.prog.reduce(RedKind::Sum, dd);
         let var = self.row(dt, format!("{} / {c}", self.v(q)), vec![q]);
         self.welford.push((s, q, x));
+        self.moments.insert(x, (mean, d, var));
         (mean, d, var)
     }
     fn affine(&mut self, node: NodeId, mut y: usize, channel: bool) -> usize {

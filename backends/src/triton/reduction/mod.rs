@@ -19,6 +19,7 @@ use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use lower::Builder;
 use space::{dims_in_order, dims_of};
 use split::{split_kernels, split_scratch};
+use std::collections::HashMap;
 use strategy::{choose, inner_rows, Strategy};
 
 mod flat;
@@ -133,6 +134,7 @@ pub fn reduction_kernel(
         cols,
         stats: vec![],
         welford: vec![],
+        moments: HashMap::new(),
     };
     for &n in nodes {
         let node = g.node(n);

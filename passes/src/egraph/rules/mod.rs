@@ -5,6 +5,7 @@ pub mod algebra;
 pub mod convolution;
 pub mod layout;
 pub mod linearity;
+pub mod normalization;
 pub mod reductions;
 #[cfg(test)]
 mod tests;
@@ -34,6 +35,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "linearity",
         rules: linearity::rules,
+    },
+    Family {
+        name: "normalization",
+        rules: normalization::rules,
     },
     Family {
         name: "convolution",
