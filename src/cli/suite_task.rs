@@ -230,6 +230,57 @@ fn race_fallback_graphs(
     }
 }
 
+/// A module the e-graph rewrites changed that failed verification: the program compiled
+/// again without them (and searched again, when the suite searches), written to `cand` for
+/// the caller to verify.
+fn rewrites_fallback(
+    row: &mut Value,
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    refp: &Path,
+    cand: &Path,
+    cx: &TaskContext,
+) -> Fallback {
+    let Some(plain) = compiled.without_rewrites(form, &cx.opts) else {
+        return Fallback::None;
+    };
+    let first = row["reasons"].clone();
+    match plain {
+        Ok(p) => *compiled = p,
+        Err(e) => {
+            row["reasons"] = json!([format!("compiling again without the rewrites failed: {e}")]);
+            return Fallback::Failed;
+        }
+    }
+    let mut first_search = Value::Null;
+    if let Some(hs) = cx.search {
+        first_search = row["search"].take();
+        search_task(row, compiled, form, refp, hs, cx);
+    }
+    module_fields(row, &compiled.module);
+    if let Err(e) = std::fs::write(cand, &compiled.module.source) {
+        row["reasons"] = json!([format!("cannot write the module without rewrites: {e}")]);
+        return Fallback::Failed;
+    }
+    row["rewrites_fallback"] = json!({
+        "first_attempt": first,
+        "first_search": first_search,
+        "note": "the module the e-graph rewrites changed failed verification; \
+                 compiled again without them",
+    });
+    Fallback::Written
+}
+
+/// What a fallback did.
+enum Fallback {
+    /// Nothing to fall back to: the row stands.
+    None,
+    /// A new module is written, to be verified.
+    Written,
+    /// The fallback broke off; the row's reasons say why.
+    Failed,
+}
+
 /// Runs one task; the row says what happened (never an error: a task's failure is data).
 pub fn run_task(path: &Path, cx: &TaskContext) -> Value {
     let started = Instant::now();
@@ -337,6 +388,14 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     let mut req = VerifyRequest::new(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     check(row, &req, cx, started, false);
+    // the same order as `drtc compile`: without the rewrites first, then the layout
+    if row["status"] == "failed" {
+        match rewrites_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
+            Fallback::None => {}
+            Fallback::Written => check(row, &req, cx, started, false),
+            Fallback::Failed => return,
+        }
+    }
     if compiled.module.channels_last && row["status"] == "failed" {
         // a layout change that breaks verification: the reference layout instead
         let first = row["reasons"].clone();
@@ -357,24 +416,6 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             "note": "the channels-last module failed verification; every convolution region \
                      fell back to the reference layout (nchw)",
         });
-    }
-    if row["status"] == "failed" {
-        // a module the e-graph rewrites changed that fails verification: without them
-        if let Some(Ok(plain)) = compiled.without_rewrites(&form, &cx.opts) {
-            let first = row["reasons"].clone();
-            *compiled = plain;
-            module_fields(row, &compiled.module);
-            if let Err(e) = std::fs::write(&cand, &compiled.module.source) {
-                row["reasons"] = json!([format!("cannot write the module without rewrites: {e}")]);
-                return;
-            }
-            check(row, &req, cx, started, false);
-            row["rewrites_fallback"] = json!({
-                "first_attempt": first,
-                "note": "the module the e-graph rewrites changed failed verification; \
-                         compiled again without them",
-            });
-        }
     }
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
     // more with the device to itself, and keep both answers.
