@@ -475,8 +475,8 @@ impl WorkerPool {
                 Outcome::Failed(Box::new(VerifyReport::worker_failure(
                     Check::Timeout,
                     format!(
-                        "no answer within {:.0} s: the candidate hangs (worker killed and \
-                         replaced)",
+                        "no answer within {:.0} s: the candidate hangs or needs more time than \
+                         the limit (worker killed and replaced)",
                         timeout.as_secs_f64()
                     ),
                     worker.stderr_tail(),
