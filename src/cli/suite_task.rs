@@ -271,6 +271,39 @@ fn rewrites_fallback(
     Fallback::Written
 }
 
+/// A channels-last module that failed verification: the module again with every
+/// convolution in the reference layout (its graphs raced again when the suite searches),
+/// written to `cand`; true when the caller should verify it.
+fn layout_fallback(
+    row: &mut Value,
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    refp: &Path,
+    cand: &Path,
+    cx: &TaskContext,
+) -> bool {
+    if !compiled.module.channels_last || row["status"] != "failed" {
+        return false;
+    }
+    let first = row["reasons"].clone();
+    compiled.module = compiled.nchw_module(form, &cx.opts);
+    if let Some(scx) = cx.search.and_then(|hs| search_context(refp, hs, cx).ok()) {
+        // the reference layout's module has its own launch count: race its graphs too
+        race_fallback_graphs(row, compiled, form, &scx, cx);
+    }
+    module_fields(row, &compiled.module);
+    if let Err(e) = std::fs::write(cand, &compiled.module.source) {
+        row["reasons"] = json!([format!("cannot write the NCHW module: {e}")]);
+        return false;
+    }
+    row["layout_fallback"] = json!({
+        "first_attempt": first,
+        "note": "the channels-last module failed verification; every convolution region \
+                 fell back to the reference layout (nchw)",
+    });
+    true
+}
+
 /// What a fallback did.
 enum Fallback {
     /// Nothing to fall back to: the row stands.
@@ -388,34 +421,33 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     let mut req = VerifyRequest::new(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     check(row, &req, cx, started, false);
-    // the same order as `drtc compile`: without the rewrites first, then the layout
+    // the same order as `drtc compile` (`RETRY_ORDER` there): the layout first, keeping
+    // the rewrites; then without the rewrites, in the layout the rule picks; then the
+    // layout again
+    if layout_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
+        check(row, &req, cx, started, false);
+    }
     if row["status"] == "failed" {
+        let earlier = row
+            .as_object_mut()
+            .and_then(|o| o.remove("layout_fallback"));
         match rewrites_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
-            Fallback::None => {}
-            Fallback::Written => check(row, &req, cx, started, false),
+            Fallback::None => {
+                if let Some(e) = earlier {
+                    row["layout_fallback"] = e;
+                }
+            }
+            Fallback::Written => {
+                if let Some(e) = earlier {
+                    row["rewrites_fallback"]["earlier_layout_fallback"] = e;
+                }
+                check(row, &req, cx, started, false);
+                if layout_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
+                    check(row, &req, cx, started, false);
+                }
+            }
             Fallback::Failed => return,
         }
-    }
-    if compiled.module.channels_last && row["status"] == "failed" {
-        // a layout change that breaks verification: the reference layout instead
-        let first = row["reasons"].clone();
-        compiled.module = compiled.nchw_module(&form, &cx.opts);
-        if let Some(scx) = cx.search.and_then(|hs| search_context(&refp, hs, cx).ok()) {
-            // the reference layout's module has its own launch count: race its graphs too
-            race_fallback_graphs(row, &mut compiled, &form, &scx, cx);
-        }
-        let nchw = &compiled.module;
-        module_fields(row, nchw);
-        if let Err(e) = std::fs::write(&cand, &nchw.source) {
-            row["reasons"] = json!([format!("cannot write the NCHW module: {e}")]);
-            return;
-        }
-        check(row, &req, cx, started, false);
-        row["layout_fallback"] = json!({
-            "first_attempt": first,
-            "note": "the channels-last module failed verification; every convolution region \
-                     fell back to the reference layout (nchw)",
-        });
     }
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
     // more with the device to itself, and keep both answers.

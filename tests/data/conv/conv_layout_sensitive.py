@@ -16,9 +16,9 @@ class Model(nn.Module):
 
 
 batch_size = 2
-in_channels = 16
+in_channels = 32
 out_channels = 32
-height, width = 10, 10
+height, width = 16, 16
 kernel_size = 3
 
 
