@@ -1,6 +1,7 @@
 //! The options of code generation, shared by the stitcher and the per-region generators
 //! (`region.rs`, `gemm_choice.rs`, `gemm_moments.rs`).
 
+use crate::conv_choice::ConvImpl;
 use crate::graphs::GraphMode;
 use crate::guard::GuardOptions;
 use crate::layout::LayoutChoice;
@@ -20,6 +21,9 @@ pub struct CodegenOptions {
     /// GEMM implementations to use instead of the policy's choice, by region index (from
     /// search), with the reason reported.
     pub gemm: HashMap<usize, (GemmImpl, String)>,
+    /// Convolution implementations instead of the library call, by region index (from
+    /// search), with the reason reported (`conv_choice.rs`).
+    pub conv: HashMap<usize, (ConvImpl, String)>,
     /// The layout of convolution regions (`--layout`).
     pub layout: LayoutChoice,
     /// Whether the entry point captures and replays CUDA graphs (`graphs.rs`).

@@ -2,6 +2,7 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
+use crate::conv_choice::{conv_choice, conv_partner, conv_region_kernel, ConvImpl};
 use crate::gemm_choice::gemm_choice;
 use crate::gemm_moments::link_moments;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
@@ -61,6 +62,9 @@ pub struct RegionReport {
     pub fallback_reason: Option<String>,
     /// Contraction regions: the implementation and precision chosen, and why.
     pub gemm: Option<GemmReport>,
+    /// Convolution regions, and the regions whose kernel computes a convolution: the
+    /// implementation (`conv_choice.rs`) and why.
+    pub conv: Option<String>,
 }
 
 /// A generated module.
@@ -665,6 +669,19 @@ pub fn generate_module(
     let mut reports = vec![];
     // consumer regions' code generated with moment partials a GEMM epilogue writes
     let mut linked: HashMap<usize, RegionCode> = HashMap::new();
+    // convolutions given drtc's template, by the region that emits them: their pointwise
+    // consumer (fused) or themselves; (conv region, partner, precision, reason)
+    let mut conv_at = HashMap::new();
+    for i in 0..plan.regions.len() {
+        if let Some((ConvImpl::Triton { dot }, why)) = conv_choice(g, plan, i, opts) {
+            let partner = conv_partner(g, plan, i);
+            conv_at.insert(partner.unwrap_or(i), (i, partner, dot, why));
+        }
+    }
+    let fused_later: HashMap<usize, usize> = conv_at
+        .iter()
+        .filter_map(|(&at, &(ci, ..))| (at != ci).then_some((ci, at)))
+        .collect();
     for (i, r) in plan.regions.iter().enumerate() {
         let ops: Vec<&'static str> = r.nodes.iter().map(|&n| g.node(n).op.name()).collect();
         let listing: Vec<String> = r
@@ -687,7 +704,37 @@ pub fn generate_module(
             fallback: r.kind == RegionKind::Fallback,
             fallback_reason: None,
             gemm: None,
+            conv: None,
         };
+        if let Some(&j) = fused_later.get(&i) {
+            writeln!(host.body, "    # (computed by region {j}'s kernel)").unwrap();
+            reports.push(report);
+            continue;
+        }
+        if let Some((ci, partner, dot, why)) = conv_at.get(&i) {
+            let imp = ConvImpl::Triton { dot: *dot };
+            match conv_region_kernel(g, plan, *ci, *partner, *dot, &host.layout) {
+                Some(k) => {
+                    report.kernel = Some((k.name.clone(), k.config.clone()));
+                    report.conv = Some(format!("{imp}: {why}"));
+                    host.launch(&k, &[]);
+                    reports.push(report);
+                    continue;
+                }
+                None => {
+                    // the library call, then the region as usual
+                    report.conv = Some(format!(
+                        "conv:library ({imp} was chosen, but the template does not cover \
+                         this convolution and region)"
+                    ));
+                    host.torch_nodes(&plan.regions[*ci].nodes);
+                    if *ci == i {
+                        reports.push(report);
+                        continue;
+                    }
+                }
+            }
+        }
         let gemm = if r.kind == RegionKind::Contraction {
             gemm_choice(g, r, i, opts)
         } else {

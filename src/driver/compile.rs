@@ -48,6 +48,7 @@ impl CompileOptions {
             configs: Default::default(),
             guard: self.guard.clone(),
             gemm: Default::default(),
+            conv: Default::default(),
             layout: self.layout,
             graphs: self.graphs,
         }
@@ -162,6 +163,7 @@ impl Compiled {
                 "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
                 "pytorch_fallback": r.fallback,
                 "fallback_reason": r.fallback_reason,
+                "conv": r.conv,
                 "gemm": r.gemm.as_ref().map(|g| json!({
                     "implementation": g.imp.describe(),
                     "m": g.shape.m, "n": g.shape.n, "k": g.shape.k, "batch": g.shape.batch,

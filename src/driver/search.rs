@@ -22,6 +22,7 @@ use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
+use drtc_backends::conv_choice::{conv_partner, conv_precisions, region_conv, ConvImpl};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
@@ -46,6 +47,7 @@ pub fn search_compiled(
     let chosen = CodegenOptions {
         configs: outcome.configs.clone(),
         gemm: outcome.gemm.clone(),
+        conv: outcome.conv.clone(),
         ..base
     };
     compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
@@ -64,6 +66,8 @@ pub struct SearchOutcome {
     pub configs: HashMap<usize, LaunchConfig>,
     /// GEMM implementations chosen, with the reason.
     pub gemm: HashMap<usize, (GemmImpl, String)>,
+    /// Convolution implementations chosen, with the reason.
+    pub conv: HashMap<usize, (ConvImpl, String)>,
     /// One line per region: chosen candidate, timings, or cache hit.
     pub log: Vec<String>,
     pub timed: usize,
@@ -75,10 +79,14 @@ pub struct SearchOutcome {
 struct Candidate {
     imp: Option<GemmImpl>,
     config: Option<LaunchConfig>,
+    conv: Option<ConvImpl>,
 }
 
 impl Candidate {
     fn describe(&self) -> String {
+        if let Some(c) = &self.conv {
+            return c.describe();
+        }
         match (&self.imp, &self.config) {
             (Some(i), Some(c)) => format!("{i} {}", c.describe()),
             (Some(i), None) => i.describe(),
@@ -96,6 +104,25 @@ fn candidates(
     scope: SearchScope,
 ) -> Vec<Candidate> {
     let region = &plan.regions[i];
+    // a convolution the small-reduction template covers: the library call against the
+    // template at each precision the policy admits (both scopes)
+    if let Some(conv) = region_conv(g, plan, i) {
+        if (conv.flops() as f64) < QUICK_MIN_FLOP {
+            return vec![];
+        }
+        let imps = std::iter::once(ConvImpl::Library).chain(
+            conv_precisions(policy)
+                .into_iter()
+                .map(|dot| ConvImpl::Triton { dot }),
+        );
+        return imps
+            .map(|c| Candidate {
+                imp: None,
+                config: None,
+                conv: Some(c),
+            })
+            .collect();
+    }
     let gemm = gemm_variants(g, region, policy);
     if scope == SearchScope::Quick {
         let large =
@@ -109,6 +136,7 @@ fn candidates(
             let c = Candidate {
                 imp: Some(imp),
                 config: None,
+                conv: None,
             };
             if !quick.contains(&c) {
                 quick.push(c);
@@ -122,6 +150,7 @@ fn candidates(
             .map(|(imp, config)| Candidate {
                 imp: Some(imp),
                 config,
+                conv: None,
             })
             .collect();
     }
@@ -130,6 +159,7 @@ fn candidates(
         .map(|c| Candidate {
             imp: None,
             config: Some(c),
+            conv: None,
         })
         .collect()
 }
@@ -164,7 +194,16 @@ pub fn search(
         if cands.len() < 2 {
             continue;
         }
-        let key = region_key(g, region, &cx_id);
+        let key = match conv_partner(g, plan, i) {
+            // the fused kernel computes the consumer region too: the key names both
+            Some(j) => {
+                let mut both = region.clone();
+                both.nodes.extend(plan.regions[j].nodes.iter().copied());
+                both.outputs = plan.regions[j].outputs.clone();
+                region_key(g, &both, &cx_id)
+            }
+            None => region_key(g, region, &cx_id),
+        };
         if let Some(c) = cached(&cx.cache, &key, &cx_id, &cands) {
             out.log.push(format!("region {i}: cached {}", c.describe()));
             apply(&mut out, i, &c, "cached search result");
@@ -177,10 +216,12 @@ pub fn search(
             let mut opts = base.clone();
             opts.configs = out.configs.clone();
             opts.gemm = out.gemm.clone();
+            opts.conv = out.conv.clone();
             let mut trial = SearchOutcome::default();
             apply(&mut trial, i, cand, "search candidate");
             opts.configs.extend(trial.configs);
             opts.gemm.extend(trial.gemm);
+            opts.conv.extend(trial.conv);
             let module = generate_module(g, plan, form, &opts);
             out.timed += 1;
             match bench_module(cx, &module.source, &format!("{i}_{k}")) {
@@ -247,6 +288,9 @@ fn apply(out: &mut SearchOutcome, i: usize, c: &Candidate, why: &str) {
     }
     if let Some(imp) = c.imp {
         out.gemm.insert(i, (imp, why.to_string()));
+    }
+    if let Some(conv) = c.conv {
+        out.conv.insert(i, (conv, why.to_string()));
     }
 }
 

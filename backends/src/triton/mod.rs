@@ -1,6 +1,7 @@
 //! The Triton backend: code generation per region kind from templates written for drtc.
 
 mod contraction;
+mod conv;
 mod epilogue;
 mod expr;
 mod kernel;
@@ -17,6 +18,7 @@ pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
     too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
 };
+pub use conv::{conv_config, conv_kernel, conv_shape, ConvShape, MAX_K as CONV_MAX_K};
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{
     pointwise_config, pointwise_kernel, pointwise_kernel_in_order, pointwise_variants,

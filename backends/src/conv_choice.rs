@@ -1,0 +1,139 @@
+//! The implementation of each convolution region: the library call (cuDNN through
+//! PyTorch, the pointwise consumer in its own Triton kernel) unless the search measured
+//! drtc's small-reduction template (`triton/conv.rs`) faster and verified it; then the
+//! template computes the convolution with its single pointwise consumer region fused
+//! (the consumer's kernel is not emitted), or alone when there is none.
+
+use crate::layout::{channels_last_order, LayoutPlan};
+use crate::options::CodegenOptions;
+use crate::triton::{conv_kernel, conv_shape, ConvShape, DotPrecision, Precision, TritonKernel};
+use drtc_ir::Graph;
+use drtc_passes::fuse::{FusionPlan, RegionKind};
+use std::fmt;
+
+/// How one convolution region is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvImpl {
+    /// The library call (`torch.nn.functional.conv*`).
+    Library,
+    /// drtc's template at this product precision (ieee: fp32 FMAs).
+    Triton { dot: DotPrecision },
+}
+
+impl ConvImpl {
+    /// Short text for reports and cache files: `conv:library`, `conv:triton:tf32x3`.
+    pub fn describe(&self) -> String {
+        match self {
+            ConvImpl::Library => "conv:library".into(),
+            ConvImpl::Triton { dot } => format!("conv:triton:{}", dot.name()),
+        }
+    }
+}
+
+impl fmt::Display for ConvImpl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+/// The template's precisions worth racing under `policy`: those that meet its rule
+/// (tf32x3 and ieee both stay within fp32 rounding for the short reductions the template
+/// takes; plain tf32 only under the relative-norm rule).
+pub fn conv_precisions(policy: Precision) -> Vec<DotPrecision> {
+    match policy {
+        Precision::Fp32 => vec![DotPrecision::Tf32x3, DotPrecision::Ieee],
+        Precision::Tf32 => vec![DotPrecision::Tf32],
+        Precision::Ieee => vec![DotPrecision::Ieee],
+    }
+}
+
+/// The convolution of region `index`, when it is a one-op library region the template
+/// covers.
+pub fn region_conv(g: &Graph, plan: &FusionPlan, index: usize) -> Option<ConvShape> {
+    let r = plan.regions.get(index)?;
+    if r.kind != RegionKind::Library || r.nodes.len() != 1 {
+        return None;
+    }
+    conv_shape(g, r.nodes[0])
+}
+
+/// The pointwise region that the template fuses with convolution region `index`: the
+/// only region reading the convolution's result, over the result's shape, when the
+/// result is not a graph output.
+pub fn conv_partner(g: &Graph, plan: &FusionPlan, index: usize) -> Option<usize> {
+    let shape = region_conv(g, plan, index)?;
+    let out = g.node(shape.node).outputs[0];
+    if g.outputs().contains(&out) {
+        return None;
+    }
+    let readers: Vec<usize> = plan
+        .regions
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.nodes.iter().any(|&n| g.node(n).inputs.contains(&out)))
+        .map(|(j, _)| j)
+        .collect();
+    match readers[..] {
+        [j] if j > index
+            && plan.regions[j].kind == RegionKind::Pointwise
+            && plan.regions[j].iteration == g.ty(out).shape =>
+        {
+            Some(j)
+        }
+        _ => None,
+    }
+}
+
+/// The implementation of convolution region `index`: the search's override, else the
+/// library call. `None` for other regions.
+pub(crate) fn conv_choice(
+    g: &Graph,
+    plan: &FusionPlan,
+    index: usize,
+    opts: &CodegenOptions,
+) -> Option<(ConvImpl, String)> {
+    region_conv(g, plan, index)?;
+    Some(
+        opts.conv
+            .get(&index)
+            .cloned()
+            .unwrap_or((ConvImpl::Library, "the library call (default)".into())),
+    )
+}
+
+/// The template's kernel for convolution region `index` at `dot`, fused with `partner`
+/// (its pointwise consumer region, [`conv_partner`]) or alone; outputs stored in the
+/// layout the host allocates them in (`layout.values`).
+pub(crate) fn conv_region_kernel(
+    g: &Graph,
+    plan: &FusionPlan,
+    index: usize,
+    partner: Option<usize>,
+    dot: DotPrecision,
+    layout: &LayoutPlan,
+) -> Option<TritonKernel> {
+    let shape = region_conv(g, plan, index)?;
+    let conv_out = g.node(shape.node).outputs[0];
+    let (at, epilogue, outputs) = match partner {
+        Some(j) => {
+            let r = &plan.regions[j];
+            (j, r.nodes.clone(), r.outputs.clone())
+        }
+        None => (index, vec![], vec![conv_out]),
+    };
+    let rank = g.ty(conv_out).rank();
+    let cl = outputs.iter().any(|v| layout.values.contains(v));
+    let order = cl.then(|| channels_last_order(rank));
+    conv_kernel(
+        g,
+        &format!("drtc_k{at}_conv"),
+        shape.node,
+        &epilogue,
+        &outputs,
+        dot,
+        // the heuristic configuration (a searched configuration of the partner region is
+        // the pointwise kernel's, not this one's)
+        None,
+        order.as_deref(),
+    )
+}

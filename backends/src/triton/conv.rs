@@ -1,0 +1,436 @@
+//! The small-reduction convolution template: a convolution (1-3 spatial dims, one group,
+//! fp32) whose reduction `Cin * prod(kernel)` is short, computed as an implicit GEMM with
+//! its pointwise epilogue fused, so the output is written once.
+//!
+//! - The GEMM view: M = N * prod(out spatial) (output pixels, the last spatial dim
+//!   innermost), N = Cout, K = Cin * prod(kernel). A program owns a `[BLOCK_M, BLOCK_N]`
+//!   tile; BLOCK_N covers every output channel up to 128, so each pixel's taps are
+//!   gathered once.
+//! - Addressing: an element of the A tile is at `row[m] + col[k]` (a per-pixel offset
+//!   plus a per-tap offset, each through the input's strides), so any input layout reads
+//!   with one add per element; bounds tests per element only where the convolution pads.
+//! - The reduction is unrolled (`tl.static_range`): K is at most [`MAX_K`].
+//! - Products: `tl.dot` with `input_precision` tf32 or tf32x3, or, for ieee, rank-1
+//!   updates `acc += a * w` per tap (fp32 FMAs on the CUDA cores: the same arithmetic as
+//!   an ieee dot, without its layout conversions).
+//! - Measured on the H200 (`bench/conv_direct_probe.py`, `bench/results`): the reason
+//!   to have it is cuDNN's NCHW fp32 path on few input channels, which runs far from the
+//!   tensor cores, and the output pass a separate epilogue costs.
+//!
+//! The host chooses it per region (`conv_choice.rs`): only the search's race keeps it,
+//! against the library call with its separate epilogue kernel, after verification.
+
+use super::epilogue::add_epilogue;
+use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use super::precision::DotPrecision;
+use super::program::{IndexSource, Program, Sp};
+use super::ty::{compute_ty, storage_ty};
+use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
+use std::fmt::Write;
+
+/// Longest reduction the template unrolls (Cin * prod(kernel)).
+pub const MAX_K: u64 = 576;
+
+/// The convolution's geometry, when the template covers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvShape {
+    pub node: NodeId,
+    /// Spatial dims (1-3).
+    pub nsp: usize,
+    pub kernel: Vec<i64>,
+    pub stride: Vec<i64>,
+    pub padding: Vec<i64>,
+    pub dilation: Vec<i64>,
+    /// Output pixels (N * prod(out spatial)), output channels, reduction length.
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+}
+
+impl ConvShape {
+    pub fn flops(&self) -> u64 {
+        2 * self.m * self.n * self.k
+    }
+}
+
+fn ints(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
+    let a = attrs.get(name)?;
+    if let Some(i) = a.as_int() {
+        return Some(vec![i; n]);
+    }
+    let v = a.as_ints()?;
+    match v.len() {
+        1 => Some(vec![v[0]; n]),
+        len if len == n => Some(v.to_vec()),
+        _ => None,
+    }
+}
+
+/// The geometry of convolution node `n`, when the template covers it: a forward
+/// convolution of fp32 tensors, one group, a reduction of at most [`MAX_K`].
+pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
+    let node = g.node(n);
+    let nsp = match node.op {
+        Op::Conv1d => 1,
+        Op::Conv2d => 2,
+        Op::Conv3d => 3,
+        _ => return None,
+    };
+    let (x, w, out) = (
+        g.ty(node.inputs[0]),
+        g.ty(*node.inputs.get(1)?),
+        g.ty(node.outputs[0]),
+    );
+    let all_f32 = [x, w, out].iter().all(|t| t.dtype == DType::F32);
+    let groups = node.attrs.get("groups").and_then(Attr::as_int).unwrap_or(1);
+    if !all_f32 || groups != 1 || x.rank() != nsp + 2 || w.rank() != nsp + 2 {
+        return None;
+    }
+    if let Some(&b) = node.inputs.get(2) {
+        if g.ty(b).dtype != DType::F32 {
+            return None;
+        }
+    }
+    let kernel: Vec<i64> = w.shape[2..].to_vec();
+    let k = (w.shape[1] as u64) * kernel.iter().map(|&d| d as u64).product::<u64>();
+    if k > MAX_K || k == 0 {
+        return None;
+    }
+    Some(ConvShape {
+        node: n,
+        nsp,
+        stride: ints(&node.attrs, "stride", nsp)?,
+        padding: ints(&node.attrs, "padding", nsp)?,
+        dilation: ints(&node.attrs, "dilation", nsp)?,
+        kernel,
+        m: out.shape[0] as u64 * out.shape[2..].iter().map(|&d| d as u64).product::<u64>(),
+        n: out.shape[1] as u64,
+        k,
+    })
+}
+
+/// Heuristic launch configuration: every output channel in one tile (up to 128).
+pub fn conv_config(shape: &ConvShape) -> LaunchConfig {
+    let bn = shape.n.next_power_of_two().clamp(16, 128);
+    LaunchConfig {
+        blocks: vec![("BLOCK_M", 128), ("BLOCK_N", bn), ("BLOCK_K", 16)],
+        num_warps: if bn >= 64 { 8 } else { 4 },
+        num_stages: 1,
+    }
+}
+
+/// Output dim indices of the tile: `o{d}`; dim 1 (channels) follows `offs_n`, the others
+/// `offs_m`.
+struct ConvIndex {
+    rank: usize,
+}
+
+impl IndexSource for ConvIndex {
+    fn dim_index(&self, _: Sp, d: usize) -> String {
+        format!("o{d}")
+    }
+    fn mask(&self, _: Sp) -> String {
+        "mask".into()
+    }
+    fn mask_of(&self, _: Sp, dims: &[usize]) -> String {
+        let channels = dims.contains(&1);
+        let pixels = (0..self.rank).any(|d| d != 1 && dims.contains(&d));
+        match (pixels, channels) {
+            (false, true) => "mask_n".into(),
+            (true, false) => "mask_m".into(),
+            (true, true) | (false, false) => "mask".into(),
+        }
+    }
+}
+
+/// The kernel of convolution `conv` with the pointwise `epilogue` nodes applied to its
+/// output before `outputs` are stored, dense in dim order `order` (outermost first;
+/// `None`: NCHW). `dot` is the product's precision (ieee: rank-1 FMA updates).
+#[allow(clippy::too_many_arguments)]
+pub fn conv_kernel(
+    g: &Graph,
+    name: &str,
+    conv: NodeId,
+    epilogue: &[NodeId],
+    outputs: &[ValueId],
+    dot: DotPrecision,
+    config: Option<LaunchConfig>,
+    order: Option<&[usize]>,
+) -> Option<TritonKernel> {
+    let shape = conv_shape(g, conv)?;
+    let cn = g.node(conv);
+    let out_shape = g.ty(cn.outputs[0]).shape.clone();
+    let rank = out_shape.len();
+    // the epilogue runs over the convolution's output index
+    if epilogue.iter().any(|&n| {
+        g.node(n)
+            .outputs
+            .iter()
+            .any(|&v| g.ty(v).shape != out_shape)
+    }) || outputs.iter().any(|&v| g.ty(v).shape != out_shape)
+    {
+        return None;
+    }
+    let (x, w) = (cn.inputs[0], cn.inputs[1]);
+    let x_shape = g.ty(x).shape.clone();
+    let mut prog = Program::new();
+    let ax = prog.input_arg(g, x);
+    let aw = prog.input_arg(g, w);
+    let (arg_x, arg_w) = (prog.inputs[ax].clone(), prog.inputs[aw].clone());
+    let st = |arg: &super::program::InputArg, d: usize| {
+        arg.strides
+            .iter()
+            .find(|(dd, _)| *dd == d)
+            .map(|(_, s)| s.clone())
+    };
+    let ix = ConvIndex { rank };
+    let mut acc = prog.expr(Sp::Full, DType::F32, "acc".into(), vec![]);
+    if let Some(&bias) = cn.inputs.get(2) {
+        let map = vec![(g.ty(bias).shape[0] != 1).then_some(1)];
+        let bv = prog.value(g, bias, Sp::Full, map, &ix);
+        acc = prog.expr(
+            Sp::Full,
+            DType::F32,
+            format!("t{acc} + t{bv}"),
+            vec![acc, bv],
+        );
+    }
+    prog.vars.insert((cn.outputs[0], Sp::Full), acc);
+    let mut nodes = vec![conv];
+    nodes.extend_from_slice(epilogue);
+    add_epilogue(g, &mut prog, &nodes, conv, &out_shape, &ix)?;
+    let roots: Vec<usize> = outputs
+        .iter()
+        .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
+        .collect();
+    let config = config.unwrap_or_else(|| conv_config(&shape));
+    let wide = super::pointwise::needs_int64(
+        g,
+        outputs
+            .iter()
+            .copied()
+            .chain(prog.inputs.iter().map(|a| a.value)),
+    );
+    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let mut body = String::new();
+    let p = if wide { ".to(tl.int64)" } else { "" };
+    writeln!(body, "    pm = tl.program_id(0){p}").unwrap();
+    writeln!(body, "    pn = tl.program_id(1){p}").unwrap();
+    writeln!(
+        body,
+        "    offs_m = pm * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]"
+    )
+    .unwrap();
+    writeln!(
+        body,
+        "    offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
+    )
+    .unwrap();
+    writeln!(body, "    mask_m = offs_m < {m}").unwrap();
+    writeln!(body, "    mask_n = offs_n < {n}").unwrap();
+    writeln!(body, "    mask = mask_m & mask_n").unwrap();
+    // offs_m -> (batch, spatial...), the last spatial dim innermost
+    let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
+    let pix_shape: Vec<i64> = pix_dims.iter().map(|&d| out_shape[d]).collect();
+    let pix_names: Vec<String> = pix_dims.iter().map(|d| format!("o{d}")).collect();
+    decompose(&mut body, "    ", "offs_m", &pix_shape, &pix_names);
+    for &d in &pix_dims {
+        if out_shape[d] == 1 {
+            writeln!(body, "    o{d} = offs_m * 0").unwrap();
+        }
+    }
+    writeln!(body, "    o1 = offs_n").unwrap();
+    // the input offset of each output pixel's first tap
+    let mut row = vec![];
+    if let Some(s) = st(&arg_x, 0) {
+        row.push(format!("o0 * {s}"));
+    }
+    for j in 0..shape.nsp {
+        let d = 2 + j;
+        writeln!(
+            body,
+            "    h{j} = o{d} * {} - {}",
+            shape.stride[j], shape.padding[j]
+        )
+        .unwrap();
+        if let Some(s) = st(&arg_x, d) {
+            row.push(format!("h{j} * {s}"));
+        }
+    }
+    writeln!(
+        body,
+        "    row = {}",
+        if row.is_empty() {
+            "offs_m * 0".into()
+        } else {
+            row.join(" + ")
+        }
+    )
+    .unwrap();
+    writeln!(body, "    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
+    let ks: i64 = shape.kernel.iter().product();
+    // tap index j of reduction index `kk`: (kk % ks) // inner_j % kernel_j
+    let tap = |kk: &str, j: usize| -> String {
+        let inner: i64 = shape.kernel[j + 1..].iter().product();
+        format!("(({kk} % {ks}) // {inner} % {})", shape.kernel[j])
+    };
+    let offsets = |kk: &str, arg: &super::program::InputArg, dilated: bool| -> String {
+        let mut terms = vec![];
+        if let Some(s) = st(arg, 1) {
+            terms.push(format!("({kk} // {ks}) * {s}"));
+        }
+        for j in 0..shape.nsp {
+            if let Some(s) = st(arg, 2 + j) {
+                let dil = if dilated { shape.dilation[j] } else { 1 };
+                terms.push(format!("{} * {} * {s}", tap(kk, j), dil));
+            }
+        }
+        if terms.is_empty() {
+            format!("{kk} * 0")
+        } else {
+            terms.join(" + ")
+        }
+    };
+    // bounds of each padded spatial dim, for tap index expression `kk`
+    let pad_masks = |kk: &str| -> Vec<String> {
+        (0..shape.nsp)
+            .filter(|&j| shape.padding[j] > 0)
+            .map(|j| {
+                let h = format!("(h{j} + {} * {})", tap(kk, j), shape.dilation[j]);
+                format!("({h} >= 0) & ({h} < {})", x_shape[2 + j])
+            })
+            .collect()
+    };
+    let w_row = match st(&arg_w, 0) {
+        Some(s) => format!("offs_n * {s}"),
+        None => "offs_n * 0".into(),
+    };
+    let (px, pw) = (&arg_x.ptr, &arg_w.ptr);
+    match dot {
+        DotPrecision::Ieee => {
+            writeln!(body, "    for kk in tl.static_range({k}):").unwrap();
+            let mut am = vec!["mask_m".to_string()];
+            am.extend(pad_masks("kk"));
+            writeln!(
+                body,
+                "        a = tl.load({px} + row + ({}), mask={}, other=0.0)",
+                offsets("kk", &arg_x, true),
+                am.join(" & ")
+            )
+            .unwrap();
+            writeln!(
+                body,
+                "        b = tl.load({pw} + {w_row} + ({}), mask=mask_n, other=0.0)",
+                offsets("kk", &arg_w, false)
+            )
+            .unwrap();
+            writeln!(body, "        acc += a * b").unwrap();
+        }
+        DotPrecision::Tf32 | DotPrecision::Tf32x3 => {
+            writeln!(body, "    for k0 in tl.static_range(0, {k}, BLOCK_K):").unwrap();
+            writeln!(body, "        kk = k0 + tl.arange(0, BLOCK_K)").unwrap();
+            writeln!(body, "        ka = kk[None, :]").unwrap();
+            writeln!(body, "        kb = kk[:, None]").unwrap();
+            let mut am = vec!["mask_m".to_string(), format!("(ka < {k})")];
+            am.extend(pad_masks("ka"));
+            writeln!(
+                body,
+                "        a = tl.load({px} + row + ({}), mask={}, other=0.0)",
+                offsets("ka", &arg_x, true),
+                am.join(" & ")
+            )
+            .unwrap();
+            writeln!(
+                body,
+                "        b = tl.load({pw} + {w_row} + ({}), mask=(kb < {k}) & mask_n, other=0.0)",
+                offsets("kb", &arg_w, false)
+            )
+            .unwrap();
+            writeln!(
+                body,
+                "        acc = tl.dot(a, b, acc, input_precision=\"{}\")",
+                dot.name()
+            )
+            .unwrap();
+        }
+    }
+    let order_stmts = prog.closure(&roots, &|_| false);
+    emit_stmts(&mut body, &prog, &order_stmts, "    ");
+    // outputs dense in `order` (outermost first)
+    let order: Vec<usize> = match order {
+        Some(o) if o.len() == rank => o.to_vec(),
+        Some(_) => return None,
+        None => (0..rank).collect(),
+    };
+    let mut stride = 1i64;
+    let mut terms = vec![];
+    for &d in order.iter().rev() {
+        if out_shape[d] != 1 {
+            terms.push(format!("o{d} * {stride}"));
+        }
+        stride *= out_shape[d];
+    }
+    let off = if terms.is_empty() {
+        "offs_m * 0 + offs_n * 0".into()
+    } else {
+        terms.join(" + ")
+    };
+    writeln!(body, "    dst = {off}").unwrap();
+    for (i, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
+        let sty = storage_ty(g.ty(v).dtype);
+        writeln!(
+            body,
+            "    tl.store(out{i} + dst, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({sty}), mask=mask)",
+            prog.var(r),
+            compute_ty(prog.stmts[r].dtype)
+        )
+        .unwrap();
+    }
+    let mut source = String::new();
+    writeln!(source, "@triton.jit").unwrap();
+    writeln!(
+        source,
+        "def {name}({}):",
+        signature(
+            &prog,
+            outputs.len(),
+            &[],
+            &["BLOCK_M", "BLOCK_N", "BLOCK_K"]
+        )
+    )
+    .unwrap();
+    source.push_str(&ops_comment(g, &nodes));
+    writeln!(
+        source,
+        "    # convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({})",
+        if dot == DotPrecision::Ieee {
+            "fp32 FMAs".to_string()
+        } else {
+            format!("tl.dot {}", dot.name())
+        }
+    )
+    .unwrap();
+    if order.iter().enumerate().any(|(i, &d)| i != d) {
+        writeln!(
+            source,
+            "    # outputs dense in dim order {order:?} (outermost first)"
+        )
+        .unwrap();
+    }
+    source.push_str(&body);
+    Some(TritonKernel {
+        name: name.to_string(),
+        source,
+        inputs: prog.inputs,
+        outputs: outputs.to_vec(),
+        grid: vec![
+            m.div_ceil(config.block("BLOCK_M")).max(1),
+            n.div_ceil(config.block("BLOCK_N")).max(1),
+        ],
+        grid_expr: None,
+        config,
+        extra_args: vec![],
+        scratch_args: vec![],
+        operand_prep: vec![],
+    })
+}

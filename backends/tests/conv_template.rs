@@ -1,0 +1,142 @@
+//! Convolution regions under drtc's small-reduction template (`triton/conv.rs`) at each
+//! product precision: fused with their one pointwise consumer, or alone (strided, padded,
+//! dilated, 1-D and 3-D, with and without a bias). Each module runs under Triton's CPU
+//! interpreter against the program emitted as PyTorch; the reports say what was chosen.
+//! The library call stays the default. Needs the Python of `drtc setup` (or `DRTC_PYTHON`).
+
+use drtc_backends::conv_choice::{conv_partner, region_conv, ConvImpl};
+use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
+use drtc_backends::torch::emit_seed_program;
+use drtc_backends::triton::DotPrecision;
+use drtc_ir::Graph;
+use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
+use std::path::{Path, PathBuf};
+
+fn python() -> PathBuf {
+    drtc_env::PythonEnv::locate(&drtc_env::DrtcHome::from_env())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python
+}
+
+fn load(name: &str) -> (Graph, FusionPlan) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.drt"));
+    let g = drtc_ir::text::parse(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let plan = plan_fusion(&g, &FuseOptions::default());
+    plan.verify(&g).expect("a valid fusion plan");
+    (g, plan)
+}
+
+fn conv_regions(g: &Graph, plan: &FusionPlan) -> Vec<usize> {
+    (0..plan.regions.len())
+        .filter(|&i| region_conv(g, plan, i).is_some())
+        .collect()
+}
+
+#[test]
+fn partners_are_the_only_pointwise_reader() {
+    let (g, plan) = load("conv_template");
+    let convs = conv_regions(&g, &plan);
+    assert_eq!(convs.len(), 1);
+    let j = conv_partner(&g, &plan, convs[0]).expect("relu, mul, hardswish fuse");
+    assert!(j > convs[0]);
+    // the 2-D result is returned: no partner; 3-D and 1-D have theirs
+    let (g, plan) = load("conv_template_alone");
+    let partners: Vec<Option<usize>> = conv_regions(&g, &plan)
+        .into_iter()
+        .map(|i| conv_partner(&g, &plan, i))
+        .collect();
+    assert_eq!(partners.len(), 3);
+    assert!(partners[0].is_none());
+    assert!(partners[1].is_some() && partners[2].is_some());
+}
+
+#[test]
+fn the_library_call_is_the_default() {
+    let (g, plan) = load("conv_template");
+    let m = generate_module(&g, &plan, &ModuleForm::Seed, &CodegenOptions::default());
+    assert!(m.source.contains("torch.nn.functional.conv2d("));
+    assert!(!m.source.contains("_conv("));
+}
+
+#[test]
+fn every_template_precision_matches_pytorch() {
+    let out = std::env::temp_dir().join(format!("drtc-conv-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut pairs = vec![];
+    for prog in ["conv_template", "conv_template_alone"] {
+        let (g, plan) = load(prog);
+        let reference = emit_seed_program(&g);
+        for dot in [DotPrecision::Tf32, DotPrecision::Tf32x3, DotPrecision::Ieee] {
+            let imp = ConvImpl::Triton { dot };
+            let mut opts = CodegenOptions {
+                interpret: true,
+                ..Default::default()
+            };
+            for i in conv_regions(&g, &plan) {
+                opts.conv.insert(i, (imp, "test".into()));
+            }
+            let m = generate_module(&g, &plan, &ModuleForm::Seed, &opts);
+            assert!(!m.source.contains("torch.nn.functional.conv"), "{prog}");
+            let convs: Vec<_> = m.regions.iter().filter(|r| r.conv.is_some()).collect();
+            assert_eq!(convs.len(), conv_regions(&g, &plan).len(), "{prog}");
+            for r in convs {
+                let text = r.conv.as_deref().unwrap();
+                assert!(text.starts_with(&imp.describe()), "{text}");
+                let (name, _) = r.kernel.as_ref().expect("the template's kernel");
+                assert!(name.ends_with("_conv"), "{name}");
+            }
+            match dot {
+                DotPrecision::Ieee => assert!(m.source.contains("acc += a * b")),
+                DotPrecision::Tf32 | DotPrecision::Tf32x3 => {
+                    let want = format!("input_precision=\"{}\"", dot.name());
+                    assert!(m.source.contains(&want), "{prog}: {want}");
+                }
+            }
+            let tag = dot.name();
+            let (rp, cp) = (
+                out.join(format!("{prog}_{tag}_ref.py")),
+                out.join(format!("{prog}_{tag}_drtc.py")),
+            );
+            std::fs::write(&rp, &reference).unwrap();
+            std::fs::write(&cp, &m.source).unwrap();
+            pairs.push(serde_json::json!({"name": format!("{prog}/{tag}"), "reference": rp, "candidate": cp}));
+        }
+    }
+    let list = out.join("pairs.json");
+    std::fs::write(&list, serde_json::to_string(&pairs).unwrap()).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_pairs.py");
+    let result = std::process::Command::new(python())
+        .arg(&script)
+        .arg(&list)
+        .output()
+        .expect("run `drtc setup` or set DRTC_PYTHON");
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(
+        result.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let failed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| !l.contains("\"ok\": true"))
+        .collect();
+    assert_eq!(stdout.lines().count(), pairs.len(), "{stdout}");
+    assert!(failed.is_empty(), "mismatches:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn the_fused_kernel_snapshot() {
+    let (g, plan) = load("conv_template");
+    let mut opts = CodegenOptions::default();
+    for i in conv_regions(&g, &plan) {
+        let dot = DotPrecision::Tf32x3;
+        opts.conv
+            .insert(i, (ConvImpl::Triton { dot }, "snapshot".into()));
+    }
+    let m = generate_module(&g, &plan, &ModuleForm::Seed, &opts);
+    let start = m.source.find("@triton.jit\ndef drtc_k").expect("a kernel");
+    let end = m.source[start..]
+        .find("\n\n")
+        .map_or(m.source.len(), |e| start + e);
+    insta::assert_snapshot!(&m.source[start..end]);
+}
