@@ -28,8 +28,12 @@ use super::ty::{compute_ty, storage_ty};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use std::fmt::Write;
 
-/// Longest reduction the template unrolls (Cin * prod(kernel)).
-pub const MAX_K: u64 = 576;
+/// Longest reduction the template takes (Cin * prod(kernel)), unrolled. Longer ones are
+/// arithmetic-bound, where cuDNN's tensor-core kernels win: session 20's probe measured a
+/// Triton implicit GEMM at 64 input channels (K = 576) 12.2 ms at tf32x3 against cuDNN
+/// TF32's 3.1 (`bench/results/conv_triton_probe_h200.md`); racing it costs only compile
+/// and verification time.
+pub const MAX_K: u64 = 256;
 
 /// The convolution's geometry, when the template covers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
