@@ -165,13 +165,13 @@ pub fn conv_kernel(
     let cn = g.node(conv);
     let out_shape = g.ty(cn.outputs[0]).shape.clone();
     let rank = out_shape.len();
-    // the epilogue runs over the convolution's output index
-    if epilogue.iter().any(|&n| {
-        g.node(n)
-            .outputs
-            .iter()
-            .any(|&v| g.ty(v).shape != out_shape)
-    }) || outputs.iter().any(|&v| g.ty(v).shape != out_shape)
+    // the epilogue runs over the convolution's output index (scalar constants inlined)
+    let off_index = |n: NodeId| {
+        let node = g.node(n);
+        let scalar = node.op == Op::Full && g.ty(node.outputs[0]).rank() == 0;
+        !scalar && node.outputs.iter().any(|&v| g.ty(v).shape != out_shape)
+    };
+    if epilogue.iter().any(|&n| off_index(n)) || outputs.iter().any(|&v| g.ty(v).shape != out_shape)
     {
         return None;
     }

@@ -1,0 +1,68 @@
+//! KernelBench modules whose convolution drtc's small-reduction template computes
+//! (`triton/conv.rs`), as the search would choose it, in both layouts: the conv-bias
+//! pass has moved the bias into the fused consumer, `ModelNew` keeps the reference's
+//! parameters, and the runtime verifies each module under Triton's CPU interpreter with
+//! the fp32 rule (allclose 1e-4).
+
+use drtc::driver::compile::{compile_graph, CompileOptions};
+use drtc::driver::program::load_programs;
+use drtc_backends::conv_choice::{region_conv, ConvImpl};
+use drtc_backends::layout::LayoutChoice;
+use drtc_backends::stitch::generate_module;
+use drtc_backends::triton::DotPrecision;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/conv")
+        .join(name)
+}
+
+#[test]
+fn template_modules_verify_in_both_layouts() {
+    let file = data("conv_bias_epilogue.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("conv_template_verify");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    for layout in [LayoutChoice::Nchw, LayoutChoice::ChannelsLast] {
+        for dot in [DotPrecision::Tf32x3, DotPrecision::Ieee] {
+            let Ok(p) = load_programs(&file, &text, &[], None).unwrap().remove(0) else {
+                panic!("{} does not load", file.display())
+            };
+            let opts = CompileOptions {
+                interpret: true,
+                layout,
+                ..Default::default()
+            };
+            let c = compile_graph(p.graph, &p.form, &opts).unwrap();
+            let mut cg = opts.codegen();
+            let convs: Vec<usize> = (0..c.plan.regions.len())
+                .filter(|&i| region_conv(&c.graph, &c.plan, i).is_some())
+                .collect();
+            assert_eq!(convs.len(), 1);
+            cg.conv
+                .insert(convs[0], (ConvImpl::Triton { dot }, "test".into()));
+            let m = generate_module(&c.graph, &c.plan, &p.form, &cg);
+            assert!(!m.source.contains("functional.conv2d("), "the library call");
+            let fused = m.regions.iter().find(|r| r.conv.is_some()).unwrap();
+            assert!(fused.kernel.as_ref().unwrap().0.ends_with("_conv"));
+            if layout == LayoutChoice::ChannelsLast {
+                assert!(m.source.contains("outputs dense in dim order [0, 2, 3, 1]"));
+            }
+            let path = out.join(format!("{}_{}.py", layout.name(), dot.name()));
+            std::fs::write(&path, &m.source).unwrap();
+            let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+                .args(["verify", "--device", "cpu", "--json"])
+                .arg(&file)
+                .arg(&path)
+                .output()
+                .unwrap();
+            let v: Value = serde_json::from_slice(&o.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+            assert_eq!(v["verified"], true, "{} {}: {v}", layout.name(), dot.name());
+        }
+    }
+}
