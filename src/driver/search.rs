@@ -23,6 +23,7 @@ use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use drtc_backends::conv_choice::{conv_partner, conv_precisions, region_conv, ConvImpl};
+use drtc_backends::layout::{plan_layout, LayoutChoice};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
@@ -48,6 +49,7 @@ pub fn search_compiled(
         configs: outcome.configs.clone(),
         gemm: outcome.gemm.clone(),
         conv: outcome.conv.clone(),
+        layout: outcome.layout.unwrap_or(base.layout),
         ..base
     };
     compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
@@ -68,6 +70,9 @@ pub struct SearchOutcome {
     pub gemm: HashMap<usize, (GemmImpl, String)>,
     /// Convolution implementations chosen, with the reason.
     pub conv: HashMap<usize, (ConvImpl, String)>,
+    /// The module's convolution layout, when a race chose the library call in the
+    /// reference's layout over the channels-last module's candidates.
+    pub layout: Option<LayoutChoice>,
     /// One line per region: chosen candidate, timings, or cache hit.
     pub log: Vec<String>,
     pub timed: usize,
@@ -80,12 +85,18 @@ struct Candidate {
     imp: Option<GemmImpl>,
     config: Option<LaunchConfig>,
     conv: Option<ConvImpl>,
+    /// The whole module in this layout (a convolution's library call in NCHW, raced
+    /// against the template where the module runs it channels-last).
+    layout: Option<LayoutChoice>,
 }
 
 impl Candidate {
     fn describe(&self) -> String {
         if let Some(c) = &self.conv {
-            return c.describe();
+            return match self.layout {
+                Some(l) => format!("{c} layout={}", l.name()),
+                None => c.describe(),
+            };
         }
         match (&self.imp, &self.config) {
             (Some(i), Some(c)) => format!("{i} {}", c.describe()),
@@ -120,6 +131,7 @@ fn candidates(
                 imp: None,
                 config: None,
                 conv: Some(c),
+                layout: None,
             })
             .collect();
     }
@@ -137,6 +149,7 @@ fn candidates(
                 imp: Some(imp),
                 config: None,
                 conv: None,
+                layout: None,
             };
             if !quick.contains(&c) {
                 quick.push(c);
@@ -151,6 +164,7 @@ fn candidates(
                 imp: Some(imp),
                 config,
                 conv: None,
+                layout: None,
             })
             .collect();
     }
@@ -160,8 +174,25 @@ fn candidates(
             imp: None,
             config: Some(c),
             conv: None,
+            layout: None,
         })
         .collect()
+}
+
+/// For a convolution region the module runs channels-last (where cuDNN's channels-last
+/// algorithms may fail the fp32 rule): the library call with the whole module in the
+/// reference's layout, raced with the other candidates.
+fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: LayoutChoice) -> Option<Candidate> {
+    let conv = region_conv(g, plan, i)?;
+    plan_layout(g, plan, layout)
+        .convs
+        .contains(&conv.node)
+        .then_some(Candidate {
+            imp: None,
+            config: None,
+            conv: Some(ConvImpl::Library),
+            layout: Some(LayoutChoice::Nchw),
+        })
 }
 
 /// The cached candidate for `key`, when it was recorded for this device, Triton version
@@ -189,7 +220,11 @@ pub fn search(
     let _ = std::fs::create_dir_all(&cx.work);
     let cx_id = cx.id(base.precision);
     for (i, region) in plan.regions.iter().enumerate() {
-        let cands = candidates(g, plan, i, base.precision, cx.scope);
+        let layout = out.layout.unwrap_or(base.layout);
+        let mut cands = candidates(g, plan, i, base.precision, cx.scope);
+        if !cands.is_empty() {
+            cands.extend(nchw_library(g, plan, i, layout));
+        }
         let is_gemm = cands.iter().any(|c| c.imp.is_some());
         if cands.len() < 2 {
             continue;
@@ -222,6 +257,7 @@ pub fn search(
             opts.configs.extend(trial.configs);
             opts.gemm.extend(trial.gemm);
             opts.conv.extend(trial.conv);
+            opts.layout = trial.layout.unwrap_or(layout);
             let module = generate_module(g, plan, form, &opts);
             out.timed += 1;
             match bench_module(cx, &module.source, &format!("{i}_{k}")) {
@@ -291,6 +327,9 @@ fn apply(out: &mut SearchOutcome, i: usize, c: &Candidate, why: &str) {
     }
     if let Some(conv) = c.conv {
         out.conv.insert(i, (conv, why.to_string()));
+    }
+    if let Some(layout) = c.layout {
+        out.layout = Some(layout);
     }
 }
 
