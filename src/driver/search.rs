@@ -179,6 +179,26 @@ fn candidates(
         .collect()
 }
 
+/// The cache key of region `i`'s race. A convolution's race weighs its consumers'
+/// kernels and the module's layout (the NCHW candidate), so its key names the whole
+/// program, not the region: two programs with the same convolution and other consumers
+/// chose differently on the H200 (level-2 73 the template, 85 the NCHW library call),
+/// and one shared key gave 85 the template's choice.
+fn search_key(g: &Graph, plan: &FusionPlan, i: usize, cx_id: &str) -> String {
+    let region = &plan.regions[i];
+    if region_conv(g, plan, i).is_none() {
+        return region_key(g, region, cx_id);
+    }
+    let mut whole = region.clone();
+    whole.nodes = plan
+        .regions
+        .iter()
+        .flat_map(|r| r.nodes.iter().copied())
+        .collect();
+    whole.outputs = g.outputs().to_vec();
+    region_key(g, &whole, &format!("{cx_id}|conv-program"))
+}
+
 /// For a convolution region the module runs channels-last (where cuDNN's channels-last
 /// algorithms may fail the fp32 rule): the library call with the whole module in the
 /// reference's layout, raced with the other candidates.
@@ -229,16 +249,7 @@ pub fn search(
         if cands.len() < 2 {
             continue;
         }
-        let key = match conv_partner(g, plan, i) {
-            // the fused kernel computes the consumer region too: the key names both
-            Some(j) => {
-                let mut both = region.clone();
-                both.nodes.extend(plan.regions[j].nodes.iter().copied());
-                both.outputs = plan.regions[j].outputs.clone();
-                region_key(g, &both, &cx_id)
-            }
-            None => region_key(g, region, &cx_id),
-        };
+        let key = search_key(g, plan, i, &cx_id);
         if let Some(c) = cached(&cx.cache, &key, &cx_id, &cands) {
             out.log.push(format!("region {i}: cached {}", c.describe()));
             apply(&mut out, i, &c, "cached search result");
@@ -425,5 +436,31 @@ mod tests {
         let i = contraction(&plan);
         let quick = candidates(&g, &plan, i, Precision::Fp32, SearchScope::Quick);
         assert!(quick.len() < 2, "{quick:?}");
+    }
+
+    #[test]
+    fn a_convolution_race_is_keyed_by_its_program() {
+        let prog = |tail: &str| {
+            let src = format!(
+                "graph @g(%x: f32[64, 8, 130, 130], %w: param f32[64, 8, 3, 3]) {{\n  \
+                 %0 = conv2d(%x, %w) {{stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1}} : f32[64, 64, 128, 128]\n  \
+                 %1 = {tail}(%0) : f32[64, 64, 128, 128]\n  return %1\n}}"
+            );
+            let g = drtc_ir::text::parse(&src).unwrap();
+            let plan = plan_fusion(&g, &FuseOptions::default());
+            (g, plan)
+        };
+        let (ga, pa) = prog("relu");
+        let (gb, pb) = prog("sigmoid");
+        let i = (0..pa.regions.len())
+            .find(|&i| region_conv(&ga, &pa, i).is_some())
+            .expect("a convolution region the template covers");
+        // the race: the library call and the template (tf32x3 under fp32)
+        let quick = candidates(&ga, &pa, i, Precision::Fp32, SearchScope::Quick);
+        let names: Vec<String> = quick.iter().map(Candidate::describe).collect();
+        assert_eq!(names, ["conv:library", "conv:triton:tf32x3"]);
+        // the same convolution, another consumer: another key
+        assert_ne!(search_key(&ga, &pa, i, "c"), search_key(&gb, &pb, i, "c"));
+        assert_eq!(search_key(&ga, &pa, i, "c"), search_key(&ga, &pa, i, "c"));
     }
 }
