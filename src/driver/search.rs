@@ -22,7 +22,7 @@ use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
-use drtc_backends::conv_choice::{conv_partner, conv_precisions, region_conv, ConvImpl};
+use drtc_backends::conv_choice::{conv_precisions, region_conv, ConvImpl};
 use drtc_backends::layout::{plan_layout, LayoutChoice};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
@@ -239,7 +239,7 @@ pub fn search(
     let _ = std::fs::create_dir_all(&cx.cache);
     let _ = std::fs::create_dir_all(&cx.work);
     let cx_id = cx.id(base.precision);
-    for (i, region) in plan.regions.iter().enumerate() {
+    for i in 0..plan.regions.len() {
         let layout = out.layout.unwrap_or(base.layout);
         let mut cands = candidates(g, plan, i, base.precision, cx.scope);
         if !cands.is_empty() {
