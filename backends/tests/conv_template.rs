@@ -4,19 +4,15 @@
 //! interpreter against the program emitted as PyTorch; the reports say what was chosen.
 //! The library call stays the default. Needs the Python of `drtc setup` (or `DRTC_PYTHON`).
 
+mod common;
+
 use drtc_backends::conv_choice::{conv_partner, region_conv, ConvImpl};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::torch::emit_seed_program;
 use drtc_backends::triton::DotPrecision;
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
-use std::path::{Path, PathBuf};
-
-fn python() -> PathBuf {
-    drtc_env::PythonEnv::locate(&drtc_env::DrtcHome::from_env())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .python
-}
+use std::path::Path;
 
 fn load(name: &str) -> (Graph, FusionPlan) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/programs/{name}.drt"));
@@ -102,26 +98,7 @@ fn every_template_precision_matches_pytorch() {
             pairs.push(serde_json::json!({"name": format!("{prog}/{tag}"), "reference": rp, "candidate": cp}));
         }
     }
-    let list = out.join("pairs.json");
-    std::fs::write(&list, serde_json::to_string(&pairs).unwrap()).unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/check_pairs.py");
-    let result = std::process::Command::new(python())
-        .arg(&script)
-        .arg(&list)
-        .output()
-        .expect("run `drtc setup` or set DRTC_PYTHON");
-    let stdout = String::from_utf8_lossy(&result.stdout);
-    assert!(
-        result.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let failed: Vec<&str> = stdout
-        .lines()
-        .filter(|l| !l.contains("\"ok\": true"))
-        .collect();
-    assert_eq!(stdout.lines().count(), pairs.len(), "{stdout}");
-    assert!(failed.is_empty(), "mismatches:\n{}", failed.join("\n"));
+    common::assert_pairs_match(&out, &pairs);
 }
 
 #[test]

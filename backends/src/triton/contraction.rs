@@ -20,7 +20,7 @@
 //! and up, else 4;
 //! 3 pipeline stages; GROUP_M = 8; persistent.
 
-use super::epilogue::{add_epilogue, contiguous_offset};
+use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
 use super::program::{IndexSource, InputArg, Program, Sp};
@@ -291,18 +291,7 @@ pub fn contraction_kernel(
     let mut acc = prog.expr(Sp::Full, DType::F32, "acc".into(), vec![]);
     if linear {
         if let Some(&bias) = mn.inputs.get(2) {
-            let map = vec![if g.ty(bias).shape[0] == 1 {
-                None
-            } else {
-                Some(r - 1)
-            }];
-            let bv = prog.value(g, bias, Sp::Full, map, &ix);
-            acc = prog.expr(
-                Sp::Full,
-                DType::F32,
-                format!("t{acc} + t{bv}"),
-                vec![acc, bv],
-            );
+            acc = add_bias(g, &mut prog, acc, bias, r - 1, &ix);
         }
     }
     prog.vars.insert((mn.outputs[0], Sp::Full), acc);

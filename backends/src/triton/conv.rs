@@ -20,11 +20,10 @@
 //! The host chooses it per region (`conv_choice.rs`): only the search's race keeps it,
 //! against the library call with its separate epilogue kernel, after verification.
 
-use super::epilogue::add_epilogue;
-use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use super::epilogue::{add_bias, add_epilogue};
+use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
 use super::program::{IndexSource, Program, Sp};
-use super::ty::{compute_ty, storage_ty};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use std::fmt::Write;
 
@@ -194,14 +193,7 @@ pub fn conv_kernel(
     let ix = ConvIndex { rank };
     let mut acc = prog.expr(Sp::Full, DType::F32, "acc".into(), vec![]);
     if let Some(&bias) = cn.inputs.get(2) {
-        let map = vec![(g.ty(bias).shape[0] != 1).then_some(1)];
-        let bv = prog.value(g, bias, Sp::Full, map, &ix);
-        acc = prog.expr(
-            Sp::Full,
-            DType::F32,
-            format!("t{acc} + t{bv}"),
-            vec![acc, bv],
-        );
+        acc = add_bias(g, &mut prog, acc, bias, 1, &ix);
     }
     prog.vars.insert((cn.outputs[0], Sp::Full), acc);
     let mut nodes = vec![conv];
@@ -385,46 +377,33 @@ pub fn conv_kernel(
     };
     writeln!(body, "    dst = {off}").unwrap();
     for (i, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
-        let sty = storage_ty(g.ty(v).dtype);
-        writeln!(
-            body,
-            "    tl.store(out{i} + dst, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({sty}), mask=mask)",
-            prog.var(r),
-            compute_ty(prog.stmts[r].dtype)
-        )
-        .unwrap();
-    }
-    let mut source = String::new();
-    writeln!(source, "@triton.jit").unwrap();
-    writeln!(
-        source,
-        "def {name}({}):",
-        signature(
+        body.push_str(&store_line(
+            g,
             &prog,
-            outputs.len(),
-            &[],
-            &["BLOCK_M", "BLOCK_N", "BLOCK_K"]
-        )
-    )
-    .unwrap();
-    source.push_str(&ops_comment(g, &nodes));
-    writeln!(
-        source,
-        "    # convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({})",
-        if dot == DotPrecision::Ieee {
-            "fp32 FMAs".to_string()
-        } else {
-            format!("tl.dot {}", dot.name())
-        }
-    )
-    .unwrap();
-    if order.iter().enumerate().any(|(i, &d)| i != d) {
-        writeln!(
-            source,
-            "    # outputs dense in dim order {order:?} (outermost first)"
-        )
-        .unwrap();
+            (i, v, r),
+            "dst",
+            "[BLOCK_M, BLOCK_N]",
+            "mask",
+        ));
     }
+    let what = if dot == DotPrecision::Ieee {
+        "fp32 FMAs".to_string()
+    } else {
+        format!("tl.dot {}", dot.name())
+    };
+    let note = format!(
+        "convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({what})"
+    );
+    let mut source = kernel_head(
+        g,
+        name,
+        &prog,
+        outputs.len(),
+        &["BLOCK_M", "BLOCK_N", "BLOCK_K"],
+        &nodes,
+        &[note],
+        &order,
+    );
     source.push_str(&body);
     Some(TritonKernel {
         name: name.to_string(),

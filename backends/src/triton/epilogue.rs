@@ -2,7 +2,7 @@
 //! result before it is stored, over the output's own index.
 
 use super::program::{align, IndexSource, Program, Sp};
-use drtc_ir::{Graph, NodeId, Op};
+use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 
 /// Adds the epilogue nodes (every node of the region but `main` and inlined constants)
 /// to `prog`, reading in-region values and loading others over `domain`.
@@ -37,6 +37,26 @@ pub fn add_epilogue(
         prog.pointwise(g, n, Sp::Full, args)?;
     }
     Some(())
+}
+
+/// `acc + bias` in fp32, the bias a vector along output dim `dim` (broadcast when it has
+/// one element): a linear's or a convolution's own bias.
+pub fn add_bias(
+    g: &Graph,
+    prog: &mut Program,
+    acc: usize,
+    bias: ValueId,
+    dim: usize,
+    ix: &dyn IndexSource,
+) -> usize {
+    let map = vec![(g.ty(bias).shape[0] != 1).then_some(dim)];
+    let bv = prog.value(g, bias, Sp::Full, map, ix);
+    prog.expr(
+        Sp::Full,
+        DType::F32,
+        format!("t{acc} + t{bv}"),
+        vec![acc, bv],
+    )
 }
 
 /// The contiguous offset expression of an output of shape `domain` with per-dim indices.

@@ -156,3 +156,57 @@ pub fn decompose(out: &mut String, indent: &str, flat: &str, shape: &[i64], name
         }
     }
 }
+
+/// The head of a kernel's source: `@triton.jit`, the signature (no extra scalars), the
+/// ops it computes, `notes` (comment lines, without `#`), and the dense output order
+/// when it is not the dims' own.
+#[allow(clippy::too_many_arguments)]
+pub fn kernel_head(
+    g: &Graph,
+    name: &str,
+    prog: &Program,
+    n_outputs: usize,
+    constexprs: &[&str],
+    nodes: &[NodeId],
+    notes: &[String],
+    order: &[usize],
+) -> String {
+    let mut source = String::new();
+    writeln!(source, "@triton.jit").unwrap();
+    writeln!(
+        source,
+        "def {name}({}):",
+        signature(prog, n_outputs, &[], constexprs)
+    )
+    .unwrap();
+    source.push_str(&ops_comment(g, nodes));
+    for n in notes {
+        writeln!(source, "    # {n}").unwrap();
+    }
+    if order.iter().enumerate().any(|(i, &d)| i != d) {
+        writeln!(
+            source,
+            "    # outputs dense in dim order {order:?} (outermost first)"
+        )
+        .unwrap();
+    }
+    source
+}
+
+/// A store of statement `r` into output `k` (value `v`) at `offset`: broadcast to the
+/// Triton shape `shape` and cast to `v`'s storage type.
+pub fn store_line(
+    g: &Graph,
+    prog: &Program,
+    (k, v, r): (usize, ValueId, usize),
+    offset: &str,
+    shape: &str,
+    mask: &str,
+) -> String {
+    format!(
+        "    tl.store(out{k} + {offset}, ({} + tl.zeros({shape}, {})).to({}), mask={mask})\n",
+        prog.var(r),
+        super::ty::compute_ty(prog.stmts[r].dtype),
+        super::ty::storage_ty(g.ty(v).dtype)
+    )
+}

@@ -4,7 +4,7 @@
 //! the element count when smaller; the index math uses int64 when any tensor has more
 //! than 2^31 - 1 elements.
 
-use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use super::kernel::{decompose, emit_stmts, kernel_head, LaunchConfig, TritonKernel};
 use super::program::{align, IndexSource, Program, Sp};
 use super::ty::{next_pow2, storage_ty};
 use drtc_ir::{Graph, NodeId, ValueId};
@@ -144,22 +144,16 @@ pub fn pointwise_kernel_in_order(
         };
         writeln!(body, "    tl.store(out{k} + offs, {val}, mask=mask)").unwrap();
     }
-    let mut source = String::new();
-    writeln!(source, "@triton.jit").unwrap();
-    writeln!(
-        source,
-        "def {name}({}):",
-        signature(&prog, outputs.len(), &[], &["BLOCK"])
-    )
-    .unwrap();
-    source.push_str(&ops_comment(g, nodes));
-    if order.iter().enumerate().any(|(i, &d)| i != d) {
-        writeln!(
-            source,
-            "    # outputs dense in dim order {order:?} (outermost first)"
-        )
-        .unwrap();
-    }
+    let mut source = kernel_head(
+        g,
+        name,
+        &prog,
+        outputs.len(),
+        &["BLOCK"],
+        nodes,
+        &[],
+        &order,
+    );
     source.push_str(&body);
     let grid = vec![numel.div_ceil(config.block("BLOCK")).max(1)];
     Some(TritonKernel {

@@ -6,9 +6,9 @@
 //! smaller), 4 warps.
 
 use super::epilogue::{add_epilogue, contiguous_offset};
-use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::program::{IndexSource, Program, Sp};
-use super::ty::{compute_ty, next_pow2, storage_ty};
+use super::ty::{compute_ty, next_pow2};
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use std::fmt::Write;
 
@@ -326,31 +326,18 @@ pub fn window_kernel(
     let off = contiguous_offset(&out_shape, &|d| format!("o{d}"));
     let _ = off;
     for (k, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
-        let st = storage_ty(g.ty(v).dtype);
-        writeln!(
-            body,
-            "    tl.store(out{k} + offs, ({} + tl.zeros([BLOCK], {})).to({st}), mask=mask)",
-            prog.var(r),
-            compute_ty(prog.stmts[r].dtype)
-        )
-        .unwrap();
+        body.push_str(&store_line(g, &prog, (k, v, r), "offs", "[BLOCK]", "mask"));
     }
-    let mut source = String::new();
-    writeln!(source, "@triton.jit").unwrap();
-    writeln!(
-        source,
-        "def {name}({}):",
-        signature(&prog, outputs.len(), &[], &["BLOCK"])
-    )
-    .unwrap();
-    source.push_str(&ops_comment(g, nodes));
-    if order.iter().enumerate().any(|(i, &d)| i != d) {
-        writeln!(
-            source,
-            "    # outputs dense in dim order {order:?} (outermost first)"
-        )
-        .unwrap();
-    }
+    let mut source = kernel_head(
+        g,
+        name,
+        &prog,
+        outputs.len(),
+        &["BLOCK"],
+        nodes,
+        &[],
+        &order,
+    );
     source.push_str(&body);
     Some(TritonKernel {
         name: name.to_string(),
