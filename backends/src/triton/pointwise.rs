@@ -144,16 +144,7 @@ pub fn pointwise_kernel_in_order(
         };
         writeln!(body, "    tl.store(out{k} + offs, {val}, mask=mask)").unwrap();
     }
-    let mut source = kernel_head(
-        g,
-        name,
-        &prog,
-        outputs.len(),
-        &["BLOCK"],
-        nodes,
-        &[],
-        &order,
-    );
+    let mut source = kernel_head(g, name, &prog, outputs.len(), &["BLOCK"], nodes, &[], order);
     source.push_str(&body);
     let grid = vec![numel.div_ceil(config.block("BLOCK")).max(1)];
     Some(TritonKernel {
