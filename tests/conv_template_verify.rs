@@ -6,10 +6,10 @@
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::program::load_programs;
-use drtc_backends::conv_choice::{region_conv, ConvImpl};
+use drtc_backends::conv_choice::region_conv;
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::stitch::generate_module;
-use drtc_backends::triton::DotPrecision;
+use drtc_backends::triton::{ConvImpl, DotPrecision};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -6,35 +6,11 @@
 
 use crate::layout::{channels_last_order, LayoutPlan};
 use crate::options::CodegenOptions;
-use crate::triton::{conv_kernel, conv_shape, ConvShape, DotPrecision, Precision, TritonKernel};
+use crate::triton::{
+    conv_kernel, conv_shape, ConvImpl, ConvShape, DotPrecision, Precision, TritonKernel,
+};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
-use std::fmt;
-
-/// How one convolution region is computed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ConvImpl {
-    /// The library call (`torch.nn.functional.conv*`).
-    Library,
-    /// drtc's template at this product precision (ieee: fp32 FMAs).
-    Triton { dot: DotPrecision },
-}
-
-impl ConvImpl {
-    /// Short text for reports and cache files: `conv:library`, `conv:triton:tf32x3`.
-    pub fn describe(&self) -> String {
-        match self {
-            ConvImpl::Library => "conv:library".into(),
-            ConvImpl::Triton { dot } => format!("conv:triton:{}", dot.name()),
-        }
-    }
-}
-
-impl fmt::Display for ConvImpl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.describe())
-    }
-}
 
 /// The template's precisions worth racing under `policy`: those that meet its rule
 /// (tf32x3 stays within fp32 rounding for the short reductions the template takes;

@@ -1,11 +1,10 @@
 //! The options of code generation, shared by the stitcher and the per-region generators
 //! (`region.rs`, `gemm_choice.rs`, `gemm_moments.rs`).
 
-use crate::conv_choice::ConvImpl;
 use crate::graphs::GraphMode;
 use crate::guard::GuardOptions;
 use crate::layout::LayoutChoice;
-use crate::triton::{GemmImpl, LaunchConfig, Precision};
+use crate::triton::{ConvImpl, GemmImpl, LaunchConfig, Precision};
 use std::collections::HashMap;
 
 /// Options of code generation.

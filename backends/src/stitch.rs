@@ -2,7 +2,7 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
-use crate::conv_choice::{conv_choice, conv_partner, conv_region_kernel, ConvImpl};
+use crate::conv_choice::{conv_choice, conv_partner, conv_region_kernel};
 use crate::gemm_choice::gemm_choice;
 use crate::gemm_moments::link_moments;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
@@ -15,7 +15,7 @@ pub use crate::state::{forward_tail, self_path, StateUpdate};
 use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{
-    pointwise_kernel, BatchStats, GemmImpl, GemmShape, LaunchConfig, TritonKernel,
+    pointwise_kernel, BatchStats, ConvImpl, GemmImpl, GemmShape, LaunchConfig, TritonKernel,
 };
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};

@@ -6,10 +6,10 @@
 
 mod common;
 
-use drtc_backends::conv_choice::{conv_partner, region_conv, ConvImpl};
+use drtc_backends::conv_choice::{conv_partner, region_conv};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::torch::emit_seed_program;
-use drtc_backends::triton::DotPrecision;
+use drtc_backends::triton::{ConvImpl, DotPrecision};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
 use std::path::Path;
@@ -89,13 +89,13 @@ fn every_template_precision_matches_pytorch() {
                 }
             }
             let tag = dot.name();
-            let (rp, cp) = (
-                out.join(format!("{prog}_{tag}_ref.py")),
-                out.join(format!("{prog}_{tag}_drtc.py")),
-            );
-            std::fs::write(&rp, &reference).unwrap();
-            std::fs::write(&cp, &m.source).unwrap();
-            pairs.push(serde_json::json!({"name": format!("{prog}/{tag}"), "reference": rp, "candidate": cp}));
+            pairs.push(common::write_pair(
+                &out,
+                &format!("{prog}_{tag}"),
+                &format!("{prog}/{tag}"),
+                &reference,
+                &m.source,
+            ));
         }
     }
     common::assert_pairs_match(&out, &pairs);

@@ -91,13 +91,13 @@ fn every_gemm_implementation_matches_pytorch() {
                 }
             }
             let tag = imp.describe().replace(':', "_");
-            let (rp, cp) = (
-                out.join(format!("{prog}_{tag}_ref.py")),
-                out.join(format!("{prog}_{tag}_drtc.py")),
-            );
-            std::fs::write(&rp, &reference).unwrap();
-            std::fs::write(&cp, &m.source).unwrap();
-            pairs.push(serde_json::json!({"name": format!("{prog}/{tag}"), "reference": rp, "candidate": cp}));
+            pairs.push(common::write_pair(
+                &out,
+                &format!("{prog}_{tag}"),
+                &format!("{prog}/{tag}"),
+                &reference,
+                &m.source,
+            ));
         }
     }
     common::assert_pairs_match(&out, &pairs);

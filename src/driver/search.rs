@@ -22,10 +22,10 @@ use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
-use drtc_backends::conv_choice::{conv_precisions, region_conv, ConvImpl};
+use drtc_backends::conv_choice::{conv_precisions, region_conv};
 use drtc_backends::layout::{plan_layout, LayoutChoice};
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{gemm_shape, GemmImpl, LaunchConfig, Precision};
+use drtc_backends::triton::{gemm_shape, ConvImpl, GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -80,7 +80,7 @@ pub struct SearchOutcome {
 }
 
 /// One candidate of a region.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Candidate {
     imp: Option<GemmImpl>,
     config: Option<LaunchConfig>,
@@ -128,10 +128,8 @@ fn candidates(
         );
         return imps
             .map(|c| Candidate {
-                imp: None,
-                config: None,
                 conv: Some(c),
-                layout: None,
+                ..Default::default()
             })
             .collect();
     }
@@ -148,8 +146,7 @@ fn candidates(
             let c = Candidate {
                 imp: Some(imp),
                 config: None,
-                conv: None,
-                layout: None,
+                ..Default::default()
             };
             if !quick.contains(&c) {
                 quick.push(c);
@@ -163,8 +160,7 @@ fn candidates(
             .map(|(imp, config)| Candidate {
                 imp: Some(imp),
                 config,
-                conv: None,
-                layout: None,
+                ..Default::default()
             })
             .collect();
     }
@@ -173,8 +169,7 @@ fn candidates(
         .map(|c| Candidate {
             imp: None,
             config: Some(c),
-            conv: None,
-            layout: None,
+            ..Default::default()
         })
         .collect()
 }
@@ -208,10 +203,9 @@ fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: LayoutChoice) ->
         .convs
         .contains(&conv.node)
         .then_some(Candidate {
-            imp: None,
-            config: None,
             conv: Some(ConvImpl::Library),
             layout: Some(LayoutChoice::Nchw),
+            ..Default::default()
         })
 }
 

@@ -191,13 +191,6 @@ impl IndexSource for TileIndex {
     }
 }
 
-fn stride(arg: &InputArg, dim: usize) -> Option<&str> {
-    arg.strides
-        .iter()
-        .find(|(d, _)| *d == dim)
-        .map(|(_, s)| s.as_str())
-}
-
 /// How the template computes the product, and what its epilogue writes besides the
 /// region's outputs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,15 +240,15 @@ pub fn contraction_kernel(
     let (arg_a, arg_b) = (prog.inputs[ia].clone(), prog.inputs[ib].clone());
     // operand A: [batch..., M, K]
     let ra = ta.rank();
-    let a_m = stride(&arg_a, ra - 2);
-    let a_k = stride(&arg_a, ra - 1);
+    let a_m = arg_a.stride(ra - 2);
+    let a_k = arg_a.stride(ra - 1);
     // operand B: [batch..., K, N] for matmul/bmm, weight [N, K] for linear
     let rb = tb.rank();
     let linear = mn.op == Op::Linear;
     let (b_k, b_n) = if linear {
-        (stride(&arg_b, 1), stride(&arg_b, 0))
+        (arg_b.stride(1), arg_b.stride(0))
     } else {
-        (stride(&arg_b, rb - 2), stride(&arg_b, rb - 1))
+        (arg_b.stride(rb - 2), arg_b.stride(rb - 1))
     };
     let batch_names: Vec<String> = (0..batch.len()).map(|d| format!("b{d}")).collect();
     let batch_off = |arg: &InputArg, rank: usize| -> String {
@@ -266,7 +259,7 @@ pub fn contraction_kernel(
             if od < 0 {
                 continue;
             }
-            if let Some(s) = stride(arg, j) {
+            if let Some(s) = arg.stride(j) {
                 terms.push(format!("{} * {s}", batch_names[od as usize]));
             }
         }

@@ -20,12 +20,37 @@
 //! The host chooses it per region (`conv_choice.rs`): only the search's race keeps it,
 //! against the library call with its separate epilogue kernel, after verification.
 
-use super::epilogue::{add_bias, add_epilogue};
+use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
 use super::program::{IndexSource, Program, Sp};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
-use std::fmt::Write;
+use std::fmt::{self, Write};
+
+/// How one convolution region is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvImpl {
+    /// The library call (`torch.nn.functional.conv*`).
+    Library,
+    /// drtc's template at this product precision (ieee: fp32 FMAs).
+    Triton { dot: DotPrecision },
+}
+
+impl ConvImpl {
+    /// Short text for reports and cache files: `conv:library`, `conv:triton:tf32x3`.
+    pub fn describe(&self) -> String {
+        match self {
+            ConvImpl::Library => "conv:library".into(),
+            ConvImpl::Triton { dot } => format!("conv:triton:{}", dot.name()),
+        }
+    }
+}
+
+impl fmt::Display for ConvImpl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
 
 /// Longest reduction the template takes (Cin * prod(kernel)), unrolled. Longer ones are
 /// arithmetic-bound, where cuDNN's tensor-core kernels win: session 20's probe measured a
@@ -184,12 +209,6 @@ pub fn conv_kernel(
     let ax = prog.input_arg(g, x);
     let aw = prog.input_arg(g, w);
     let (arg_x, arg_w) = (prog.inputs[ax].clone(), prog.inputs[aw].clone());
-    let st = |arg: &super::program::InputArg, d: usize| {
-        arg.strides
-            .iter()
-            .find(|(dd, _)| *dd == d)
-            .map(|(_, s)| s.clone())
-    };
     let ix = ConvIndex { rank };
     let mut acc = prog.expr(Sp::Full, DType::F32, "acc".into(), vec![]);
     if let Some(&bias) = cn.inputs.get(2) {
@@ -242,7 +261,7 @@ pub fn conv_kernel(
     writeln!(body, "    o1 = offs_n").unwrap();
     // the input offset of each output pixel's first tap
     let mut row = vec![];
-    if let Some(s) = st(&arg_x, 0) {
+    if let Some(s) = arg_x.stride(0) {
         row.push(format!("o0 * {s}"));
     }
     for j in 0..shape.nsp {
@@ -253,7 +272,7 @@ pub fn conv_kernel(
             shape.stride[j], shape.padding[j]
         )
         .unwrap();
-        if let Some(s) = st(&arg_x, d) {
+        if let Some(s) = arg_x.stride(d) {
             row.push(format!("h{j} * {s}"));
         }
     }
@@ -276,11 +295,11 @@ pub fn conv_kernel(
     };
     let offsets = |kk: &str, arg: &super::program::InputArg, dilated: bool| -> String {
         let mut terms = vec![];
-        if let Some(s) = st(arg, 1) {
+        if let Some(s) = arg.stride(1) {
             terms.push(format!("({kk} // {ks}) * {s}"));
         }
         for j in 0..shape.nsp {
-            if let Some(s) = st(arg, 2 + j) {
+            if let Some(s) = arg.stride(2 + j) {
                 let dil = if dilated { shape.dilation[j] } else { 1 };
                 terms.push(format!("{} * {} * {s}", tap(kk, j), dil));
             }
@@ -301,7 +320,7 @@ pub fn conv_kernel(
             })
             .collect()
     };
-    let w_row = match st(&arg_w, 0) {
+    let w_row = match arg_w.stride(0) {
         Some(s) => format!("offs_n * {s}"),
         None => "offs_n * 0".into(),
     };
@@ -362,18 +381,11 @@ pub fn conv_kernel(
         Some(_) => return None,
         None => (0..rank).collect(),
     };
-    let mut stride = 1i64;
-    let mut terms = vec![];
-    for &d in order.iter().rev() {
-        if out_shape[d] != 1 {
-            terms.push(format!("o{d} * {stride}"));
-        }
-        stride *= out_shape[d];
-    }
-    let off = if terms.is_empty() {
-        "offs_m * 0 + offs_n * 0".into()
-    } else {
-        terms.join(" + ")
+    let physical: Vec<i64> = order.iter().map(|&d| out_shape[d]).collect();
+    let off = match contiguous_offset(&physical, &|p| format!("o{}", order[p])).as_str() {
+        // every dim of size 1: a tile of zeros, not a scalar offset
+        "0" => "offs_m * 0 + offs_n * 0".to_string(),
+        o => o.to_string(),
     };
     writeln!(body, "    dst = {off}").unwrap();
     for (i, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {

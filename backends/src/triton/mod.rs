@@ -18,7 +18,7 @@ pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
     too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
 };
-pub use conv::{conv_config, conv_kernel, conv_shape, ConvShape, MAX_K as CONV_MAX_K};
+pub use conv::{conv_config, conv_kernel, conv_shape, ConvImpl, ConvShape, MAX_K as CONV_MAX_K};
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{
     pointwise_config, pointwise_kernel, pointwise_kernel_in_order, pointwise_variants,

@@ -83,6 +83,14 @@ pub struct InputArg {
 }
 
 impl InputArg {
+    /// The stride argument of dim `dim` (`None` for a dim of size 1, which has none).
+    pub fn stride(&self, dim: usize) -> Option<&str> {
+        self.strides
+            .iter()
+            .find(|(d, _)| *d == dim)
+            .map(|(_, s)| s.as_str())
+    }
+
     /// The constexpr that selects the flat-column offsets (`IN0_FLAT`).
     pub fn flat_flag(&self) -> String {
         format!("{}_FLAT", self.ptr.to_uppercase())

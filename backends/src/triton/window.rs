@@ -198,12 +198,7 @@ pub fn window_kernel(
     let mut prog = Program::new();
     let ix_arg = prog.input_arg(g, x);
     let arg = prog.inputs[ix_arg].clone();
-    let stride_of = |d: usize| {
-        arg.strides
-            .iter()
-            .find(|(dd, _)| *dd == d)
-            .map(|(_, s)| s.clone())
-    };
+    let stride_of = |d: usize| arg.stride(d).map(str::to_string);
     let acc = prog.expr(Sp::Full, drtc_ir::DType::F32, "acc".into(), vec![]);
     prog.vars.insert((mn.outputs[0], Sp::Full), acc);
     let ix = FlatIndex;

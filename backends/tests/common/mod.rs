@@ -9,6 +9,24 @@ pub fn python() -> PathBuf {
         .python
 }
 
+/// Writes `reference` and `candidate` under `out` as `{stem}_ref.py` and
+/// `{stem}_drtc.py`; returns their entry (`name`) for [`assert_pairs_match`].
+pub fn write_pair(
+    out: &Path,
+    stem: &str,
+    name: &str,
+    reference: &str,
+    candidate: &str,
+) -> serde_json::Value {
+    let (rp, cp) = (
+        out.join(format!("{stem}_ref.py")),
+        out.join(format!("{stem}_drtc.py")),
+    );
+    std::fs::write(&rp, reference).unwrap();
+    std::fs::write(&cp, candidate).unwrap();
+    serde_json::json!({"name": name, "reference": rp, "candidate": cp})
+}
+
 /// Runs `tests/check_pairs.py` on `pairs` (`{name, reference, candidate}`, listed in
 /// `out/pairs.json`) and asserts that every candidate matches its reference.
 pub fn assert_pairs_match(out: &Path, pairs: &[serde_json::Value]) {
