@@ -26,6 +26,8 @@ struct Case {
     reference: &'static str,
     candidate: &'static str,
     strict: bool,
+    /// Run in the checker's own process, as drtc's generated modules are (else isolated).
+    trusted: bool,
     /// The exact set of failed checks; empty = must verify.
     expect: &'static [Check],
 }
@@ -35,6 +37,22 @@ const fn case(reference: &'static str, candidate: &'static str, expect: &'static
         reference,
         candidate,
         strict: false,
+        trusted: false,
+        expect,
+    }
+}
+
+/// A case run in the checker's own process (drtc's own modules).
+const fn trusted(
+    reference: &'static str,
+    candidate: &'static str,
+    expect: &'static [Check],
+) -> Case {
+    Case {
+        reference,
+        candidate,
+        strict: false,
+        trusted: true,
         expect,
     }
 }
@@ -66,7 +84,14 @@ const CASES: &[Case] = &[
     case(SEED, "bad_abort.py", &[Check::WorkerDied]),
     case(SEED, "bad_raise.py", &[Check::Crash]),
     case(SEED, "bad_oom.py", &[Check::OutOfMemory]),
-    case(SEED, "bad_tamper.py", &[Check::Tampering]),
+    // isolated, replacing the checker's functions changes nothing: its values are wrong
+    case(SEED, "bad_tamper.py", &[Check::Values]),
+    trusted(SEED, "bad_tamper.py", &[Check::Tampering]),
+    trusted(SEED, "ok_relu_add.py", &[]),
+    trusted(KB, "kb_ok.py", &[]),
+    trusted(KB, "kb_bad_state.py", &[Check::State]),
+    trusted(KB, "kb_graphs_ok.py", &[]),
+    trusted(KB, "kb_bad_graphs_never_replay.py", &[Check::CudaGraphs]),
     case(KB, "kb_bad_state.py", &[Check::State]),
     case(KB, "kb_bad_state_dict.py", &[Check::StateDict]),
     // CUDA graphs (CPU stand-ins for a graph cache): keyed right, keyed on the input's
@@ -83,12 +108,14 @@ const CASES: &[Case] = &[
         reference: SEED,
         candidate: "ok_torch_only.py",
         strict: true,
+        trusted: false,
         expect: &[Check::Strict],
     },
     Case {
         reference: SEED,
         candidate: "ok_relu_add.py",
         strict: true,
+        trusted: false,
         expect: &[],
     },
 ];
@@ -96,7 +123,7 @@ const CASES: &[Case] = &[
 fn report_for<'a>(reports: &'a [VerifyReport], candidate: &str, strict: bool) -> &'a VerifyReport {
     let i = CASES
         .iter()
-        .position(|c| c.candidate == candidate && c.strict == strict)
+        .position(|c| c.candidate == candidate && c.strict == strict && !c.trusted)
         .expect("case exists");
     &reports[i]
 }
@@ -109,6 +136,7 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
         .map(|c| {
             let mut r = VerifyRequest::new(data(c.reference), data(c.candidate));
             r.strict = c.strict;
+            r.trusted = c.trusted;
             r
         })
         .collect();
@@ -125,9 +153,10 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
         let verdict_ok = r.verified == c.expect.is_empty();
         if got != want || !verdict_ok {
             wrong.push(format!(
-                "{} (strict={}): expected {:?}, got {:?}: {:?}",
+                "{} (strict={}, trusted={}): expected {:?}, got {:?}: {:?}",
                 c.candidate,
                 c.strict,
+                c.trusted,
                 want,
                 got,
                 r.reasons()
@@ -264,8 +293,14 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
         oom.failures
     );
 
-    // Hang, abort, out of memory and tampering replaced their workers; the pool still works.
-    assert!(pool.restarts() >= 4, "restarts {}", pool.restarts());
+    // Isolated hangs, aborts and out-of-memory errors end the candidate's own process,
+    // not the checker; tampering in the checker's process (trusted) replaced its worker.
+    // The pool still works.
+    assert!(
+        (1..=2).contains(&pool.restarts()),
+        "restarts {}",
+        pool.restarts()
+    );
     let again = pool
         .verify(&VerifyRequest::new(data(SEED), data("ok_relu_add.py")))
         .unwrap();
@@ -275,8 +310,21 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
 #[test]
 fn out_of_memory_fails_its_candidate_and_the_next_one_runs_in_a_fresh_worker() {
     let pool = pool(1, Duration::from_secs(60));
-    let oom = pool
+    // isolated: the candidate's own process ran out; the checker stays
+    let isolated = pool
         .verify(&VerifyRequest::new(data(SEED), data("bad_oom.py")))
+        .expect("the runtime itself works");
+    assert_eq!(
+        isolated.failed_checks(),
+        [Check::OutOfMemory],
+        "{:?}",
+        isolated.reasons()
+    );
+    assert_eq!(pool.restarts(), 0);
+    assert_eq!(pool.worker_pids().len(), 1);
+    // in the checker's process (drtc's own modules): the worker is replaced
+    let oom = pool
+        .verify(&VerifyRequest::generated(data(SEED), data("bad_oom.py")))
         .expect("the runtime itself works");
     assert!(!oom.verified);
     assert_eq!(

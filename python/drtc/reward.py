@@ -152,6 +152,14 @@ def _score(verify: dict, bench: Optional[dict], timed_device: bool, w_c: float, 
         why = (bench or {}).get("timing_error") or "no timing"
         return _result(score=w_c, correct=True, compiled=True, correctness=correctness,
                        reason=f"verified; not timed: {why}", report=report)
+    flags = timing.get("flags") or []
+    if flags:
+        # an implausible speedup, or a loop the checker's clock disagrees with: verified,
+        # but no speed credit
+        return _result(score=w_c, correct=True, speedup=float(speedup), compiled=True,
+                       timed=True, correctness=correctness,
+                       reason="verified; timing flagged, no speed credit: " + "; ".join(flags),
+                       report=report)
     speed = _speed_term(float(speedup), cap)
     return _result(score=w_c * correctness + w_s * speed, correct=True, speedup=float(speedup),
                    compiled=True, timed=True, correctness=correctness, speed=speed,

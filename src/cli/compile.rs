@@ -238,7 +238,7 @@ fn check(
     candidate: &Path,
     precision: Precision,
 ) -> serde_json::Value {
-    let mut req = VerifyRequest::new(reference, candidate);
+    let mut req = VerifyRequest::generated(reference, candidate);
     req.rule = Some(precision.rule().to_string());
     if device == DeviceKind::Cuda {
         match pool.bench(&BenchRequest::new(req)) {

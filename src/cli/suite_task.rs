@@ -418,7 +418,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
         )]);
         return;
     }
-    let mut req = VerifyRequest::new(&refp, &cand);
+    let mut req = VerifyRequest::generated(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     check(row, &req, cx, started, false);
     // the same order as `drtc compile` (`RETRY_ORDER` there): the layout first, keeping

@@ -105,6 +105,7 @@ pub(super) fn prepare(
             }
             .to_string(),
         ),
+        trusted: false,
     };
     Ok((req, pool))
 }

@@ -133,7 +133,7 @@ impl Timed {
 pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed, String> {
     let path = candidate_path(&cx.work, cx.reference, tag);
     std::fs::write(&path, source).map_err(|e| format!("not written: {e}"))?;
-    let mut verify = VerifyRequest::new(cx.reference, &path);
+    let mut verify = VerifyRequest::generated(cx.reference, &path);
     verify.rule = Some(cx.rule.clone());
     let result = match cx.pool.bench(&BenchRequest::new(verify)) {
         Ok(b) if b.verify.verified => match b.timing {

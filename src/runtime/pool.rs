@@ -261,7 +261,7 @@ impl WorkerPool {
         timeout: Duration,
         alone: bool,
     ) -> RuntimeResult<VerifyReport> {
-        let payload = verify_payload("verify", req)?;
+        let payload = verify_payload("verify", req, timeout)?;
         let i = self.acquire();
         let outcome = {
             let _pass = self.gates[self.gate_of[i]].enter(alone);
@@ -339,7 +339,7 @@ impl WorkerPool {
                     .into(),
             });
         }
-        let mut payload = verify_payload("prepare", &req.verify)?;
+        let mut payload = verify_payload("prepare", &req.verify, self.options.bench_timeout)?;
         payload["compile_baseline"] = Value::Bool(req.compile_baseline);
         if let Some(p) = &req.torch_precision {
             payload["torch_precision"] = Value::from(p.as_str());
@@ -527,13 +527,17 @@ impl Drop for WorkerPool {
     }
 }
 
-fn verify_payload(op: &str, req: &VerifyRequest) -> RuntimeResult<Value> {
+/// The request a worker receives. `timeout_s` is the checker's own deadline for each
+/// step of an isolated candidate (it kills that process and reports a timeout, keeping
+/// the checker), shorter than `timeout`, after which this side kills the checker.
+fn verify_payload(op: &str, req: &VerifyRequest, timeout: Duration) -> RuntimeResult<Value> {
     let mut req = req.clone();
     req.reference = worker::absolute(&req.reference)?;
     req.candidate = worker::absolute(&req.candidate)?;
     req.trials = req.trials.max(MIN_TRIALS);
     let mut v = serde_json::to_value(&req).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
     v["op"] = Value::from(op);
+    v["timeout_s"] = Value::from((timeout.as_secs_f64() * 0.8).max(1.0));
     Ok(v)
 }
 

@@ -87,6 +87,16 @@ pub struct TimingReport {
     /// Modules with CUDA graphs: what the timed calls did (captures, replays, eager calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_graphs: Option<serde_json::Value>,
+    /// Why these figures may not be real: an implausible speedup (beyond 10x
+    /// torch.compile, or 20x eager when torch.compile is not timed), or an isolated
+    /// candidate whose loop took much longer on the checker's clock than its process
+    /// reported. The reward and `drtc eval` give a flagged timing no speed credit.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// The candidate was timed in its own sandboxed process; every contender's time is
+    /// the larger of its CUDA-event and wall-clock times.
+    #[serde(default)]
+    pub isolated: bool,
 }
 
 impl TimingReport {
@@ -122,6 +132,9 @@ impl TimingReport {
         out.push(format!("speedup vs eager: {:.3}x", self.speedup()));
         if let Some(s) = self.speedup_vs_compiled() {
             out.push(format!("speedup vs torch.compile: {s:.3}x"));
+        }
+        for f in &self.flags {
+            out.push(format!("FLAGGED {f}"));
         }
         if !self.timed_outputs_ok {
             out.push(format!(

@@ -30,9 +30,16 @@ pub struct VerifyRequest {
     /// full-fp32 matmuls: the fp32 precision policy, KernelBench's current rule).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The candidate is a module drtc generated itself: it may run inside the checker's
+    /// process. Every other candidate (a model's answer, a file given to `drtc verify`)
+    /// runs in a sandboxed process of its own that never holds the reference, the
+    /// comparison or the reply channel, and never serves a later answer.
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 impl VerifyRequest {
+    /// A request for an untrusted candidate (isolated; see [`VerifyRequest::trusted`]).
     pub fn new(reference: impl Into<PathBuf>, candidate: impl Into<PathBuf>) -> Self {
         VerifyRequest {
             reference: reference.into(),
@@ -42,6 +49,15 @@ impl VerifyRequest {
             strict: false,
             library_ops: None,
             rule: None,
+            trusted: false,
+        }
+    }
+
+    /// A request for a module drtc generated itself (it may run in the checker's process).
+    pub fn generated(reference: impl Into<PathBuf>, candidate: impl Into<PathBuf>) -> Self {
+        VerifyRequest {
+            trusted: true,
+            ..VerifyRequest::new(reference, candidate)
         }
     }
 }

@@ -58,6 +58,23 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         "drtc_worker/timing.py",
         include_str!("worker/drtc_worker/timing.py"),
     ),
+    ("runner.py", include_str!("worker/runner.py")),
+    (
+        "drtc_worker/wire.py",
+        include_str!("worker/drtc_worker/wire.py"),
+    ),
+    (
+        "drtc_worker/sandbox.py",
+        include_str!("worker/drtc_worker/sandbox.py"),
+    ),
+    (
+        "drtc_worker/candidate.py",
+        include_str!("worker/drtc_worker/candidate.py"),
+    ),
+    (
+        "drtc_worker/isolated.py",
+        include_str!("worker/drtc_worker/isolated.py"),
+    ),
 ];
 
 /// Lines of the worker's stderr kept for failure reports.

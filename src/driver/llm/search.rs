@@ -70,6 +70,7 @@ pub fn evaluate(
         strict,
         library_ops: library_ops.map(<[String]>::to_vec),
         rule: cx.settings.rule.clone(),
+        trusted: false,
     };
     let eval = match cx.device() {
         DeviceKind::Cpu => match cx.pool.verify(&req) {

@@ -36,6 +36,7 @@ import triton  # noqa: E402
 from drtc_worker import memory  # noqa: E402
 from drtc_worker.common import DEVICE, Failure, cuda_broken, exc_line, is_gpu_fault  # noqa: E402
 from drtc_worker.guards import Tamper  # noqa: E402
+from drtc_worker.isolated import Spares  # noqa: E402
 from drtc_worker.timing import Session, time_pair  # noqa: E402
 from drtc_worker.trials import verify_pair  # noqa: E402
 
@@ -64,6 +65,7 @@ class Worker:
 
     def __init__(self):
         self.tamper = Tamper()
+        self.spares = Spares()
         self.held = None  # (pair, session) between `prepare` and `time`
 
     def drop_held(self):
@@ -79,7 +81,7 @@ class Worker:
             return {"ok": True}
         if op in ("verify", "bench", "prepare"):
             self.drop_held()
-            result, pair = verify_pair(req, self.tamper)
+            result, pair = verify_pair(req, self.tamper, self.spares)
             try:
                 if op != "verify" and result["verified"] and not result.get("fatal"):
                     try:
@@ -112,6 +114,23 @@ class Worker:
         return {"error": f"unknown op {op!r}"}
 
 
+def _watch_parent(worker):
+    """Ends this checker, and every candidate process it started, within 0.1 s of drtc's
+    death (SIGKILL included: drtc runs no handler then, but this process is reparented)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.1)
+        worker.spares.close()
+        os._exit(75)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
     import json
 
@@ -129,6 +148,7 @@ def main():
         torch.cuda.init()
         info["gpu"] = torch.cuda.get_device_name(0)
     worker = Worker()
+    _watch_parent(worker)
     send(info)
     for line in sys.stdin:
         line = line.strip()

@@ -83,6 +83,11 @@ def _poison_fill(t):
     return t
 
 
+def poison_sizes(ref_outputs):
+    """The byte sizes of the reference's outputs: the blocks `PoisonedAllocation` fills."""
+    return [o.numel() * o.element_size() for o in ref_outputs if isinstance(o, torch.Tensor)]
+
+
 class PoisonedAllocation:
     """Makes Python-level allocations (torch.empty family) return NaN-filled memory, and
     fills freed caching-allocator memory with NaN bytes before the candidate runs. The
@@ -91,11 +96,8 @@ class PoisonedAllocation:
 
     NAMES = ("empty", "empty_like", "empty_strided")
 
-    def __init__(self, ref_outputs):
-        self.sizes = []
-        for o in ref_outputs:
-            if isinstance(o, torch.Tensor):
-                self.sizes.append(max(1, o.numel() * o.element_size()))
+    def __init__(self, sizes):
+        self.sizes = [max(1, int(n)) for n in sizes]
         self.saved = {}
 
     def prefill(self):

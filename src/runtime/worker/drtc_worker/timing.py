@@ -22,6 +22,15 @@ from . import truth
 from .comparison import compare_outputs, rule_failures
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+# a candidate this much faster than torch.compile (or eager PyTorch, when torch.compile is
+# not timed) is flagged: real kernels rarely are; cheats that skip work are
+IMPLAUSIBLE_VS_COMPILED = 10.0
+IMPLAUSIBLE_VS_EAGER = 20.0
+# an isolated candidate's loop may take this much longer on the checker's clock than the
+# times its process reports (plus the checker's own per-call flush and synchronize cost)
+# before the difference is flagged
+OBSERVED_SLACK = 3.0
+OBSERVED_SLACK_MS = 50.0
 MATMUL_PRECISIONS = ("highest", "high", "medium")
 
 
@@ -77,8 +86,12 @@ class Session:
         if self.graphs is not None:
             self.graphs.reset()
         self.graph_stats = dict(self.graphs.stats) if self.graphs is not None else None
-        self.contenders = [Contender("reference", pair.run_reference, tp),
-                           Contender("candidate", pair.run_candidate, None)]
+        # an untrusted candidate is timed in its own process (`_time_isolated`); every
+        # contender's time is then the larger of its event and wall-clock times
+        self.isolated = not pair.trusted
+        self.contenders = [Contender("reference", pair.run_reference, tp)]
+        if not self.isolated:
+            self.contenders.append(Contender("candidate", pair.run_candidate, None))
         self.compiled_error = None
         self.compile_warmup_ms = None
         if req.get("compile_baseline"):
@@ -103,7 +116,7 @@ class Session:
         self.compile_warmup_ms = (time.perf_counter() - t0) * 1e3
         self.contenders.append(Contender("compiled", lambda xs: compiled(*xs), tp))
 
-    def _check(self, ref_out, out):
+    def _check(self, ref_out, out, inputs=None):
         """The value rules for outputs of the timed runs against the reference's; a failure
         is judged against the float64 truth as verification does (`truth.py`). Returns the
         metrics, the failures left, and the failures before the truth was asked."""
@@ -114,6 +127,8 @@ class Session:
         strict = list(fails)
         if fails:
             seed = self.pair.base_seed + 424242
+            if inputs is not None:
+                seed = (seed, inputs)
             exact = truth.Truth(self.pair, seed, None, flatten,
                                 getattr(self.pair, "draws_random", False))
             fails = truth.apply(outputs, fails, ref_out, out, exact)
@@ -138,11 +153,13 @@ class Session:
                         n += 1
             times = {c.name: [] for c in contenders}
             walls = {c.name: [] for c in contenders}
+            cycles = {c.name: [] for c in contenders}
             rounds = 0
             t_start = time.perf_counter()
             while True:
                 k = rounds % len(contenders)
                 for c in contenders[k:] + contenders[:k]:
+                    c0 = time.perf_counter()
                     flush.zero_()
                     torch.cuda.synchronize()
                     # the precision switch is a host flag, set outside the timed window
@@ -155,7 +172,9 @@ class Session:
                         end.record()
                         torch.cuda.synchronize()  # all streams
                         walls[c.name].append((time.perf_counter() - w0) * 1e3)
-                    times[c.name].append(start.elapsed_time(end))
+                    cycles[c.name].append((time.perf_counter() - c0) * 1e3)
+                    ev = start.elapsed_time(end)
+                    times[c.name].append(max(ev, walls[c.name][-1]) if self.isolated else ev)
                 rounds += 1
                 enough = all(len(v) >= min_calls and sum(v) >= 100.0 for v in times.values())
                 if enough or rounds >= 5000 or time.perf_counter() - t_start > 120:
@@ -169,6 +188,11 @@ class Session:
         report = {name: summarize(v) for name, v in times.items()}
         for name in report:
             report[name]["wall_median_ms"] = statistics.median(walls[name])
+        flags = []
+        if self.isolated:
+            overhead = max(0.0, statistics.median(cycles["reference"])
+                           - report["reference"]["median_ms"])
+            self._time_isolated(req, report, flags, overhead, min_warmup, min_calls)
         for name, key in (("candidate", "timed_outputs"), ("compiled", "compiled_outputs")):
             if name not in last:
                 continue
@@ -177,6 +201,17 @@ class Session:
             report[key] = outputs
             report[f"{key}_failures"] = [m for _, _, m in fails]
             report[f"{key}_ok_without_truth"] = not strict
+        best = report["compiled"]["median_ms"] if "compiled" in report else None
+        cand = report["candidate"]["median_ms"]
+        if cand > 0 and best is not None and best / cand > IMPLAUSIBLE_VS_COMPILED:
+            flags.append(f"implausible: {best / cand:.1f}x faster than torch.compile "
+                         f"(more than {IMPLAUSIBLE_VS_COMPILED:g}x)")
+        elif cand > 0 and best is None and \
+                report["reference"]["median_ms"] / cand > IMPLAUSIBLE_VS_EAGER:
+            flags.append(f"implausible: {report['reference']['median_ms'] / cand:.1f}x faster "
+                         f"than eager PyTorch (more than {IMPLAUSIBLE_VS_EAGER:g}x)")
+        report["flags"] = flags
+        report["isolated"] = self.isolated
         report["rounds"] = rounds
         report["l2_flush_bytes"] = L2_FLUSH_BYTES
         report["torch_precision"] = self.torch_precision or self.default_precision
@@ -193,6 +228,46 @@ class Session:
             report["cuda_graphs"]["eager_reason"] = now.get("eager_reason")
         return report
 
+
+    def _time_isolated(self, req, report, flags, overhead, warmup, calls):
+        """Times an untrusted candidate in its own process: two input buffers, new values
+        before every timed call (their staged values times a per-call scale), the larger of
+        event and wall time per call, this side's clock over the whole loop as a bound on
+        what the candidate's process claims, and the last outputs of each buffer checked
+        against the reference on the values this side computes for them."""
+        pair = self.pair
+        sets = [self.inputs, pair.make_inputs(pair.base_seed + 424243)]
+        n = max(calls, 2 * len(sets))
+        scales = [1.0 - (i + 1) / (4.0 * n) for i in range(n)]
+        events, walls, outs, observed = pair.cand.time_calls(sets, warmup, scales,
+                                                             L2_FLUSH_BYTES)
+        samples = [max(e, w) for e, w in zip(events, walls)]
+        report["candidate"] = summarize(samples)
+        report["candidate"]["wall_median_ms"] = statistics.median(walls)
+        report["candidate"]["event_median_ms"] = statistics.median(events)
+        report["candidate"]["observed_loop_ms"] = observed
+        claimed = sum(samples) + warmup * report["candidate"]["median_ms"]
+        expected = claimed + n * overhead
+        if observed > OBSERVED_SLACK * expected + OBSERVED_SLACK_MS:
+            flags.append(f"timing: the candidate's process reported {claimed:.2f} ms of calls "
+                         f"but its loop took {observed:.2f} ms on the checker's clock")
+        ok, failures, metrics, strict_ok = True, [], [], True
+        for k, base in enumerate(sets):
+            i = max(j for j in range(n) if j % len(sets) == k)
+            inputs = [x * scales[i] if isinstance(x, torch.Tensor) and x.is_floating_point()
+                      else x for x in base]
+            with torch.no_grad():
+                torch.manual_seed(pair.base_seed + 424242 + 1)
+                ref_out = flatten(pair.run_reference(inputs))
+            outputs, fails, strict = self._check(ref_out, flatten(outs[k]), inputs)
+            ok = ok and not fails
+            strict_ok = strict_ok and not strict
+            failures += [f"buffer {k}: {m}" for _, _, m in fails]
+            metrics = outputs
+        report["timed_outputs_ok"] = ok
+        report["timed_outputs"] = metrics
+        report["timed_outputs_failures"] = failures
+        report["timed_outputs_ok_without_truth"] = strict_ok
 
     def close(self):
         """Drops the inputs and contenders; after torch.compile, clears dynamo's caches so

@@ -12,16 +12,17 @@ keeps only its inputs for the next, refilled, trial), the reference's copy of th
 is dropped once it has run, and comparisons work on bounded pieces. The reference's own
 peak and the verification's peak are measured (`memory.py`)."""
 
+import math
+import os
 import traceback
 
 import torch
 
 from . import memory, truth
 from .common import DEVICE, Failure, exc_line, flatten, sync
-from .comparison import (VALUE_RULES, RulePrecision, check_aliasing, clone_all, compare_outputs,
-                         compare_state, inputs_equal, rule_failures)
-from .guards import STRICT_LIBRARY_DEFAULT, PoisonedAllocation, SideStreamGuard, StrictMode
-from .guards import poison_note
+from .comparison import (VALUE_RULES, RulePrecision, clone_all, compare_outputs, compare_state,
+                         rule_failures)
+from .guards import STRICT_LIBRARY_DEFAULT, poison_note, poison_sizes
 from .pair import Pair
 
 MIN_TRIALS = 5
@@ -92,7 +93,6 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
                                    "inputs": kind, "message": msg})
 
     ref_inputs = clone_all(inputs)
-    snapshot = clone_all(inputs)
     try:
         with torch.no_grad():
             # a program that draws random numbers in forward (`torch.randn` for an
@@ -118,60 +118,31 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     ref_state, _ = pair.states()
     ref_state = {k: v.clone() for k, v in ref_state.items()} if ref_state else None
 
-    # "moved": the candidate's parameters and buffers get new storage, the old one NaN
-    moved = pair.move_state() if kind == "moved" else None
-    graphs = pair.graphs()
-    if graphs is not None:
-        graphs.stats["last"] = None
-    violations = {}
-    side = None
-    try:
-        with torch.no_grad():
-            poison = PoisonedAllocation(ref_out)
-            guard = SideStreamGuard() if DEVICE == "cuda" else None
-            strict_mode = StrictMode(library_ops) if strict else None
-            with poison:
-                if guard:
-                    guard.__enter__()
-                torch.manual_seed(seed + 1)
-                try:
-                    if strict_mode:
-                        with strict_mode:
-                            raw = pair.run_candidate(inputs)
-                        violations = strict_mode.violations
-                    else:
-                        raw = pair.run_candidate(inputs)
-                finally:
-                    if guard:
-                        guard.__exit__(None, None, None)
-                        side = guard.used
-            cand_out = flatten(raw)
-            del raw
-            # What a consumer on the current stream sees: copies queued in stream order
-            # (on CPU there is one stream: the outputs themselves).
-            ordered = clone_all(cand_out) if DEVICE == "cuda" else cand_out
-        sync()
-    except BaseException as e:
-        if isinstance(e, KeyboardInterrupt):
-            raise
-        check, msg, fatal = memory.classify(e, "candidate")
-        result["fatal"] = result.get("fatal", False) or fatal
+    # the candidate runs (in this process when trusted, else in its own sandboxed one)
+    # under the guards: poisoned allocations sized by the reference's outputs, side-stream
+    # delays, strict mode, and for "moved" its state moved to new storage first
+    facts = pair.cand.call(inputs, seed, kind, (strict, library_ops), poison_sizes(ref_out),
+                           ref_out if pair.trusted else None)
+    if facts["failure"] is not None:
+        check, msg, fatal = facts["failure"]
+        result["fatal"] = result.get("fatal", False) or (fatal and pair.trusted)
         fail(check, msg)
-        if check != "gpu_fault":
-            result["traceback"] = traceback.format_exc()[-4000:]
         raise Stop()
-    if graphs is not None:
-        trial["graph"] = graphs.stats.get("last")
-    if not tamper.intact():
+    trial["graph"] = facts.get("graph_last")
+    if pair.trusted and not tamper.intact():
         result["fatal"] = True
         fail("tampering", "candidate replaced functions the checker relies on: "
                           + ", ".join(tamper.changed()))
         raise Stop()
+    ordered = facts["outputs"]
+    side = facts.get("side")
+    violations = facts.get("violations") or {}
 
     outputs, fails = compare_outputs(ref_out, ordered)
     fails += rule_failures(outputs, rule)
-    if fails and DEVICE == "cuda":
-        late_out, late = compare_outputs(ref_out, cand_out)
+    late_values = facts.get("late")
+    if fails and DEVICE == "cuda" and late_values is not None:
+        late_out, late = compare_outputs(ref_out, late_values)
         late += rule_failures(late_out, rule)
         if not late:
             fail("side_stream", "outputs are right only after a device-wide "
@@ -186,14 +157,14 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     trial["outputs"] = outputs
     for check, i, msg in fails:
         fail(check, f"output {i}: {msg}" if i is not None else msg, i)
-    for msg in check_aliasing(cand_out, inputs, ref_out):
+    for msg in facts.get("alias") or []:
         fail("alias", msg)
-    changed = inputs_equal(inputs, snapshot)
+    changed = facts.get("inputs_changed")
     if changed:
         fail("inputs_modified", "candidate modified input(s) "
              + ", ".join(str(i) for i in changed) + " in place")
     if ref_state is not None:
-        _, cand_state = pair.states()
+        _, cand_state = pair.states(facts.get("state") or (None, None))
         state_report, state_fails = compare_state(ref_state, cand_state)
         state_fails = truth.apply_state(state_report, state_fails, ref_state, cand_state,
                                         exact)
@@ -207,17 +178,14 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     # could not hand their values to a candidate that reads uninitialized memory. Now
     # this trial's tensors (outputs, copies, snapshot, moved-out state) go when this call
     # returns.
-    del moved, exact, pre_buffers
+    del facts, exact, pre_buffers
     return inputs
 
 
-def _graphs_active(pair):
-    """The candidate's CUDA graphs, when it has them and captured some on this device (a
-    module compiled for CUDA called with CPU tensors never does)."""
-    g = pair.graphs()
-    if g is None or g.stats.get("fallback") is not None or not g.stats.get("captures"):
-        return None
-    return g
+def _graphs_active(stats):
+    """Whether the candidate has CUDA graphs and captured some on this device (a module
+    compiled for CUDA called with CPU tensors never does), from its graph cache's stats."""
+    return stats is not None and stats.get("fallback") is None and bool(stats.get("captures"))
 
 
 def graph_report(pair, result):
@@ -225,10 +193,9 @@ def graph_report(pair, result):
     trials exercised them: a replay on new values in the same buffers, and a call on new
     buffers after a capture (which must capture again, or replay a graph of exactly those
     buffers)."""
-    g = pair.graphs()
-    if g is None:
+    stats = pair.cand.graph_stats()
+    if stats is None:
         return
-    stats = dict(g.stats)
     trials = result["trials"]
     used = stats.get("replays", 0) > 0
     if not used and DEVICE != "cuda":
@@ -246,7 +213,7 @@ def graph_report(pair, result):
         "captures": stats.get("captures", 0), "replays": stats.get("replays", 0),
         "eager": stats.get("eager", 0), "evictions": stats.get("evictions", 0),
         "trials": [t.get("graph") for t in trials]}
-    if _graphs_active(pair) is None or stats.get("eager_reason") or result["failures"]:
+    if not _graphs_active(stats) or stats.get("eager_reason") or result["failures"]:
         return
     first = next((t["index"] for t in trials if t.get("graph") == "capture"), None)
     replayed = any(t["inputs"] == "refill" and t.get("graph") == "replay" for t in trials)
@@ -272,7 +239,7 @@ def run_trials(pair, req, result, tamper, peaks):
     if library_ops is None:
         library_ops = STRICT_LIBRARY_DEFAULT
     opts = (bool(req.get("strict", False)), library_ops, req.get("rule"))
-    if not tamper.intact():
+    if pair.trusted and not tamper.intact():
         result["fatal"] = True
         result["failures"].append({"check": "tampering", "trial": None, "output": None,
                                    "inputs": None, "message": "candidate replaced functions "
@@ -280,31 +247,111 @@ def run_trials(pair, req, result, tamper, peaks):
         return
     buffers = None
     kinds = ["fresh" if t % 2 == 0 else "refill" for t in range(trials)]
+    # an untrusted candidate cannot know its inputs in advance: the trial seeds are drawn
+    # for this request (and reported per trial)
+    salt = 0 if pair.trusted else int.from_bytes(os.urandom(4), "little")
+    result["seed_salt"] = salt
     for t, kind in enumerate(kinds):
-        seed = pair.base_seed + 1000 + 7919 * t
+        seed = pair.base_seed + 1000 + 7919 * t + salt
         kind = "fresh" if buffers is None else kind
         try:
             buffers = _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks)
         except Stop:
             return
         if t + 1 == len(kinds) and "moved" not in kinds and pair.kind == "kernelbench" \
-                and _graphs_active(pair):
+                and _graphs_active(pair.cand.graph_stats()):
             # CUDA graphs: once more with the module's state moved to new storage, so a
             # replay keyed on the old parameter and buffer pointers would read NaN
             kinds.append("moved")
+    if not pair.trusted and pair.kind == "kernelbench" and not result["failures"]:
+        _redrawn_trial(pair, len(result["trials"]), pair.base_seed + 999_983 + salt, opts,
+                       result, tamper, peaks)
 
 
-def verify_pair(req, tamper):
+REDRAW_FLOOR = 0.05
+
+
+def redrawn_state(model, seed):
+    """A new value for every floating parameter (buffers kept): normal draws scaled by the
+    parameter's own root mean square, at least REDRAW_FLOOR, so hard-coded weights stop
+    matching and a branch scaled by a tiny learned factor starts to matter."""
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    state = dict(model.state_dict())
+    for name, p in model.named_parameters():
+        if not p.is_floating_point():
+            continue
+        rms = float(p.detach().double().pow(2).mean().sqrt()) if p.numel() else 0.0
+        scale = max(rms if math.isfinite(rms) else 0.0, REDRAW_FLOOR)
+        draw = torch.randn(p.shape, generator=g, dtype=torch.float64) * scale
+        state[name] = draw.to(dtype=p.dtype, device=p.device)
+    return state
+
+
+def _redrawn_trial(pair, t, seed, opts, result, tamper, peaks):
+    """One more trial with re-drawn parameters, the same new state loaded into reference
+    and candidate; the original state is restored after it. Skipped (and said so) when the
+    reference's outputs are not finite under the new parameters."""
+    original = {k: v.detach().clone() for k, v in pair.ref_model.state_dict().items()}
+    state = redrawn_state(pair.ref_model, seed)
+    try:
+        with torch.no_grad():
+            pair.ref_model.load_state_dict(state, strict=True)
+            torch.manual_seed(seed)
+            probe = flatten(pair.run_reference(pair.make_inputs(seed)))
+        if not all(bool(torch.isfinite(o).all()) for o in probe
+                   if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex())):
+            result["redrawn_parameters"] = "skipped: the reference is not finite with them"
+            return
+        del probe
+        # the reference's buffers (running statistics) moved in the probe: start again
+        mixed = dict(original)
+        for name, _ in pair.ref_model.named_parameters():
+            mixed[name] = state[name]
+        pair.ref_model.load_state_dict(mixed, strict=True)
+        pair.cand.load_state(dict(pair.ref_model.state_dict()))
+        _trial(pair, t, seed, "fresh", None, opts, result, tamper, peaks)
+        result["trials"][-1]["inputs"] = "redrawn"
+        result["redrawn_parameters"] = "checked"
+    except Stop:
+        result["redrawn_parameters"] = "failed"
+        for f in result["failures"]:
+            if f.get("trial") == t:
+                f["message"] = "with re-drawn parameters: " + f["message"]
+    except Failure as f:
+        result["failures"].append({"check": "state_dict", "trial": t, "output": None,
+                                   "inputs": "redrawn", "message": "re-drawn parameters "
+                                   f"could not be loaded: {f.message}"})
+    finally:
+        with torch.no_grad():
+            pair.ref_model.load_state_dict(original, strict=True)
+        if pair.cand is not None and not result["failures"]:
+            try:
+                pair.cand.load_state(original)
+            except Failure:
+                pass
+
+
+def isolation_report(pair):
+    """Where the candidate ran: in this process (drtc's own module) or in its own sandboxed
+    process, with what that sandbox holds."""
+    if pair.trusted:
+        return {"process": "checker", "reason": "trusted: drtc's own generated module"}
+    return {"process": "own", "sandbox": pair.cand.sandbox}
+
+
+def verify_pair(req, tamper, spares):
     """Builds the pair and runs the trials; returns (report, pair or None)."""
     result = {"verified": False, "failures": [], "trials": [], "device": DEVICE,
               "poison": poison_note(), "strict": bool(req.get("strict", False))}
     pair = None
     peaks = None
     try:
-        pair = Pair(req)
+        pair = Pair(req, spares)
         result["kind"] = pair.kind
+        result["isolation"] = isolation_report(pair)
         peaks = Peaks()
-        rule = req.get("rule") or "rel_norm"
+        # the fp32 policy's rule unless the request names another
+        rule = req.get("rule") or "allclose_1e-4"
         if rule not in VALUE_RULES:
             raise Failure("other", f"unknown value rule {rule!r} (known: {', '.join(VALUE_RULES)})")
         result["rule"] = rule

@@ -79,8 +79,10 @@ def _no_tf32():
 def _run_copy(pair, seed, buffers, flatten, dtype):
     """The reference on trial `seed`'s inputs, converted to `dtype`, TF32 off: a copy of
     its module with the buffers it had before the trial's call. Returns the outputs and the
-    module's state after the call (None for seed programs)."""
-    inputs = [_to(x, dtype) for x in pair.make_inputs(seed)]
+    module's state after the call (None for seed programs). `seed` may also be a pair
+    (seed, inputs): those inputs instead of the seed's own."""
+    seed, given = seed if isinstance(seed, tuple) else (seed, None)
+    inputs = [_to(x, dtype) for x in (given if given is not None else pair.make_inputs(seed))]
     with torch.no_grad(), _no_tf32():
         torch.manual_seed(seed + 1)
         if pair.kind != "kernelbench":

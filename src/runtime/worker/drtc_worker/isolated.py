@@ -1,0 +1,313 @@
+"""The checker's side of an isolated candidate: one sandboxed process per untrusted answer
+(`runner.py`), started ahead of need as a spare (torch imported, device initialized,
+nothing of any answer loaded), spoken to in `wire` frames, and killed with everything it
+started when the answer is done, when it misses a deadline, or when this checker dies.
+
+An `IsolatedCandidate` offers what `candidate.Candidate` offers in process, so the trials
+run the same way for both; everything it returns is a claim the checker verifies (values
+compared against the reference computed here, in a process the candidate cannot reach)."""
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import torch
+
+from . import sandbox, wire
+from .common import DEVICE, Failure
+
+RUNNER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner.py")
+STARTUP_SECONDS = 180.0
+STDERR_TAIL_LINES = 30
+_UID_BASE = 1_900_000_000
+
+
+def _memory_limit():
+    """The address-space limit of a CPU candidate: the machine's memory (CUDA processes
+    reserve more virtual memory than exists, so GPU candidates get none)."""
+    if DEVICE == "cuda":
+        return 0
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+class Runner:
+    """One started candidate process (not yet ready until `wait_ready`)."""
+
+    def __init__(self, n, hidden):
+        self.stderr_tail = collections.deque(maxlen=STDERR_TAIL_LINES)
+        config = {"hide": hidden, "uid": _UID_BASE + (os.getpid() * 997 + n) % 100_000_000,
+                  "memory": _memory_limit(), "cpu_seconds": 24 * 3600}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-u", RUNNER, json.dumps(config)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=sandbox.candidate_env(os.environ), close_fds=True, start_new_session=True)
+        self.out = self.proc.stdin.fileno()
+        self.inp = self.proc.stdout.fileno()
+        threading.Thread(target=self._drain, daemon=True).start()
+        self.ready = None
+        self.dead = False
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            self.stderr_tail.append(line.decode(errors="replace").rstrip())
+
+    def wait_ready(self):
+        if self.ready is None:
+            msg = self.recv(time.monotonic() + STARTUP_SECONDS, "start")
+            if not isinstance(msg, dict) or msg.get("event") != "ready":
+                self.kill()
+                raise Failure("worker_died", f"the candidate process did not start: {msg!r}"[:500])
+            self.ready = msg
+        return self.ready
+
+    def send(self, msg):
+        try:
+            wire.send(self.out, msg)
+        except (OSError, wire.WireError) as e:
+            raise self._died(f"could not be sent a request ({e})")
+
+    def recv(self, deadline, what):
+        try:
+            return wire.recv(self.inp, deadline=deadline)
+        except wire.Deadline:
+            self.kill()
+            raise Failure("timeout", f"the candidate did not finish ({what}) before the "
+                                     "deadline; its process and everything it started were "
+                                     "killed")
+        except (OSError, wire.WireError) as e:
+            raise self._died(str(e))
+
+    def _died(self, why):
+        try:
+            status = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            status = None
+        self.kill()
+        time.sleep(0.05)  # let the drain thread read what the dying process wrote
+        if status is None:
+            how = f"stopped answering ({why})"
+        elif status < 0 or status > 128:
+            # the keeper exits with 128 + the signal that killed the candidate's process
+            sig = -status if status < 0 else status - 128
+            how = f"was killed by signal {sig} ({signal.Signals(sig).name})" \
+                if sig in signal.Signals._value2member_map_ else f"was killed by signal {sig}"
+        else:
+            how = f"exited with status {status}"
+        tail = "\n".join(list(self.stderr_tail)[-8:])
+        return Failure("worker_died", f"the candidate's process {how}"
+                       + (f"; stderr:\n{tail}" if tail else ""))
+
+    def request(self, msg, deadline, what):
+        self.send(msg)
+        reply = self.recv(deadline, what)
+        if not isinstance(reply, dict):
+            self.kill()
+            raise Failure("crash", f"the candidate's process answered {type(reply).__name__}")
+        return reply
+
+    def kill(self):
+        """The keeper first (it kills the whole PID namespace), then the process group."""
+        if self.dead:
+            return
+        self.dead = True
+        try:
+            os.kill(self.proc.pid, signal.SIGTERM)
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+
+class Spares:
+    """Pre-started candidate processes. Started from the checker's main thread only (the
+    keeper's parent-death signal follows the thread that started it)."""
+
+    def __init__(self, count=1):
+        self.count = count
+        self.started = 0
+        self.waiting = []
+        self.live = []  # every process started and not yet killed
+        self.hidden = [p for p in (os.environ.get("DRTC_HOME"), os.getcwd(),
+                                   os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                       if p]
+        self.hidden += [p for p in os.environ.get("DRTC_RUNNER_HIDE", "").split(os.pathsep) if p]
+
+    def _start(self):
+        self.started += 1
+        self.live = [r for r in self.live if not r.dead]
+        runner = Runner(self.started, self.hidden)
+        self.live.append(runner)
+        return runner
+
+    def fill(self):
+        while len(self.waiting) < self.count:
+            self.waiting.append(self._start())
+
+    def take(self):
+        runner = self.waiting.pop(0) if self.waiting else self._start()
+        self.fill()
+        runner.wait_ready()
+        return runner
+
+    def close(self):
+        """Kills every candidate process started here, spares and those in use."""
+        for r in list(self.live):
+            r.kill()
+        self.waiting = []
+
+
+def _to_device(x):
+    if isinstance(x, torch.Tensor):
+        return x.to(DEVICE)
+    if isinstance(x, list):
+        return [_to_device(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _to_device(v) for k, v in x.items()}
+    return x
+
+
+def _failure(reply):
+    f = reply.get("failure")
+    if f is None:
+        return None
+    if not (isinstance(f, list) and len(f) >= 2):
+        return ("crash", f"the candidate's process reported {f!r}"[:300], False)
+    return (str(f[0]), str(f[1]), bool(f[2]) if len(f) > 2 else False)
+
+
+class IsolatedCandidate:
+    """A candidate loaded in its own sandboxed process."""
+
+    def __init__(self, spares, path, kind, init_args, seed, ref_state, timeout):
+        self.kind = kind
+        self.timeout = timeout
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+        self.runner = spares.take()
+        self.sandbox = self.runner.ready.get("sandbox")
+        reply = self.runner.request({"op": "load", "source": source, "kind": kind,
+                                     "init_args": list(init_args), "seed": seed,
+                                     "state": ref_state}, self._deadline(), "import")
+        f = _failure(reply)
+        if f is not None:
+            self.close()
+            raise Failure(f[0], f[1])
+
+    def _deadline(self):
+        return time.monotonic() + self.timeout
+
+    def call(self, inputs, seed, trial_kind, opts, poison_sizes, ref_out=None):
+        strict, library_ops = opts
+        if self.runner is None:
+            return {"failure": ("worker_died", "the candidate's process is gone", False)}
+        reply = self.runner.request({"op": "call", "inputs": inputs, "seed": seed,
+                                     "trial_kind": trial_kind, "strict": strict,
+                                     "library_ops": list(library_ops),
+                                     "poison_sizes": list(poison_sizes)},
+                                    self._deadline(), "call")
+        facts = {"failure": _failure(reply), "violations": {}, "side": reply.get("side")}
+        if facts["failure"] is not None:
+            if facts["failure"][2]:
+                self.close()
+            return facts
+        outputs = reply.get("outputs")
+        if not isinstance(outputs, list):
+            facts["failure"] = ("crash", "the candidate's process sent no outputs", False)
+            return facts
+        facts["outputs"] = _to_device(outputs)
+        late = reply.get("late")
+        facts["late"] = _to_device(late) if isinstance(late, list) else None
+        v = reply.get("violations")
+        facts["violations"] = {str(k): int(n) for k, n in v.items()
+                               if isinstance(n, int)} if isinstance(v, dict) else {}
+        facts["graph_last"] = reply.get("graph_last")
+        facts["alias"] = [str(m) for m in reply.get("alias") or []]
+        facts["inputs_changed"] = [i for i in reply.get("inputs_changed") or []
+                                   if isinstance(i, int)]
+        state = reply.get("state")
+        if isinstance(state, list) and len(state) == 2 and all(
+                s is None or isinstance(s, dict) for s in state):
+            facts["state"] = (_to_device(state[0]), _to_device(state[1]))
+        else:
+            facts["state"] = (None, None)
+        return facts
+
+    def load_state(self, state):
+        if self.runner is None:
+            raise Failure("worker_died", "the candidate's process is gone")
+        reply = self.runner.request({"op": "load_state", "state": state}, self._deadline(),
+                                    "load_state_dict")
+        f = _failure(reply)
+        if f is not None:
+            raise Failure(f[0], f[1])
+
+    def time_calls(self, sets, warmup, scales, flush_bytes):
+        """Times one call per scale in the candidate's process, rotating over `sets` (each
+        call on its buffer's values times the scale: see runner.py). Returns the per-call
+        event and wall times it reports, the last outputs of each set, and this side's own
+        clock over the loop (which the candidate's process cannot shorten)."""
+        if self.runner is None:
+            raise Failure("worker_died", "the candidate's process is gone")
+        reply = self.runner.request({"op": "stage", "sets": sets}, self._deadline(),
+                                    "staging the timing inputs")
+        f = _failure(reply)
+        if f is not None:
+            raise Failure(f[0], f[1])
+        t0 = time.perf_counter()
+        self.runner.send({"op": "time", "warmup_calls": warmup, "scales": scales,
+                          "flush_bytes": flush_bytes})
+        done = self.runner.recv(self._deadline(), "timed calls")
+        observed_ms = (time.perf_counter() - t0) * 1e3
+        f = _failure(done) if isinstance(done, dict) else ("crash", "no answer", False)
+        if f is not None:
+            raise Failure(f[0], f"while timing: {f[1]}")
+        reply = self.runner.recv(self._deadline(), "timed calls' results")
+        f = _failure(reply) if isinstance(reply, dict) else ("crash", "malformed", False)
+        if f is not None:
+            raise Failure(f[0], f"while timing: {f[1]}")
+        events = [float(x) for x in reply.get("events_ms") or []]
+        walls = [float(x) for x in reply.get("walls_ms") or []]
+        outputs = reply.get("outputs")
+        if len(events) != len(scales) or len(walls) != len(scales) \
+                or not isinstance(outputs, list) or len(outputs) != len(sets):
+            raise Failure("crash", "the candidate's process sent a malformed timing reply")
+        return events, walls, [_to_device(o) for o in outputs], observed_ms
+
+    def graph_stats(self):
+        if self.runner is None:
+            return None
+        reply = self.runner.request({"op": "graph_stats"}, self._deadline(), "graph stats")
+        stats = reply.get("stats")
+        return stats if isinstance(stats, dict) else None
+
+    def close(self):
+        if self.runner is not None:
+            self.runner.kill()
+            self.runner = None

@@ -1,0 +1,179 @@
+"""drtc's isolated candidate process: runs one untrusted answer, sandboxed, for a checker
+(`worker.py`) that never runs candidate code itself.
+
+Started by the checker as a spare before any answer is known: it enters its namespaces
+(`drtc_worker/sandbox.py`; the process that started stays outside as the keeper), imports
+torch and Triton, initializes the device, confines itself (filesystem, rlimits, an
+unprivileged user) and says `ready` with what its sandbox holds. Then it serves one answer:
+`load` (the candidate's source, built as `ModelNew` with the reference's state, or its
+`triton_fused_operator`), `call` (one guarded call on the inputs it is sent; it answers
+with the outputs and facts, all of which the checker treats as claims), `load_state`,
+`graph_stats`, `exit`. Frames are `drtc_worker/wire.py`'s; anything printed goes to
+stderr.
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from drtc_worker import sandbox  # noqa: E402
+
+REPORT = sandbox.Report()
+MADE = sandbox.enter_namespaces(REPORT)  # before torch: the fork must not copy threads
+
+# the protocol: requests on fd 0, replies on a private copy of fd 1; fd 1 becomes stderr
+PROTO_IN = 0
+PROTO_OUT = os.dup(1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+import torch  # noqa: E402
+import triton  # noqa: E402, F401
+
+from drtc_worker import wire  # noqa: E402
+from drtc_worker.candidate import Candidate  # noqa: E402
+from drtc_worker.common import DEVICE, Failure, exc_line  # noqa: E402
+from drtc_worker.memory import classify  # noqa: E402
+
+_threads = os.environ.get("DRTC_WORKER_THREADS")
+if _threads:
+    torch.set_num_threads(max(1, int(_threads)))
+
+
+def _to_device(x):
+    if isinstance(x, torch.Tensor):
+        return x.to(DEVICE)
+    if isinstance(x, list):
+        return [_to_device(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _to_device(v) for k, v in x.items()}
+    return x
+
+
+def scaled_into(dst, src, c):
+    """`dst` <- `src` * c for floating tensors (a positive scalar keeps zeros, signs,
+    order and equalities, so structured inputs stay structured), `src` for the rest."""
+    for d, x in zip(dst, src):
+        if isinstance(d, torch.Tensor):
+            d.copy_(x)
+            if d.is_floating_point():
+                d.mul_(c)
+
+
+def time_calls(cand, staged, req):
+    """The candidate's timed calls (timing.py's protocol: L2 flush, device-wide sync, CUDA
+    events and wall clock per call), rotating over the staged input buffers, with new
+    values before every timed call (the staged values times the call's scale, outside the
+    timed window), so no call sees values an earlier one saw. Says `done` as soon as the
+    loop ends (the checker's own clock stops there), then sends each call's times and the
+    last outputs of every buffer."""
+    base, work = staged
+    flush = torch.empty(int(req["flush_bytes"]) // 4, dtype=torch.float32, device=DEVICE)
+    scales = [float(c) for c in req["scales"]]
+    last = [None] * len(work)
+    events, walls = [], []
+    with torch.no_grad():
+        for i in range(int(req["warmup_calls"])):
+            cand.run(work[i % len(work)])
+        torch.cuda.synchronize()
+        for i, c in enumerate(scales):
+            k = i % len(work)
+            scaled_into(work[k], base[k], c)
+            flush.zero_()
+            torch.cuda.synchronize()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            w0 = time.perf_counter()
+            start.record()
+            out = cand.run(work[k])
+            end.record()
+            torch.cuda.synchronize()
+            walls.append((time.perf_counter() - w0) * 1e3)
+            events.append(start.elapsed_time(end))
+            if i >= len(scales) - len(work):
+                last[k] = out
+    wire.send(PROTO_OUT, {"done": True})
+    return {"events_ms": events, "walls_ms": walls,
+            "outputs": [list(o) if isinstance(o, (list, tuple)) else [o] for o in last]}
+
+
+def serve(work):
+    cand = None
+    staged = None
+    n = 0
+    while True:
+        try:
+            req = wire.recv(PROTO_IN)
+        except wire.WireError:
+            return 0
+        op = req.get("op") if isinstance(req, dict) else None
+        fatal = False
+        try:
+            if op == "exit":
+                return 0
+            if op == "load":
+                n += 1
+                path = os.path.join(work, f"candidate_{n}.py")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(req["source"])
+                state = _to_device(req.get("state")) if req.get("state") is not None else None
+                init = _to_device(req.get("init_args") or [])
+                cand = Candidate(path, req["kind"], init, int(req.get("seed", 0)), state)
+                reply = {"ok": True}
+            elif op == "call":
+                facts = cand.call(_to_device(req["inputs"]), int(req["seed"]),
+                                  req["trial_kind"], (bool(req["strict"]), req["library_ops"]),
+                                  req["poison_sizes"])
+                f = facts.pop("failure")
+                if f is not None:
+                    fatal = f[2]
+                    reply = {"failure": list(f)}
+                else:
+                    facts["state"] = list(facts["state"])
+                    reply = facts
+            elif op == "load_state":
+                cand.load_state(_to_device(req["state"]))
+                reply = {"ok": True}
+            elif op == "stage":
+                base = [_to_device(x) for x in req["sets"]]
+                staged = (base, [[x.clone() if isinstance(x, torch.Tensor) else x for x in b]
+                                 for b in base])
+                reply = {"ok": True}
+            elif op == "time":
+                reply = time_calls(cand, staged, req)
+            elif op == "graph_stats":
+                reply = {"stats": cand.graph_stats() if cand is not None else None}
+            else:
+                reply = {"failure": ["other", f"unknown op {op!r}"]}
+        except Failure as e:
+            reply = {"failure": [e.check, e.message]}
+        except BaseException as e:
+            check, msg, fatal = classify(e, "candidate")
+            reply = {"failure": [check, msg, fatal]}
+        try:
+            wire.send(PROTO_OUT, reply)
+        except BaseException as e:
+            wire.send(PROTO_OUT, {"failure": ["crash", f"unsendable reply: {exc_line(e)}"]})
+        if fatal:
+            return 70
+
+
+def main():
+    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    if DEVICE == "cuda":
+        torch.cuda.init()
+        torch.empty(1, device="cuda")
+    work = sandbox.confine(REPORT, MADE, config.get("hide") or [], int(config.get("uid", 65534)),
+                           int(config.get("memory") or 0), int(config.get("cpu_seconds", 86400)))
+    wire.send(PROTO_OUT, {"event": "ready", "sandbox": REPORT.as_list(), "pid": os.getpid(),
+                          "device": DEVICE})
+    return serve(work)
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    os._exit(code)
