@@ -52,9 +52,10 @@ pub struct PairArgs {
     /// Library ops strict mode allows, comma-separated (default: conv and matmul families).
     #[arg(long, value_delimiter = ',')]
     pub library_ops: Option<Vec<String>>,
-    /// Value rule for floats: the relative norm (1e-3), or also allclose(atol=rtol=1e-4)
-    /// against a full-fp32 reference (the fp32 precision policy).
-    #[arg(long, value_enum, default_value = "rel-norm")]
+    /// Value rule for floats: allclose(atol=rtol=1e-4) against a full-fp32 reference, with
+    /// the float64 truth rule (the fp32 precision policy, the default), or the relative
+    /// norm (1e-3) alone.
+    #[arg(long, value_enum, default_value = "allclose-1e-4")]
     pub rule: RuleArg,
     /// Seconds before a hanging candidate is killed.
     #[arg(long, default_value_t = 300)]
@@ -125,12 +126,20 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
     } else if report.verified {
         println!("{}", report.summary());
     } else {
+        if let Some(line) = report.isolation_line() {
+            println!("{line}");
+        }
         let reasons = report.reasons();
         println!("not verified: {} check(s) failed", reasons.len());
         for r in reasons {
             println!("  {r}");
         }
         if let Some(line) = report.memory.as_ref().and_then(|m| m.line()) {
+            println!("{line}");
+        }
+    }
+    if report.verified && !args.pair.json {
+        if let Some(line) = report.isolation_line() {
             println!("{line}");
         }
     }

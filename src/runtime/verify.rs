@@ -288,9 +288,45 @@ pub struct VerifyReport {
     /// The end of the worker's stderr when it died or hung.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_stderr: Option<String>,
+    /// Where the candidate ran: `process` "checker" (drtc's own module) or "own" with
+    /// `sandbox`, one line per mechanism (`mechanism`, `held`, `detail`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<serde_json::Value>,
+    /// The per-request draw added to every trial's seed (0 for drtc's own modules).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_salt: Option<u64>,
+    /// KernelBench pairs: "checked" when a trial with re-drawn parameters ran, "failed",
+    /// or why it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redrawn_parameters: Option<String>,
+    /// The value rule the floats were held to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
 }
 
 impl VerifyReport {
+    /// One line on where the candidate ran and what its sandbox holds (none for drtc's
+    /// own modules): "isolated: namespaces, network, ...; not held: ...".
+    pub fn isolation_line(&self) -> Option<String> {
+        let iso = self.isolation.as_ref()?;
+        if iso["process"] != "own" {
+            return None;
+        }
+        let lines = iso["sandbox"].as_array()?;
+        let name = |l: &serde_json::Value| l["mechanism"].as_str().unwrap_or("?").to_string();
+        let held: Vec<String> = lines.iter().filter(|l| l["held"] == true).map(name).collect();
+        let missing: Vec<String> = lines
+            .iter()
+            .filter(|l| l["held"] != true)
+            .map(|l| format!("{} ({})", name(l), l["detail"].as_str().unwrap_or("")))
+            .collect();
+        let mut s = format!("isolated in its own process: {}", held.join(", "));
+        if !missing.is_empty() {
+            s.push_str(&format!("; NOT held: {}", missing.join("; ")));
+        }
+        Some(s)
+    }
+
     /// A report for a candidate whose worker hung or died.
     pub fn worker_failure(check: Check, message: String, stderr: String) -> Self {
         VerifyReport {
@@ -311,6 +347,10 @@ impl VerifyReport {
             cuda_graphs: None,
             traceback: None,
             worker_stderr: (!stderr.is_empty()).then_some(stderr),
+            isolation: None,
+            seed_salt: None,
+            redrawn_parameters: None,
+            rule: None,
         }
     }
 
