@@ -12,11 +12,12 @@ pub use crate::options::CodegenOptions;
 pub use crate::region::generate_region_kernel;
 use crate::region::{region_kernel, Emit};
 pub use crate::state::{forward_tail, self_path, StateUpdate};
-use crate::torch::{assign_targets, py_ident, torch_dtype, torch_expr};
+use crate::torch::{assign_targets, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{
     pointwise_kernel, BatchStats, ConvImpl, GemmImpl, GemmShape, LaunchConfig, TritonKernel,
 };
+use drtc_ir::pytorch::PyNames;
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
 use std::collections::HashMap;
@@ -147,13 +148,32 @@ def _drtc_library(precision, call):
 
 "#;
 
-fn var(v: ValueId) -> String {
-    format!("v{}", v.0)
+/// The names of a module's host code: the inputs' (registered first) and a fresh `v<id>`
+/// for every value the host computes or allocates, never an input's. Reserved: what the
+/// host code refers to (`torch`, `triton`, `tl`, the helpers `_drtc_*`, the kernels and
+/// their buffers `drtc_k<i>_*`, the entry points and `ModelNew.forward`'s `outs`).
+fn host_names() -> PyNames {
+    let mut n = PyNames::new();
+    let names = [
+        "triton",
+        "tl",
+        "Model",
+        "ModelNew",
+        "triton_fused_operator",
+        "outs",
+    ];
+    for name in names {
+        n.reserve(name);
+    }
+    n.reserve_prefix("_drtc");
+    n.reserve_prefix("drtc_");
+    n
 }
 
 struct Host<'g> {
     g: &'g Graph,
     names: HashMap<ValueId, String>,
+    namer: PyNames,
     body: String,
     kernels: String,
     device: String,
@@ -172,13 +192,21 @@ struct Host<'g> {
 }
 
 impl Host<'_> {
-    fn name(&self, v: ValueId) -> String {
-        self.names.get(&v).cloned().unwrap_or_else(|| var(v))
+    /// The host's name of `v`: an input's parameter, or the fresh name given to a value
+    /// when first defined (given here if it is not yet).
+    fn name(&mut self, v: ValueId) -> String {
+        if let Some(n) = self.names.get(&v) {
+            return n.clone();
+        }
+        let n = self.namer.fresh(&format!("v{}", v.0));
+        self.names.insert(v, n.clone());
+        n
     }
 
     fn torch_nodes(&mut self, nodes: &[NodeId]) {
+        let g = self.g;
         for &n in nodes {
-            let node = self.g.node(n);
+            let node = g.node(n);
             let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
             if self.layout.convs.contains(&n) {
                 // the input at the region boundary (a Triton transpose from NCHW), the
@@ -203,12 +231,9 @@ impl Host<'_> {
             if node.op.category() != drtc_ir::Category::Layout {
                 self.launches += crate::graphs::torch_launches(self.g, n);
             }
-            let outs: Vec<String> = node.outputs.iter().map(|&v| var(v)).collect();
+            let outs: Vec<String> = node.outputs.iter().map(|&v| self.name(v)).collect();
             let lhs = assign_targets(node.op, &node.attrs, &outs);
             writeln!(self.body, "    {lhs} = {expr}").unwrap();
-            for &out in &node.outputs {
-                self.names.insert(out, var(out));
-            }
         }
     }
 
@@ -266,14 +291,13 @@ impl Host<'_> {
             String::new()
         };
         self.launches += 1;
+        let v = self.name(out);
         writeln!(
             self.body,
             "    {v} = _drtc_library({:?}, lambda: {expr}){view}",
             self.matmul_precision,
-            v = var(out)
         )
         .unwrap();
-        self.names.insert(out, var(out));
         let rest: Vec<NodeId> = r.nodes.iter().copied().filter(|&n| n != main).collect();
         let outs: Vec<ValueId> = r.outputs.iter().copied().filter(|&v| v != out).collect();
         let computes = rest
@@ -310,16 +334,15 @@ impl Host<'_> {
         } else {
             String::new()
         };
+        let name = self.name(v);
         writeln!(
             self.body,
-            "    {} = torch.empty({:?}, dtype={}, device={}{format})",
-            var(v),
+            "    {name} = torch.empty({:?}, dtype={}, device={}{format})",
             t.shape,
             torch_dtype(t.dtype),
             self.device
         )
         .unwrap();
-        self.names.insert(v, var(v));
     }
 
     fn launch_region(&mut self, code: &RegionCode) {
@@ -367,7 +390,7 @@ impl Host<'_> {
             input_names.push(n);
         }
         for &v in &k.outputs {
-            args.push(var(v));
+            args.push(self.name(v));
         }
         let mut stat_vars = vec![];
         let stat_start = args.len();
@@ -467,7 +490,8 @@ impl Host<'_> {
         }
         if let Some(nb) = find("num_batches_tracked") {
             self.launches += 1;
-            writeln!(self.body, "    {}.add_(1)", self.name(nb)).unwrap();
+            let nb = self.name(nb);
+            writeln!(self.body, "    {nb}.add_(1)").unwrap();
         }
     }
 }
@@ -531,7 +555,7 @@ fn entry_point(
                         }
                     )
                 })
-                .map(|&v| host.name(v))
+                .map(|&v| host.names[&v].clone())
                 .collect();
             let call_args: Vec<String> = g
                 .inputs()
@@ -540,7 +564,7 @@ fn entry_point(
                     ValueDef::Input {
                         kind: InputKind::Activation,
                         ..
-                    } => host.name(v),
+                    } => host.names[&v].clone(),
                     _ => self_path(g.value(v).name.as_deref().unwrap_or("")),
                 })
                 .collect();
@@ -624,10 +648,11 @@ pub fn generate_module(
     form: &ModuleForm,
     opts: &CodegenOptions,
 ) -> GeneratedModule {
+    let mut namer = host_names();
     let mut names = HashMap::new();
     let mut params = vec![];
     for &v in g.inputs() {
-        let n = py_ident(g.value(v).name.as_deref().unwrap_or("x"));
+        let n = namer.input(g.value(v).name.as_deref().unwrap_or("x"));
         names.insert(v, n.clone());
         params.push(n);
     }
@@ -655,6 +680,7 @@ pub fn generate_module(
     let mut host = Host {
         g,
         names,
+        namer,
         body: String::new(),
         kernels: String::new(),
         device,

@@ -6,7 +6,7 @@
 //! as they are in every graph the builder or the text parser makes.
 
 use super::catalog::family;
-use drtc_ir::pytorch::{torch_expr, Dialect};
+use drtc_ir::pytorch::{torch_expr, Dialect, PyNames};
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -21,6 +21,7 @@ pub enum EmitError {
 struct Ctx<'g> {
     g: &'g Graph,
     names: HashMap<ValueId, String>,
+    namer: PyNames,
 }
 
 impl Ctx<'_> {
@@ -59,12 +60,15 @@ fn expr(cx: &Ctx, n: NodeId) -> Result<String, EmitError> {
 /// The seed-format program text of `g`.
 pub fn emit_seed(g: &Graph) -> Result<String, EmitError> {
     let mut names: HashMap<ValueId, String> = HashMap::new();
-    let mut next = 0usize;
+    // one sequence `tensor_0, tensor_1, ...`: the inputs, then every result (fresh names:
+    // `get_inputs` and `fused_operator` have the same parameters and locals)
+    let mut namer = PyNames::new();
+    namer.reserve("get_inputs");
+    namer.reserve("fused_operator");
     let mut out = String::from("import torch\n\n\ndef get_inputs():\n");
     let mut inputs = vec![];
     for &v in g.inputs() {
-        let name = format!("tensor_{next}");
-        next += 1;
+        let name = namer.numbered("tensor_");
         let shape = &g.ty(v).shape;
         let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
         writeln!(
@@ -96,7 +100,7 @@ pub fn emit_seed(g: &Graph) -> Result<String, EmitError> {
         }
     }
     let fused_casts: std::collections::HashSet<NodeId> = fused.values().copied().collect();
-    let mut cx = Ctx { g, names };
+    let mut cx = Ctx { g, names, namer };
     for &n in g.body() {
         if fused_casts.contains(&n) {
             continue;
@@ -107,8 +111,7 @@ pub fn emit_seed(g: &Graph) -> Result<String, EmitError> {
             rhs.push_str(".float()");
             result = g.node(cast).outputs[0];
         }
-        let name = format!("tensor_{next}");
-        next += 1;
+        let name = cx.namer.numbered("tensor_");
         writeln!(out, "    {name} = {rhs}").expect("writing to a String");
         cx.names.insert(result, name);
     }

@@ -4,10 +4,12 @@
 
 mod call;
 mod literal;
+mod names;
 mod program;
 
 pub use call::{assign_targets, torch_expr};
 pub use literal::{int_if_whole, literal, py, torch_dtype};
+pub use names::PyNames;
 pub use program::{emit_seed_program, py_ident, random_input};
 
 /// How the emitted Python is spelled where two conventions exist.

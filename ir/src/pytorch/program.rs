@@ -1,6 +1,7 @@
 //! IR back to a PyTorch program in the DRTriton seed format (`get_inputs`,
 //! `fused_operator`), used for reference programs, subproblems and synthesized data.
 
+use super::names::PyNames;
 use super::{torch_dtype, torch_expr, Dialect};
 use crate::{DType, Graph, TensorType, ValueId};
 use std::collections::HashMap;
@@ -96,10 +97,14 @@ pub fn emit_seed_program(g: &Graph) -> String {
         writeln!(out, "        {},", random_input(g.ty(v))).unwrap();
     }
     out.push_str("    ]\n\n\n");
+    // inputs first, then a fresh `tensor_k` for every result: never an input's name
+    let mut namer = PyNames::new();
+    namer.reserve("get_inputs");
+    namer.reserve("fused_operator");
     let mut names: HashMap<ValueId, String> = HashMap::new();
     let mut params = vec![];
     for &v in g.inputs() {
-        let n = py_ident(g.value(v).name.as_deref().unwrap_or("x"));
+        let n = namer.input(g.value(v).name.as_deref().unwrap_or("x"));
         params.push(n.clone());
         names.insert(v, n);
     }
@@ -108,7 +113,7 @@ pub fn emit_seed_program(g: &Graph) -> String {
         .first()
         .map(|p| format!("{p}.device"))
         .unwrap_or_else(|| "'cpu'".into());
-    for (next, &n) in g.body().iter().enumerate() {
+    for &n in g.body() {
         let node = g.node(n);
         let args: Vec<String> = node.inputs.iter().map(|v| names[v].clone()).collect();
         let tys: Vec<&TensorType> = node.inputs.iter().map(|&v| g.ty(v)).collect();
@@ -120,15 +125,11 @@ pub fn emit_seed_program(g: &Graph) -> String {
             &device,
             Dialect::Reference,
         );
-        let outs: Vec<String> = (0..node.outputs.len())
-            .map(|k| {
-                if k == 0 {
-                    format!("tensor_{next}")
-                } else {
-                    format!("tensor_{next}_{k}")
-                }
-            })
-            .collect();
+        let first = namer.numbered("tensor_");
+        let mut outs = vec![first.clone()];
+        for k in 1..node.outputs.len() {
+            outs.push(namer.fresh(&format!("{first}_{k}")));
+        }
         let lhs = super::call::assign_targets(node.op, &node.attrs, &outs);
         writeln!(out, "    {lhs} = {expr}").unwrap();
         for (&v, name) in node.outputs.iter().zip(outs) {
