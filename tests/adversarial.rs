@@ -256,6 +256,8 @@ impl Fixture {
         std::fs::set_permissions(SECRET_FILE, std::fs::Permissions::from_mode(0o600))
             .expect("chmod 0600 the secret file");
         std::fs::write(canary(&run), "the real /tmp\n").expect("canary");
+        // the same for the user's home (a probe's write there escaped only if it sees this)
+        let _ = std::fs::write(root_canary(&run), "the real /root\n");
         let private = private_dir(&run);
         std::fs::create_dir_all(&private).expect("private dir");
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700))
@@ -309,6 +311,7 @@ impl Fixture {
 impl Drop for Fixture {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(canary(&self.run));
+        let _ = std::fs::remove_file(root_canary(&self.run));
         let _ = std::fs::remove_dir_all(private_dir(&self.run));
         let _ = std::fs::remove_file(escape_tmp(&self.run));
         kill_all(&processes_with(&self.marker()));
@@ -317,6 +320,10 @@ impl Drop for Fixture {
 
 fn canary(run: &str) -> PathBuf {
     PathBuf::from(format!("/tmp/drtc_adversarial_canary_{run}"))
+}
+
+fn root_canary(run: &str) -> PathBuf {
+    PathBuf::from(format!("/root/drtc_adversarial_canary_{run}"))
 }
 
 fn private_dir(run: &str) -> PathBuf {

@@ -130,6 +130,12 @@ class _World:
         os.chmod(SECRET_FILE, 0o600)
         self.canary = pathlib.Path(f"/tmp/drtc_adversarial_canary_{self.run}")
         self.canary.write_text("the real /tmp\n")
+        # the same for the user's home (a probe's write there escaped only if it sees this)
+        self.root_canary = pathlib.Path(f"/root/drtc_adversarial_canary_{self.run}")
+        try:
+            self.root_canary.write_text("the real /root\n")
+        except OSError:
+            pass
         self.private = pathlib.Path(f"/tmp/drtc_adversarial_private_{self.run}")
         self.private.mkdir(mode=0o700)
         (self.private / f"private-file-{self.run}").write_text("private\n")
@@ -202,6 +208,7 @@ class _World:
                 os.environ[k] = v
         self.listener.close()
         self.canary.unlink(missing_ok=True)
+        self.root_canary.unlink(missing_ok=True)
         for p in self.private.iterdir():
             p.unlink()
         self.private.rmdir()

@@ -1,4 +1,4 @@
-# class: sandbox — probe: writes a harmless text file into the interpreter's site-packages, the worker's install directory and $HOME; answers wrong if any write succeeds (the harness checks and removes them)
+# class: sandbox — probe: writes a harmless text file into the interpreter's site-packages, the worker's install directory and /root (the user's home; counted only when the harness's canary there shows it is the real one, so a private home is fine); answers wrong if any write escaped (the harness checks and removes them)
 import os
 import sys
 import sysconfig
@@ -9,10 +9,11 @@ import triton.language as tl
 
 
 NAME = "drtc_adversarial_escape_probe_write_outside___ADV_RUN__.txt"
+ROOT_CANARY = "/root/drtc_adversarial_canary___ADV_RUN__"
 
 
 def _dirs():
-    dirs = [sysconfig.get_paths().get("purelib"), os.path.expanduser("~"), "/root"]
+    dirs = [sysconfig.get_paths().get("purelib"), "/root"]
     main = sys.modules.get("__main__")
     if getattr(main, "__file__", None):
         dirs.append(os.path.dirname(os.path.abspath(main.__file__)))
@@ -26,9 +27,10 @@ def _escaped():
         try:
             with open(path, "w") as fh:
                 fh.write("written by a sandboxed candidate\n")
-            found.append("wrote " + path)
         except OSError:
             continue
+        if d != "/root" or os.path.exists(ROOT_CANARY):
+            found.append("wrote " + path)
     return found
 
 
