@@ -58,7 +58,9 @@ fn verify_exit_codes_reasons_and_json() {
     assert_eq!(bad.status.code(), Some(1));
     let out = text(&bad);
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.len(), 2, "{out}");
+    // the reason, then where the candidate ran (its own sandboxed process)
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[2].starts_with("isolated in its own process"), "{out}");
     assert!(
         lines[1]
             .trim_start()

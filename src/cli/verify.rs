@@ -126,9 +126,6 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
     } else if report.verified {
         println!("{}", report.summary());
     } else {
-        if let Some(line) = report.isolation_line() {
-            println!("{line}");
-        }
         let reasons = report.reasons();
         println!("not verified: {} check(s) failed", reasons.len());
         for r in reasons {
@@ -138,7 +135,7 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
             println!("{line}");
         }
     }
-    if report.verified && !args.pair.json {
+    if !args.pair.json {
         if let Some(line) = report.isolation_line() {
             println!("{line}");
         }

@@ -314,7 +314,11 @@ impl VerifyReport {
         }
         let lines = iso["sandbox"].as_array()?;
         let name = |l: &serde_json::Value| l["mechanism"].as_str().unwrap_or("?").to_string();
-        let held: Vec<String> = lines.iter().filter(|l| l["held"] == true).map(name).collect();
+        let held: Vec<String> = lines
+            .iter()
+            .filter(|l| l["held"] == true)
+            .map(name)
+            .collect();
         let missing: Vec<String> = lines
             .iter()
             .filter(|l| l["held"] != true)

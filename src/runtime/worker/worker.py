@@ -9,7 +9,13 @@ those of design/semantics.md: `trials.py` verifies, `comparison.py` holds the va
 
 Requests (`op`): `verify`; `bench` (verify, then time); `prepare` (verify, then build the
 timing session, torch.compile included, and hold it) followed by `time` (time the held
-session and drop it) or `release`; `ping`; `exit`.
+session and drop it) or `release`; `warm` (start the spare candidate processes and wait
+until they are ready); `ping`; `exit`.
+
+A candidate runs in this process only when the request says `trusted` (drtc's own
+generated modules); every other one runs in a sandboxed process of its own
+(`drtc_worker/isolated.py`, `runner.py`), which never holds the reference, the comparison
+or this reply channel, and serves no later answer.
 
 When the GPU faults or memory runs out, the worker answers with `fatal: true` and exits,
 and the parent starts a fresh one.
@@ -79,6 +85,9 @@ class Worker:
         op = req.get("op")
         if op == "ping":
             return {"ok": True}
+        if op == "warm":
+            # start the spare candidate processes and wait until they are ready
+            return {"ok": True, "ready": self.spares.warm()}
         if op in ("verify", "bench", "prepare"):
             self.drop_held()
             result, pair = verify_pair(req, self.tamper, self.spares)

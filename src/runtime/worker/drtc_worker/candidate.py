@@ -181,6 +181,13 @@ class Candidate:
                             facts["side"] = guard.used
                 cand_out = flatten(raw)
                 del raw
+                for i, o in enumerate(cand_out):
+                    if isinstance(o, torch.Tensor) and type(o) is not torch.Tensor:
+                        # a subclass could compute later, outside every guard
+                        facts["failure"] = ("type", f"output {i} is a {type(o).__name__}, a "
+                                            "torch.Tensor subclass: outputs must be plain, "
+                                            "materialized tensors", False)
+                        return facts
                 # what a consumer on the current stream sees: copies queued in stream
                 # order (on CPU there is one stream: the outputs themselves)
                 ordered = clone_all(cand_out) if DEVICE == "cuda" else cand_out

@@ -170,6 +170,13 @@ class Spares:
         while len(self.waiting) < self.count:
             self.waiting.append(self._start())
 
+    def warm(self):
+        """Starts the spares and waits until each is ready; returns how many are."""
+        self.fill()
+        for r in self.waiting:
+            r.wait_ready()
+        return len(self.waiting)
+
     def take(self):
         runner = self.waiting.pop(0) if self.waiting else self._start()
         self.fill()
