@@ -216,10 +216,11 @@ class _World:
         self.dir.cleanup()
 
 
-def _score(world, reference, rel, timeout):
+def _score(world, reference, rel, timeout, strict=True):
     start = time.time()
     r = reward.compute_score("drtc", _answer(world.texts[rel]), world.reference(reference),
-                             device="cpu", workers=1, timeout=timeout, keep_report=True)
+                             device="cpu", workers=1, timeout=timeout, keep_report=True,
+                             strict=strict)
     verify = ((r.get("report") or {}).get("verify") or {})
     checks = []
     for f in verify.get("failures") or []:
@@ -244,7 +245,10 @@ def results(world):
     def one(case):
         timeout = world.pool(_stem(case["candidate"]))
         try:
-            return _score(world, case["reference"], case["candidate"], timeout)
+            # probes test the sandbox: strict mode's reading of the source would refuse
+            # them before it is tried
+            return _score(world, case["reference"], case["candidate"], timeout,
+                          strict=case["expect"] != "probe")
         finally:
             world.drop(timeout)
 
@@ -282,6 +286,9 @@ def test_each_answer_alone(case, results):
     what = f"{case['candidate']} ({case['class']}): score {s['score']} [{s['checks']}] {s['reason']}"
     if case["expect"] == "reject":
         assert s["score"] == 0.0, "a hostile or wrong answer scored: " + what
+        if case["class"] != "strict" and not case["class"].startswith("honest"):
+            assert set(s["checks"]) - {"strict_source"}, \
+                "caught only by strict mode's reading of the source, not at run time: " + what
     elif case["expect"] == "accept":
         assert s["score"] > 0.0, "an honest answer scored 0: " + what
     else:

@@ -87,6 +87,9 @@ pub enum Check {
     State,
     /// Strict mode: forbidden PyTorch calls.
     Strict,
+    /// Strict mode's reading of the source: a way to compute its recorders cannot see
+    /// (threads, numpy or ctypes, torch.compile, private API, computed imports).
+    StrictSource,
     /// The candidate replaced functions the checker relies on.
     Tampering,
     /// The candidate raised an exception.
@@ -131,6 +134,7 @@ impl Check {
             Check::SideStream => "side_stream",
             Check::State => "state",
             Check::Strict => "strict",
+            Check::StrictSource => "strict_source",
             Check::Tampering => "tampering",
             Check::Crash => "crash",
             Check::GpuFault => "gpu_fault",
@@ -165,6 +169,10 @@ pub struct OutputMetrics {
     /// `norm(ref - out) / (1e-6 + norm(ref))`, the gating figure for floats.
     #[serde(default)]
     pub rel_err: Option<f64>,
+    /// The same with the denominator at least 1e-4 per element (the fp32 rule's atol): an
+    /// untrusted answer's fp32 outputs must keep it below 1e-4.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rel_err_floored: Option<f64>,
     #[serde(default)]
     pub max_abs_err: Option<f64>,
     /// KernelBench's `allclose(atol=rtol=1e-2)`, reported only.

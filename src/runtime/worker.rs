@@ -51,6 +51,10 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         include_str!("worker/drtc_worker/pair.py"),
     ),
     (
+        "drtc_worker/strict_source.py",
+        include_str!("worker/drtc_worker/strict_source.py"),
+    ),
+    (
         "drtc_worker/trials.py",
         include_str!("worker/drtc_worker/trials.py"),
     ),

@@ -21,8 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from drtc_worker import sandbox  # noqa: E402
 
+CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
 REPORT = sandbox.Report()
-MADE = sandbox.enter_namespaces(REPORT)  # before torch: the fork must not copy threads
+# before torch: the fork must not copy threads
+MADE = sandbox.enter_namespaces(REPORT, bool(CONFIG.get("pid_namespace", True)))
 
 # the protocol: requests on fd 0, replies on a private copy of fd 1; fd 1 becomes stderr
 PROTO_IN = 0
@@ -162,7 +164,7 @@ def serve(work):
 
 
 def main():
-    config = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    config = CONFIG
     if DEVICE == "cuda":
         torch.cuda.init()
         torch.empty(1, device="cuda")

@@ -13,6 +13,12 @@ import torch
 from .common import finite
 
 REL_NORM_TOL = 1e-3
+# Under the fp32 rule an untrusted answer must also be this close to the reference by the
+# relative norm (its denominator at least the rule's atol per element): allclose's absolute
+# tolerance hides fp16/bf16 arithmetic on outputs of magnitude 1e-2 (2e-4 to 2e-3 relative,
+# honest fp32 about 1e-7; the tol_* answers of tests/adversarial).
+UNTRUSTED_FP32_REL_NORM = 1e-4
+FP32_ATOL = 1e-4
 # Elements compared at a time: float64 pieces of 128 MiB, temporaries about 1 GiB.
 CHUNK_ELEMENTS = 1 << 24
 
@@ -116,9 +122,15 @@ def _compare_exact(ref, out, m, fails):
     return m, fails
 
 
-def error_figures(x, truth):
+def floored_rel(diff_norm, ref_norm, numel):
+    """The relative norm with its denominator at least FP32_ATOL per element."""
+    return diff_norm / max(1e-6 + ref_norm, FP32_ATOL * math.sqrt(max(numel, 1)))
+
+
+def error_figures(x, truth, floored=False):
     """Relative-norm error, max abs error and allclose(atol=rtol=1e-4) of `x` against
-    `truth` (a float64 result of the same shape), in bounded pieces."""
+    `truth` (a float64 result of the same shape), in bounded pieces; with `floored` the
+    relative norm's denominator is at least FP32_ATOL per element."""
     diff_norm = ref_norm = max_abs = 0.0
     close = True
     for a, t in _pieces(_as_real(x), _as_real(truth)):
@@ -130,6 +142,8 @@ def error_figures(x, truth):
         if d.numel():
             max_abs = max(max_abs, float(d.abs().max()))
         close = close and bool(torch.allclose(a, t, atol=1e-4, rtol=1e-4))
+    if floored:
+        return floored_rel(diff_norm, ref_norm, x.numel()), max_abs, close
     return diff_norm / (1e-6 + ref_norm), max_abs, close
 
 
@@ -203,6 +217,7 @@ def compare_one(ref, out, norm_floor=0.0):
         fails.append(("values", "differs where the reference is NaN or Inf"))
     err = diff_norm / max(1e-6 + ref_norm, norm_floor * math.sqrt(ref.numel()))
     m["rel_err"] = finite(err)
+    m["rel_err_floored"] = finite(floored_rel(diff_norm, ref_norm, ref.numel()))
     m["max_abs_err"] = finite(max_abs)
     m["allclose_1e-2"] = close_2
     m["allclose_1e-4"] = close_4
@@ -257,16 +272,29 @@ def compare_state(ref_state, cand_state):
 VALUE_RULES = ("rel_norm", "allclose_1e-4")
 
 
-def rule_failures(outputs, rule):
+def rule_failures(outputs, rule, untrusted=False):
     """The fp32 policy's rule (KernelBench's current one): on top of the relative norm,
     every fp32 (or wider) output must pass allclose(atol=rtol=1e-4); half-precision outputs
-    keep the relative-norm rule, since 1e-4 is below their own rounding."""
+    keep the relative-norm rule, since 1e-4 is below their own rounding. An `untrusted`
+    answer's fp32 outputs must also be within UNTRUSTED_FP32_REL_NORM by the floored
+    relative norm."""
     if rule != "allclose_1e-4":
         return []
-    return [("values", m["index"], "allclose(atol=rtol=1e-4) fails (the fp32 rule; "
-             f"relative norm {m.get('rel_err', float('nan')):.3e}, max abs error "
-             f"{m.get('max_abs_err')})") for m in outputs
-            if m.get("allclose_1e-4") is False and m.get("fp32_or_wider", True)]
+    fails = []
+    for m in outputs:
+        if not m.get("fp32_or_wider", True):
+            continue
+        if m.get("allclose_1e-4") is False:
+            fails.append(("values", m["index"], "allclose(atol=rtol=1e-4) fails (the fp32 "
+                          f"rule; relative norm {m.get('rel_err', float('nan')):.3e}, max abs "
+                          f"error {m.get('max_abs_err')})"))
+        elif untrusted and m.get("rel_err_floored") is not None \
+                and not m["rel_err_floored"] < UNTRUSTED_FP32_REL_NORM:
+            fails.append(("values", m["index"], "relative norm error "
+                          f"{m['rel_err_floored']:.3e} >= {UNTRUSTED_FP32_REL_NORM:g} (the fp32 "
+                          "rule for an untrusted answer: allclose(1e-4) passes, but the error "
+                          "is that of reduced-precision arithmetic)"))
+    return fails
 
 
 class RulePrecision:

@@ -45,10 +45,11 @@ def _memory_limit():
 class Runner:
     """One started candidate process (not yet ready until `wait_ready`)."""
 
-    def __init__(self, n, hidden):
+    def __init__(self, n, hidden, pid_namespace):
         self.stderr_tail = collections.deque(maxlen=STDERR_TAIL_LINES)
         config = {"hide": hidden, "uid": _UID_BASE + (os.getpid() * 997 + n) % 100_000_000,
-                  "memory": _memory_limit(), "cpu_seconds": 24 * 3600}
+                  "memory": _memory_limit(), "cpu_seconds": 24 * 3600,
+                  "pid_namespace": pid_namespace}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-u", RUNNER, json.dumps(config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -158,11 +159,14 @@ class Spares:
                                    os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
                        if p]
         self.hidden += [p for p in os.environ.get("DRTC_RUNNER_HIDE", "").split(os.pathsep) if p]
+        self.pid_namespace = None  # asked before the first start
 
     def _start(self):
         self.started += 1
         self.live = [r for r in self.live if not r.dead]
-        runner = Runner(self.started, self.hidden)
+        if self.pid_namespace is None:
+            self.pid_namespace = sandbox.device_starts_in_pid_namespace(DEVICE)
+        runner = Runner(self.started, self.hidden, self.pid_namespace)
         self.live.append(runner)
         return runner
 

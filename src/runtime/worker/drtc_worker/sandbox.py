@@ -16,6 +16,7 @@ import ctypes
 import os
 import resource
 import signal
+import subprocess
 import sys
 import time
 
@@ -34,6 +35,7 @@ MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
 
 # what a candidate may see of the environment (everything else, secrets included, is gone)
@@ -94,12 +96,52 @@ def _write(path, text):
         f.write(text)
 
 
-def enter_namespaces(report):
+# Whether the device starts in a new PID namespace: a child unshares one and initializes
+# the CUDA driver in its first process (under gVisor cuInit fails there, error 304).
+_PID_NAMESPACE_PROBE = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(ctypes.c_int(0x20000000)) != 0:
+    sys.exit(3)
+pid = os.fork()
+if pid == 0:
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        n = ctypes.c_int(0)
+        ok = cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(n)) == 0 and n.value > 0
+    except OSError:
+        ok = False
+    os._exit(0 if ok else 4)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+def device_starts_in_pid_namespace(device):
+    """True on CPU; on CUDA, whether the driver initializes inside a new PID namespace
+    (asked once per checker, in a throwaway process). `DRTC_SANDBOX_PID_NAMESPACE=0` in the
+    checker's environment says no (to test the subreaper keeper where namespaces work)."""
+    if os.environ.get("DRTC_SANDBOX_PID_NAMESPACE") == "0":
+        return False
+    if device != "cuda":
+        return True
+    try:
+        r = subprocess.run([sys.executable, "-I", "-c", _PID_NAMESPACE_PROBE],
+                           capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+def enter_namespaces(report, pid_namespace=True):
     """New namespaces and the keeper fork. Returns in the child (the namespace's first
-    process when a PID namespace was made); the keeper never returns."""
+    process when a PID namespace was made); the keeper never returns. Without
+    `pid_namespace` (the device cannot start in one) the keeper is the subreaper of
+    everything the candidate starts instead."""
     root = os.geteuid() == 0
     uid, gid = os.getuid(), os.getgid()
-    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if pid_namespace:
+        flags |= CLONE_NEWPID
     if not root:
         flags |= CLONE_NEWUSER
     made = 0
@@ -127,11 +169,9 @@ def enter_namespaces(report):
                "own network namespace: no interface up, no loopback, no route out"
                if made & CLONE_NEWNET else "no network namespace: the host's network is "
                "reachable")
-    if not made & CLONE_NEWPID:
-        report.add("process tree", False, "no PID namespace: processes the candidate "
-                   "detaches (setsid) may outlive it")
-        return made
     parent = os.getppid()
+    if not made & CLONE_NEWPID:
+        return _subreaper_keeper(report, parent, pid_namespace, made)
     child = os.fork()
     if child != 0:
         _keep(child, parent)
@@ -147,6 +187,74 @@ def enter_namespaces(report):
                "detached or not, dies with it; a keeper outside kills the namespace when "
                "the checker dies")
     return made
+
+
+def _subreaper_keeper(report, parent, asked, made):
+    """Without a PID namespace: the keeper becomes the subreaper of the candidate's process
+    tree (an orphan, detached with setsid or not, is re-parented to it rather than to the
+    machine's init) and kills every descendant when the candidate's process exits or the
+    checker dies or asks. Returns in the candidate's process."""
+    if not _prctl(PR_SET_CHILD_SUBREAPER, 1):
+        report.add("process tree", False, _err("no PID namespace and no subreaper") + ": "
+                   "processes the candidate detaches (setsid) may outlive it")
+        return made
+    child = os.fork()
+    if child != 0:
+        _keep(child, parent, subreaper=True)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    why = ("the device does not start in a PID namespace on this machine" if not asked
+           else "no PID namespace")
+    report.add("process tree", True, f"{why}: a keeper outside is the subreaper of "
+               "everything the candidate starts, detached or not, and kills it all when the "
+               "candidate's process exits or the checker dies")
+    return made
+
+
+def _descendants(root_pid):
+    """Every process below `root_pid` (from /proc's parent links)."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: fields follow the last ')'
+        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root_pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _kill_descendants():
+    """SIGKILLs every descendant of this process until none is left, reaping them."""
+    for _ in range(100):
+        pids = _descendants(os.getpid())
+        if not pids:
+            return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
+        _reap_all()
+        time.sleep(0.01)
+
+
+def _reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _names(flags):
@@ -181,9 +289,10 @@ def _init(runner):
             _exit_like(status)
 
 
-def _keep(child, parent):
+def _keep(child, parent, subreaper=False):
     """The keeper: waits for the namespace's first process and kills it (and so the whole
-    namespace) when the checker dies or signals."""
+    namespace) when the checker dies or signals. As a `subreaper` (no PID namespace) it
+    kills every descendant instead, and reaps the orphans re-parented to it."""
     for fd in (0, 1):
         try:
             os.close(fd)
@@ -195,6 +304,8 @@ def _keep(child, parent):
             os.kill(child, signal.SIGKILL)
         except OSError:
             pass
+        if subreaper:
+            _kill_descendants()
         os._exit(0)
 
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -208,10 +319,26 @@ def _keep(child, parent):
         except ChildProcessError:
             os._exit(0)
         if pid == child:
+            if subreaper:
+                _kill_descendants()
             _exit_like(status)
+        if subreaper:
+            _reap_orphans(child)
         if os.getppid() != parent:
             stop()
         time.sleep(0.05)
+
+
+def _reap_orphans(child):
+    """Reaps exited orphans re-parented to the subreaper (never `child`, whose status the
+    keeper reads itself)."""
+    for p in _descendants(os.getpid()):
+        if p == child:
+            continue
+        try:
+            os.waitpid(p, os.WNOHANG)
+        except ChildProcessError:
+            pass
 
 
 def _needed_paths():
@@ -315,6 +442,9 @@ def confine(report, made, extra_hidden, uid, memory_bytes, cpu_seconds):
                    "drtc is not root, so there is no other user to switch to")
     report.add("no_new_privs", _prctl(PR_SET_NO_NEW_PRIVS, 1), "no setuid gains")
     os.environ["HOME"] = work
+    # the uid has no passwd entry: libraries that ask who runs them (getpass.getuser, for
+    # cache directories) read these first
+    os.environ["USER"] = os.environ["LOGNAME"] = "drtc-candidate"
     os.environ["TMPDIR"] = work
     os.environ["TRITON_CACHE_DIR"] = os.path.join(work, ".triton")
     os.chdir(work)

@@ -18,7 +18,7 @@ import traceback
 
 import torch
 
-from . import memory, truth
+from . import memory, strict_source, truth
 from .common import DEVICE, Failure, exc_line, flatten, sync
 from .comparison import (VALUE_RULES, RulePrecision, clone_all, compare_outputs, compare_state,
                          rule_failures)
@@ -139,11 +139,11 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     violations = facts.get("violations") or {}
 
     outputs, fails = compare_outputs(ref_out, ordered)
-    fails += rule_failures(outputs, rule)
+    fails += rule_failures(outputs, rule, not pair.trusted)
     late_values = facts.get("late")
     if fails and DEVICE == "cuda" and late_values is not None:
         late_out, late = compare_outputs(ref_out, late_values)
-        late += rule_failures(late_out, rule)
+        late += rule_failures(late_out, rule, not pair.trusted)
         if not late:
             fail("side_stream", "outputs are right only after a device-wide "
                                 "synchronize: work left running on a side stream that "
@@ -152,7 +152,7 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
             fails = []
     exact = truth.Truth(pair, seed, pre_buffers, flatten, getattr(pair, "draws_random", False))
     if fails:
-        fails = truth.apply(outputs, fails, ref_out, ordered, exact)
+        fails = truth.apply(outputs, fails, ref_out, ordered, exact, not pair.trusted)
     del ordered
     trial["outputs"] = outputs
     for check, i, msg in fails:
@@ -245,6 +245,8 @@ def run_trials(pair, req, result, tamper, peaks):
                                    "inputs": None, "message": "candidate replaced functions "
                                    "the checker relies on: " + ", ".join(tamper.changed())})
         return
+    if opts[0]:
+        _read_strict(req, result)
     buffers = None
     kinds = ["fresh" if t % 2 == 0 else "refill" for t in range(trials)]
     # an untrusted candidate cannot know its inputs in advance: the trial seeds are drawn
@@ -263,9 +265,25 @@ def run_trials(pair, req, result, tamper, peaks):
             # CUDA graphs: once more with the module's state moved to new storage, so a
             # replay keyed on the old parameter and buffer pointers would read NaN
             kinds.append("moved")
-    if not pair.trusted and pair.kind == "kernelbench" and not result["failures"]:
+    if not pair.trusted and pair.kind == "kernelbench" \
+            and all(f["check"] == "strict_source" for f in result["failures"]):
         _redrawn_trial(pair, len(result["trials"]), pair.base_seed + 999_983 + salt, opts,
                        result, tamper, peaks)
+
+
+def _read_strict(req, result):
+    """Strict mode's reading of the candidate's source (`strict_source.py`): what it finds
+    fails the answer, and the trials still run, so the report says what the candidate did
+    as well."""
+    try:
+        with open(req["candidate"], encoding="utf-8") as f:
+            found = strict_source.findings(f.read())
+    except (OSError, UnicodeDecodeError) as e:
+        found = [f"the source could not be read ({exc_line(e)})"]
+    if found:
+        result["failures"].append({"check": "strict_source", "trial": None, "output": None,
+                                   "inputs": None, "message": "strict mode refuses the "
+                                   "source: " + "; ".join(found)})
 
 
 REDRAW_FLOOR = 0.05
