@@ -542,7 +542,16 @@ fn gpu_timing_cheats_are_caught_on_a_gpu() {
                 .as_f64()
                 .unwrap_or(f64::INFINITY);
         let passed = out.status.success();
-        println!("{:<28} exit {} speedup {speedup:.2}", c.stem(), out.status);
+        println!(
+            "{:<28} exit {} speedup {speedup:.2} flags {} {}",
+            c.stem(),
+            out.status,
+            t["flags"],
+            report["failures"][0]["message"]
+                .as_str()
+                .map(first_line)
+                .unwrap_or_default()
+        );
         let ok = match c.expect {
             Expect::Accept => passed,
             _ => !passed || speedup < 3.0,
