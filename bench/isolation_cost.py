@@ -1,6 +1,8 @@
 """What isolating untrusted candidates costs: verification latency of the same honest
 candidate run in the checker's process (`trusted`, as drtc's own modules are) and in a
-sandboxed process of its own (every other answer), with the spare processes warm.
+sandboxed process of its own (every other answer), with the spare processes warm. Each
+request verifies a fresh copy of the candidate (a comment added inside its kernels), as a
+reward's answers are all new: both sides compile its kernels.
 
 Drives drtc's runtime worker directly (src/runtime/worker/worker.py, JSON lines), one
 request at a time, trusted and isolated interleaved; before each isolated request it asks
@@ -14,13 +16,30 @@ spares warm, not the start of a process. Prints a table and, with --json, writes
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests", "data", "runtime")
+
+
+def salted(source, salt):
+    """The source with a comment inside every `@triton.jit` function's body, so that each
+    copy's kernels have their own compile-cache keys."""
+    out, jit = [], False
+    for line in source.splitlines():
+        out.append(line)
+        if line.strip().startswith("@triton.jit"):
+            jit = True
+        elif jit and line.lstrip().startswith("def ") and line.rstrip().endswith(":"):
+            indent = len(line) - len(line.lstrip()) + 4
+            out.append(" " * indent + f"# answer {salt}")
+            jit = False
+    return "\n".join(out) + "\n"
 
 
 def main():
@@ -61,15 +80,24 @@ def main():
     call(dict(base, trusted=True))  # warm-up: imports, Triton's first compile
     call({"op": "warm"})
     call(dict(base, trusted=False))
+    with open(args.candidate) as f:
+        source = f.read()
+    tmp = tempfile.mkdtemp(prefix="drtc_isolation_cost_")
     for i in range(args.n):
         for trusted in (True, False):
+            # every answer is new source, as a reward's answers are: its kernels compile
+            # on both sides (a repeated source would hit the trusted side's Triton cache)
+            path = os.path.join(tmp, f"cand_{i}_{int(trusted)}.py")
+            with open(path, "w") as f:
+                f.write(salted(source, f"{i}_{int(trusted)}"))
             call({"op": "warm"})
             t0 = time.perf_counter()
-            r = call(dict(base, trusted=trusted))
+            r = call(dict(base, trusted=trusted, candidate=path))
             dt = time.perf_counter() - t0
             if not r.get("verified"):
                 raise SystemExit(f"not verified: {r.get('failures')}")
             rows.append({"i": i, "trusted": trusted, "seconds": dt})
+    shutil.rmtree(tmp, ignore_errors=True)
     worker.stdin.write(json.dumps({"op": "exit"}) + "\n")
     worker.stdin.close()
     worker.wait(timeout=30)

@@ -397,9 +397,10 @@ def confine(report, made, extra_hidden, uid, memory_bytes, cpu_seconds):
                 _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC)
                 _mount(None, p, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID)
                 os.close(fd)
+            back = ("; the Python installation bound back read-only (" + ", ".join(needed)
+                    + ")") if needed else ""
             report.add("filesystem", True, "empty private tmpfs over " + ", ".join(covered)
-                       + "; the Python installation bound back read-only ("
-                       + ", ".join(needed) + ")" if needed else "")
+                       + back)
         except OSError as e:
             report.add("filesystem", False, f"mount namespace set up failed: {e}")
     else:
