@@ -38,7 +38,7 @@ import triton.language as tl  # noqa: E402
 
 from drtc_worker import wire  # noqa: E402
 from drtc_worker.candidate import Candidate  # noqa: E402
-from drtc_worker.common import DEVICE, Failure, exc_line  # noqa: E402
+from drtc_worker.common import DEVICE, Failure, exc_line, to_device  # noqa: E402
 from drtc_worker.memory import classify  # noqa: E402
 
 _threads = os.environ.get("DRTC_WORKER_THREADS")
@@ -67,16 +67,6 @@ def warm_device():
         return "Triton driver built, one kernel compiled and run"
     except BaseException as e:
         return f"failed ({exc_line(e)}): the first answer pays it"
-
-
-def _to_device(x):
-    if isinstance(x, torch.Tensor):
-        return x.to(DEVICE)
-    if isinstance(x, list):
-        return [_to_device(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _to_device(v) for k, v in x.items()}
-    return x
 
 
 def scaled_into(dst, src, c):
@@ -145,12 +135,12 @@ def serve(work):
                 path = os.path.join(work, f"candidate_{n}.py")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(req["source"])
-                state = _to_device(req.get("state")) if req.get("state") is not None else None
-                init = _to_device(req.get("init_args") or [])
+                state = to_device(req.get("state")) if req.get("state") is not None else None
+                init = to_device(req.get("init_args") or [])
                 cand = Candidate(path, req["kind"], init, int(req.get("seed", 0)), state)
                 reply = {"ok": True}
             elif op == "call":
-                facts = cand.call(_to_device(req["inputs"]), int(req["seed"]),
+                facts = cand.call(to_device(req["inputs"]), int(req["seed"]),
                                   req["trial_kind"], (bool(req["strict"]), req["library_ops"]),
                                   req["poison_sizes"])
                 f = facts.pop("failure")
@@ -161,10 +151,10 @@ def serve(work):
                     facts["state"] = list(facts["state"])
                     reply = facts
             elif op == "load_state":
-                cand.load_state(_to_device(req["state"]))
+                cand.load_state(to_device(req["state"]))
                 reply = {"ok": True}
             elif op == "stage":
-                base = [_to_device(x) for x in req["sets"]]
+                base = [to_device(x) for x in req["sets"]]
                 staged = (base, [[x.clone() if isinstance(x, torch.Tensor) else x for x in b]
                                  for b in base])
                 reply = {"ok": True}

@@ -63,8 +63,13 @@ def sync():
 
 
 def to_device(x):
+    """Tensors moved to the device, inside lists and dicts too; anything else as it is."""
     if isinstance(x, torch.Tensor):
         return x.to(DEVICE)
+    if isinstance(x, list):
+        return [to_device(v) for v in x]
+    if isinstance(x, dict):
+        return {k: to_device(v) for k, v in x.items()}
     return x
 
 

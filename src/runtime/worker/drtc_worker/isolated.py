@@ -16,10 +16,8 @@ import sys
 import threading
 import time
 
-import torch
-
 from . import sandbox, wire
-from .common import DEVICE, Failure
+from .common import DEVICE, Failure, to_device
 
 RUNNER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner.py")
 STARTUP_SECONDS = 180.0
@@ -194,16 +192,6 @@ class Spares:
         self.waiting = []
 
 
-def _to_device(x):
-    if isinstance(x, torch.Tensor):
-        return x.to(DEVICE)
-    if isinstance(x, list):
-        return [_to_device(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _to_device(v) for k, v in x.items()}
-    return x
-
-
 def _failure(reply):
     f = reply.get("failure")
     if f is None:
@@ -252,9 +240,9 @@ class IsolatedCandidate:
         if not isinstance(outputs, list):
             facts["failure"] = ("crash", "the candidate's process sent no outputs", False)
             return facts
-        facts["outputs"] = _to_device(outputs)
+        facts["outputs"] = to_device(outputs)
         late = reply.get("late")
-        facts["late"] = _to_device(late) if isinstance(late, list) else None
+        facts["late"] = to_device(late) if isinstance(late, list) else None
         v = reply.get("violations")
         facts["violations"] = {str(k): int(n) for k, n in v.items()
                                if isinstance(n, int)} if isinstance(v, dict) else {}
@@ -265,7 +253,7 @@ class IsolatedCandidate:
         state = reply.get("state")
         if isinstance(state, list) and len(state) == 2 and all(
                 s is None or isinstance(s, dict) for s in state):
-            facts["state"] = (_to_device(state[0]), _to_device(state[1]))
+            facts["state"] = (to_device(state[0]), to_device(state[1]))
         else:
             facts["state"] = (None, None)
         return facts
@@ -309,7 +297,7 @@ class IsolatedCandidate:
         if len(events) != len(scales) or len(walls) != len(scales) \
                 or not isinstance(outputs, list) or len(outputs) != len(sets):
             raise Failure("crash", "the candidate's process sent a malformed timing reply")
-        return events, walls, [_to_device(o) for o in outputs], observed_ms
+        return events, walls, [to_device(o) for o in outputs], observed_ms
 
     def graph_stats(self):
         if self.runner is None:
