@@ -9,6 +9,7 @@ pub mod frontend;
 pub mod graph_race;
 pub mod input_types;
 pub mod llm;
+pub mod module_cache;
 pub mod ops;
 pub mod program;
 pub mod search;

@@ -124,8 +124,9 @@ class Worker:
 
 
 def _watch_parent(worker):
-    """Ends this checker, and every candidate process it started, within 0.1 s of drtc's
-    death (SIGKILL included: drtc runs no handler then, but this process is reparented)."""
+    """Ends this checker within 0.1 s of drtc's death (SIGKILL included: drtc runs no
+    handler then, but this process is reparented), after asking every keeper to end its
+    candidate's processes."""
     import threading
     import time
 
@@ -134,7 +135,9 @@ def _watch_parent(worker):
     def watch():
         while os.getppid() == parent:
             time.sleep(0.1)
-        worker.spares.close()
+        # the keepers end their candidates' processes on their own (and would on this
+        # process's death too: their parent-death signal)
+        worker.spares.terminate()
         os._exit(75)
 
     threading.Thread(target=watch, daemon=True).start()

@@ -22,6 +22,8 @@ from .common import DEVICE, Failure, to_device
 RUNNER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner.py")
 STARTUP_SECONDS = 180.0
 STDERR_TAIL_LINES = 30
+# how long a keeper may take to end its candidate's processes before its group is killed
+KEEPER_GRACE_SECONDS = 2.0
 _UID_BASE = 1_900_000_000
 
 
@@ -116,8 +118,9 @@ class Runner:
             raise Failure("crash", f"the candidate's process answered {type(reply).__name__}")
         return reply
 
-    def kill(self):
-        """The keeper first (it kills the whole PID namespace), then the process group."""
+    def terminate(self):
+        """Asks the keeper to end everything: it kills the PID namespace (or, as subreaper,
+        every descendant) and exits. Does not wait."""
         if self.dead:
             return
         self.dead = True
@@ -125,8 +128,12 @@ class Runner:
             os.kill(self.proc.pid, signal.SIGTERM)
         except OSError:
             pass
+
+    def reap(self, deadline):
+        """Waits for the keeper until `deadline` (time.monotonic()), then kills its process
+        group, and closes the pipes."""
         try:
-            self.proc.wait(timeout=1)
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             pass
         try:
@@ -142,6 +149,14 @@ class Runner:
                 f.close()
             except OSError:
                 pass
+
+    def kill(self):
+        """The keeper first (it kills the whole PID namespace or, as subreaper, every
+        descendant), then the process group."""
+        if self.dead:
+            return
+        self.terminate()
+        self.reap(time.monotonic() + KEEPER_GRACE_SECONDS)
 
 
 class Spares:
@@ -185,10 +200,22 @@ class Spares:
         runner.wait_ready()
         return runner
 
-    def close(self):
-        """Kills every candidate process started here, spares and those in use."""
+    def terminate(self):
+        """Asks every keeper started here to end its candidate's processes; no waiting (the
+        checker's exit when drtc dies: the keepers finish on their own)."""
         for r in list(self.live):
-            r.kill()
+            r.terminate()
+
+    def close(self):
+        """Kills every candidate process started here, spares and those in use: all keepers
+        asked at once, then waited for under one deadline."""
+        live = [r for r in self.live if not r.dead]
+        for r in live:
+            r.terminate()
+        deadline = time.monotonic() + KEEPER_GRACE_SECONDS
+        for r in live:
+            r.reap(deadline)
+        self.live = []
         self.waiting = []
 
 
