@@ -3,26 +3,13 @@
 //! into drtc's environment), and runs its pytest suite (python/tests) with drtc's Python.
 //! `drtc setup` installs maturin, pytest and pyarrow (data/runtime/requirements.txt).
 
+#[path = "support/wheel.rs"]
+mod wheel;
+
 use drtc::runtime::{DrtcHome, PythonEnv};
 use std::path::Path;
 use std::process::Command;
-
-fn run(what: &str, cmd: &mut Command) -> String {
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "{what} failed ({}):\n{text}",
-        out.status
-    );
-    text
-}
+use wheel::run;
 
 #[test]
 fn python_package_builds_imports_and_passes_its_tests() {
@@ -49,40 +36,7 @@ fn python_package_builds_imports_and_passes_its_tests() {
         missing.join(", ")
     );
     let scratch = tempfile::tempdir().expect("scratch dir");
-    let wheels = scratch.path().join("wheels");
-    let site = scratch.path().join("site");
-    run(
-        "maturin build",
-        Command::new(&python)
-            .args([
-                "-m",
-                "maturin",
-                "build",
-                "--profile",
-                "dev",
-                "--quiet",
-                "-m",
-            ])
-            .arg(root.join("python/Cargo.toml"))
-            .arg("-i")
-            .arg(&python)
-            .arg("-o")
-            .arg(&wheels),
-    );
-    let wheel = std::fs::read_dir(&wheels)
-        .expect("wheel dir")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .expect("maturin wrote a wheel");
-    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.contains("abi3"), "not an abi3 wheel: {name}");
-    run(
-        "pip install",
-        Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "--no-deps", "--target"])
-            .arg(&site)
-            .arg(&wheel),
-    );
+    let site = wheel::build_and_install(&python, scratch.path());
     let report = run(
         "pytest",
         Command::new(&python)

@@ -184,3 +184,112 @@ fn a_floor_no_op_can_meet_is_refused_before_solving() {
     assert!(!out.exists(), "nothing is solved or written");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+fn rows(path: &std::path::Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn default_range_programs_are_proved_not_run_and_written_chunk_by_chunk() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.jsonl");
+    // the default FLOP range (2^34..2^35), stderr a pipe: progress comes as lines
+    let run = drtc()
+        .args(["synth", "--ops", "3", "--count", "5", "--seed", "4"])
+        .args(["--chunk", "2", "--progress-every", "0", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    for k in ["2/5", "4/5", "5/5"] {
+        assert!(
+            err.contains(&format!("synth: {k} programs written")),
+            "{err}"
+        );
+    }
+    let big = rows(&out);
+    assert_eq!(big.len(), 5);
+    // on the CPU beyond the run budget: the meta run plus the interval proof (a machine
+    // with a GPU runs them there)
+    let gpu = big.iter().all(|r| r["validation"] == "run-cuda");
+    for r in &big {
+        assert!(r["flops"].as_u64().unwrap() > 1 << 28, "{r}");
+        assert!(gpu || r["validation"] == "meta+interval", "{r}");
+    }
+    assert!(
+        gpu || err.contains("validated 5 programs (5 meta+interval)"),
+        "{err}"
+    );
+    // chunking does not change the programs
+    let whole = dir.path().join("whole.jsonl");
+    let again = drtc()
+        .args([
+            "synth", "--ops", "3", "--count", "5", "--seed", "4", "--quiet",
+        ])
+        .arg("-o")
+        .arg(&whole)
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr)
+        .lines()
+        .all(|l| !l.starts_with("synth: ")));
+    assert_eq!(rows(&whole), big);
+    // small programs run in full
+    let small = dir.path().join("small.jsonl");
+    let run = drtc()
+        .args([
+            "synth",
+            "--ops",
+            "3",
+            "--count",
+            "3",
+            "--flops",
+            "2^10..2^20",
+            "--quiet",
+        ])
+        .arg("-o")
+        .arg(&small)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    for r in rows(&small) {
+        assert!(
+            r["validation"] == "run-cpu" || r["validation"] == "run-cuda",
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn a_validation_worker_that_cannot_start_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("bare");
+    let python = drtc_frontends::synth::default_python();
+    let made = Command::new(&python)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = dir.path().join("p.jsonl");
+    let run = drtc()
+        .args(["synth", "--ops", "2", "--count", "2", "--quiet", "-o"])
+        .arg(&out)
+        .env("DRTC_PYTHON", venv.join("bin/python"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(err.contains("the validation worker did not start"), "{err}");
+    assert!(err.contains("No module named 'torch'"), "{err}");
+    assert!(
+        err.contains("the programs kept before this are in"),
+        "{err}"
+    );
+}

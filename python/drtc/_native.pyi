@@ -70,7 +70,7 @@ def synth(
     level: Optional[int] = None,
     flops: str = "2^34..2^35",
     op_set: str = "a",
-    validate: Optional[Literal["none", "cpu", "cuda"]] = None,
+    validate: Optional[Literal["none", "auto", "meta", "cpu", "cuda"]] = None,
     trials: int = 5,
     retries: int = 5,
     selection: Literal["uniform", "coverage"] = "uniform",

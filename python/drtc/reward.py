@@ -1,12 +1,14 @@
 """A verl reward for kernel-writing models: DRTriton's decoupled reward, checked by drtc.
 
-Point verl at this file (it is a plain module, so verl can load it by path)::
+Point verl 0.9 at it by package or by file (it imports drtc absolutely, so importlib can
+load the file with no parent package)::
 
-    custom_reward_function.path=$(python -c 'import drtc.reward as r; print(r.__file__)')
-    custom_reward_function.name=compute_score
-    reward_model.reward_manager=batch        # the batch form; `naive` calls the single form
+    reward.custom_reward_function.path=pkg://drtc.reward   # or the path of this file
+    reward.custom_reward_function.name=compute_score
+    reward.reward_manager.name=naive       # the reward loop calls the single form
 
-and pass options with ``+custom_reward_function.reward_kwargs.speedup_cap=10`` and so on.
+and pass options with ``+reward.custom_reward_function.reward_kwargs.speedup_cap=10`` and
+so on. (verl's legacy ``BatchRewardManager`` calls the batch form.)
 
 What one answer scores
 ----------------------
@@ -33,7 +35,12 @@ score 0. The two terms are also returned apart (``correctness_reward``,
 Without a GPU the answer is verified on the CPU under Triton's interpreter and scores its
 correctness term only; ``timed`` is False and ``reason`` says so.
 
-A call never raises on model output: garbage scores 0 with a ``reason``. A candidate that
+A call never raises on model output: garbage scores 0 with a ``reason``. It raises
+``drtc.RuntimeEnvError`` when drtc cannot score at all: at first use, when the
+verification workers do not start (no environment, a Python without torch, no GPU when
+``device="cuda"``), and when every answer of a call that reached verification failed on
+drtc's machinery rather than on its code (some: those score 0 with
+``infrastructure_error`` True, and a ``RuntimeWarning``). A candidate that
 hangs is killed after ``timeout`` seconds with its worker, scores 0, and the worker is
 replaced, so the pool keeps serving. The pools (one per device and timeout) live for the
 life of the process; ``close()`` shuts them down.
@@ -43,11 +50,21 @@ from __future__ import annotations
 
 import math
 import threading
+import warnings
 from typing import Any, Optional
 
-from . import _native
+# An absolute import, so that verl can load this file by path (importlib gives it no
+# parent package) as well as by name (`pkg://drtc.reward`).
+try:
+    from drtc import _native
+    from drtc import RuntimeEnvError
+except ImportError as _e:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "drtc's reward needs the drtc package installed in the Python that loads it "
+        f"(`pip install ./python` from drtc's repository): {_e}"
+    ) from _e
 
-__all__ = ["compute_score", "score_one", "score_batch", "close"]
+__all__ = ["compute_score", "score_one", "score_batch", "close", "RuntimeEnvError"]
 
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
@@ -57,13 +74,24 @@ _NOT_COMPILED = {"import", "init", "state_dict"}
 
 
 def _pool(device: Optional[str], timeout: float, workers: Optional[int]) -> "_native.Verifier":
+    """The pool for these settings; a new one starts its workers at once, so that a
+    runtime that cannot start (no Python environment, a Python without torch or triton, no
+    GPU when one was asked for) raises here, at first use, instead of scoring every answer
+    0."""
     if device is None:
         device = "cuda" if _native.devices() else "cpu"
     key = (device, float(timeout), workers)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
         if pool is None:
-            pool = _native.Verifier(device=device, workers=workers, timeout=float(timeout))
+            try:
+                pool = _native.Verifier(device=device, workers=workers, timeout=float(timeout))
+                pool.warm_up()
+            except RuntimeEnvError as e:
+                raise RuntimeEnvError(
+                    f"drtc.reward cannot verify answers: its verification runtime on {device} "
+                    f"did not start, so no answer can be scored: {e}"
+                ) from e
             _POOLS[key] = pool
         return pool
 
@@ -85,7 +113,7 @@ def _reference(ground_truth: Any) -> Optional[str]:
 
 
 def _result(score=0.0, correct=False, speedup=None, compiled=False, reason="", timed=False,
-            correctness=0.0, speed=0.0, report=None) -> dict:
+            correctness=0.0, speed=0.0, report=None, infrastructure_error=False) -> dict:
     out = {
         "score": float(score),
         "correct": bool(correct),
@@ -95,6 +123,7 @@ def _result(score=0.0, correct=False, speedup=None, compiled=False, reason="", t
         "timed": bool(timed),
         "correctness_reward": float(correctness),
         "speedup_reward": float(speed),
+        "infrastructure_error": bool(infrastructure_error),
     }
     if report is not None:
         out["report"] = report
@@ -132,6 +161,11 @@ def _score(verify: dict, bench: Optional[dict], timed_device: bool, w_c: float, 
     checks = [f.get("check") for f in failures]
     compiled = not any(c in _NOT_COMPILED for c in checks) and "runtime_error" not in verify
     report = {"verify": verify, "bench": bench} if keep_report else None
+    if "runtime_error" in verify:
+        # drtc's machinery failed (a worker that did not restart, the sources' files): not
+        # the answer's fault, and not a score
+        return _result(infrastructure_error=True, report=report,
+                       reason=f"infrastructure error, answer not scored: {verify['runtime_error']}")
     if not verify.get("verified"):
         lines = verify.get("reasons") or [f"{f.get('check')}: {f.get('message')}" for f in failures]
         reason = "not verified: " + ("; ".join(lines[:3]) or "no reason given")
@@ -221,7 +255,29 @@ def score_batch(
                                     speedup_cap, keep_report)
             except Exception as e:  # noqa: BLE001
                 results[i] = _result(reason=f"reward error: {e}")
+        _check_infrastructure([results[i] for i, _, _ in todo])
     return results
+
+
+def _check_infrastructure(scored: list) -> None:
+    """Raises when every answer that reached verification hit an infrastructure error (a
+    batch of zeros that says nothing about the answers); warns when some did."""
+    broken = [r for r in scored if r.get("infrastructure_error")]
+    if not broken:
+        return
+    if len(broken) == len(scored):
+        raise RuntimeEnvError(
+            f"drtc.reward: all {len(scored)} answers sent to verification failed on drtc's "
+            f"infrastructure, not on their code; refusing to return a batch of zeros. "
+            f"First error: {broken[0]['reason']}"
+        )
+    warnings.warn(
+        f"drtc.reward: {len(broken)} of {len(scored)} answers were not scored because of "
+        f"infrastructure errors (their score is 0 and `infrastructure_error` is True); first: "
+        f"{broken[0]['reason']}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def score_one(solution_str, ground_truth, **options) -> dict:
@@ -253,12 +309,12 @@ def compute_score(
 ):
     """verl's reward entry point, in both of verl's forms.
 
-    Single (``reward_manager=naive``): ``compute_score(data_source, solution_str,
+    Single (verl 0.9's reward loop, ``reward.reward_manager.name=naive``): ``compute_score(data_source, solution_str,
     ground_truth, extra_info=None)`` returns a dict with ``score`` plus ``correct``,
     ``speedup`` (None unless timed on a GPU), ``compiled``, ``reason``, ``timed``,
-    ``correctness_reward`` and ``speedup_reward``.
+    ``correctness_reward``, ``speedup_reward`` and ``infrastructure_error``.
 
-    Batch (``reward_manager=batch``): ``compute_score(data_sources=, solution_strs=,
+    Batch (verl's legacy ``BatchRewardManager``): ``compute_score(data_sources=, solution_strs=,
     ground_truths=, extra_infos=)`` returns a list of those dicts, verified concurrently
     over the worker pool and the visible GPUs.
 

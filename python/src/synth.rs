@@ -10,8 +10,9 @@ use pyo3::prelude::*;
 
 /// Synthesizes `count` seed-format programs of `ops` ops (or of difficulty `level` 0..4),
 /// reproducibly from `seed`. Returns one dict per program, as `drtc synth` writes them
-/// (`pytorch`, `ops`, `flops`, `difficulty`, shapes, ...). `validate` ("cpu" or "cuda")
-/// runs each program in PyTorch and replaces those that fail or give NaN/Inf.
+/// (`pytorch`, `ops`, `flops`, `difficulty`, shapes, `validation`, ...). `validate`
+/// ("auto", "meta", "cpu" or "cuda", as `drtc synth --validate`) proves each program valid
+/// and finite and replaces those that fail.
 #[pyfunction]
 #[pyo3(signature = (ops = None, count = 1, seed = 0, *, level = None, flops = "2^34..2^35", op_set = "a", validate = None, trials = 5, retries = 5, selection = "uniform", time_limit = 1.0, max_elements = None))]
 #[allow(clippy::too_many_arguments)]
@@ -41,11 +42,13 @@ pub fn synth<'py>(
     };
     let validate = match validate {
         None | Some("none") => ValidateMode::None,
+        Some("auto") => ValidateMode::Auto,
+        Some("meta") => ValidateMode::Meta,
         Some("cpu") => ValidateMode::Cpu,
         Some("cuda") => ValidateMode::Cuda,
         Some(other) => {
             return Err(PyValueError::new_err(format!(
-                "validate must be None, \"cpu\" or \"cuda\", not {other:?}"
+                "validate must be None, \"auto\", \"meta\", \"cpu\" or \"cuda\", not {other:?}"
             )))
         }
     };
@@ -61,11 +64,9 @@ pub fn synth<'py>(
     };
     let o = settings.options().map_err(SynthError::new_err)?;
     let spec = RunSpec {
-        count,
-        seed,
-        validate,
         trials,
         retries,
+        ..RunSpec::new(count, seed, validate)
     };
     let programs = py
         .detach(|| {

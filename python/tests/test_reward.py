@@ -114,3 +114,86 @@ def test_gpu_reports_are_scored_with_the_decoupled_terms():
     untimed = reward._score(verified, {"verify": verified, "timing": None, "speedup": None,
                                        "timing_error": "CUDA error"}, True, 1.0, 1.0, 10.0, False)
     assert untimed["score"] == 1.0 and "not timed: CUDA error" in untimed["reason"]
+
+
+def _python_without_torch(tmp_path):
+    """A Python that lacks torch and triton: a bare venv of the interpreter running the
+    tests (no site packages, no pip)."""
+    import subprocess
+    import sys
+
+    env_dir = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    python = env_dir / "bin" / "python"
+    probe = subprocess.run([str(python), "-c", "import torch"], capture_output=True)
+    assert probe.returncode != 0, "the bare venv sees torch"
+    return python
+
+
+def test_a_runtime_that_cannot_start_raises_at_first_use(tmp_path, monkeypatch):
+    reward.close()
+    monkeypatch.setenv("DRTC_PYTHON", str(_python_without_torch(tmp_path)))
+    with pytest.raises(drtc.RuntimeEnvError) as e:
+        reward.compute_score("drtc", answer(CORRECT), REFERENCE, device="cpu", workers=1,
+                             timeout=33.0)
+    message = str(e.value)
+    assert "cannot verify answers" in message and "did not start" in message, message
+    assert "torch" in message, message
+    # the batch form too, and nothing was cached: the next call raises again
+    with pytest.raises(drtc.RuntimeEnvError, match="did not start"):
+        reward.compute_score(data_sources=["drtc"], solution_strs=[answer(CORRECT)],
+                             ground_truths=[REFERENCE], device="cpu", workers=1, timeout=33.0)
+    reward.close()
+
+
+def test_a_batch_of_only_infrastructure_errors_raises(tmp_path, monkeypatch):
+    import shutil
+    import sys
+
+    reward.close()
+    monkeypatch.setenv("DRTC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("DRTC_PYTHON", sys.executable)
+    options = dict(device="cpu", workers=1, timeout=34.0)
+    # the pool starts fine and scores an answer ...
+    assert reward.compute_score("drtc", answer(CORRECT), REFERENCE, **options)["score"] == 1.0
+    # ... then the directory it writes the sources to becomes a file: every request fails
+    # in drtc's machinery, before any answer runs
+    sources = tmp_path / "home" / "python"
+    shutil.rmtree(sources)
+    sources.write_text("not a directory")
+    with pytest.raises(drtc.RuntimeEnvError, match="all 2 answers .* infrastructure"):
+        reward.compute_score(data_sources=["drtc"] * 2,
+                             solution_strs=[answer(CORRECT), answer(WRONG)],
+                             ground_truths=[REFERENCE] * 2, **options)
+    with pytest.raises(drtc.RuntimeEnvError, match="all 1 answers"):
+        reward.compute_score("drtc", answer(CORRECT), REFERENCE, **options)
+    # garbage is still scored without the runtime, and never raises
+    assert reward.compute_score("drtc", GARBAGE, REFERENCE, **options)["score"] == 0.0
+    reward.close()
+
+
+def test_some_infrastructure_errors_warn_and_are_marked():
+    ok = {"verified": True, "failures": [], "reasons": []}
+    broken = {"verified": False, "failures": [], "runtime_error": "cannot access `x`: gone"}
+    scored = [reward._score(v, None, False, 1.0, 1.0, 10.0, False) for v in (ok, broken)]
+    assert scored[0]["infrastructure_error"] is False and scored[0]["score"] == 1.0
+    assert scored[1]["infrastructure_error"] is True and scored[1]["score"] == 0.0
+    assert "infrastructure error" in scored[1]["reason"] and "gone" in scored[1]["reason"]
+    assert scored[0].keys() == scored[1].keys()  # verl collects every key per answer
+    with pytest.warns(RuntimeWarning, match="1 of 2 answers"):
+        reward._check_infrastructure(scored)
+    with pytest.raises(drtc.RuntimeEnvError, match="all 1 answers"):
+        reward._check_infrastructure(scored[1:])
+    reward._check_infrastructure(scored[:1])  # nothing to say
+
+
+def test_the_reward_file_loads_by_path_without_its_package():
+    # what verl does with `reward.custom_reward_function.path=<file>`: importlib, no parent
+    # package, so no relative import may run
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("custom_module_test", reward.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    r = module.compute_score("drtc", GARBAGE, REFERENCE)
+    assert r["score"] == 0.0 and "no code block" in r["reason"]

@@ -24,6 +24,7 @@ mod suite_table;
 mod suite_task;
 mod synth;
 mod synth_bench;
+mod synth_charts;
 mod synth_plot;
 mod synth_report;
 mod verify;

@@ -4,15 +4,17 @@
 use super::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 pub use drtc::driver::synth::ValidateMode;
-use drtc::driver::synth::{record, run_synthesis, RunSpec, SynthSettings};
+use drtc::driver::synth::{
+    parse_count, record, run_synthesis_into, RunBudget, RunSpec, RunStats, SynthSettings,
+};
 use drtc_cpsat::CpSat;
 use drtc_frontends::synth::{flop_floor, Diversity, Selection, SynthOptions};
 use drtc_ir::Op;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum SelectionArg {
@@ -53,13 +55,25 @@ pub struct SynthArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Run each program in PyTorch and reject errors and NaN/Inf outputs (`none` skips
-    /// it: programs are still wired and range-checked so that they stay finite).
-    #[arg(long, value_enum, default_value = "cpu")]
+    /// How each program is proved valid and finite before it is kept. `auto`: on a GPU
+    /// when one is visible, every program runs there; on the CPU, programs within
+    /// `--run-max-elements`/`--run-max-flops` run (errors, wrong shapes or dtypes and NaN/Inf
+    /// reject), larger ones run on PyTorch's meta device (every call, shape and dtype at full
+    /// size, no memory) and are proved finite by the interval analysis. `meta`: that for
+    /// every program; `cpu`/`cuda`: every program runs at full size; `none`: no check
+    /// beyond the range analysis made while solving.
+    #[arg(long, value_enum, default_value = "auto")]
     pub validate: ValidateMode,
     /// Validation runs each program on the inputs of this many seeds (0, 1, ...).
     #[arg(long, default_value_t = 5)]
     pub trials: usize,
+    /// `--validate auto` runs a program on the CPU only when all its tensors together hold
+    /// at most this many elements.
+    #[arg(long, default_value = "2^24")]
+    pub run_max_elements: String,
+    /// ... and it has at most this many FLOPs.
+    #[arg(long, default_value = "2^28")]
+    pub run_max_flops: String,
     /// How ops are chosen: uniform draws, or coverage (every op at 1 op, every ordered
     /// pair at 2 ops, balanced frequencies beyond).
     #[arg(long, value_enum, default_value = "uniform")]
@@ -77,12 +91,20 @@ pub struct SynthArgs {
     /// Rounds of replacement for programs that failed or were rejected.
     #[arg(long, default_value_t = 5)]
     pub retries: usize,
-    /// Output file (JSON lines).
+    /// Output file (JSON lines), written chunk by chunk as programs are kept.
     #[arg(short, long)]
     pub output: PathBuf,
-    /// Hide the progress bar.
+    /// Programs per chunk: each chunk is synthesized, validated and written before the
+    /// next.
+    #[arg(long, default_value_t = 64)]
+    pub chunk: usize,
+    /// Hide the progress (a bar on a terminal, else a line every `--progress-every`
+    /// seconds).
     #[arg(long)]
     pub quiet: bool,
+    /// Seconds between progress lines when stderr is not a terminal.
+    #[arg(long, default_value_t = 10.0)]
+    pub progress_every: f64,
 }
 
 impl SynthArgs {
@@ -161,7 +183,8 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
             .num_threads(j.max(1))
             .build_global();
     }
-    let bar = if args.quiet {
+    let terminal = std::io::stderr().is_terminal();
+    let bar = if args.quiet || !terminal {
         ProgressBar::hidden()
     } else {
         let b = ProgressBar::new(args.count as u64);
@@ -174,31 +197,48 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         b
     };
     let t0 = Instant::now();
+    let budget = RunBudget {
+        elements: parse_count(&args.run_max_elements).map_err(DriverError::Reported)?,
+        flops: parse_count(&args.run_max_flops).map_err(DriverError::Reported)?,
+    };
     let spec = RunSpec {
-        count: args.count,
-        seed: args.seed,
-        validate: args.validate,
         trials: args.trials,
         retries: args.retries,
+        budget,
+        chunk: args.chunk,
+        ..RunSpec::new(args.count, args.seed, args.validate)
     };
-    let (programs, stats, _) = run_synthesis(&cp, &o, spec, &bar).map_err(DriverError::Reported)?;
-    bar.finish_and_clear();
-    let secs = t0.elapsed().as_secs_f64();
-    let file = std::fs::File::create(&args.output).map_err(|source| DriverError::Write {
+    let write_error = |source| DriverError::Write {
         path: args.output.display().to_string(),
         source,
-    })?;
+    };
+    let file = std::fs::File::create(&args.output).map_err(write_error)?;
     let mut w = std::io::BufWriter::new(file);
-    for p in &programs {
-        writeln!(w, "{}", record(p, args.seed)).map_err(|source| DriverError::Write {
-            path: args.output.display().to_string(),
-            source,
-        })?;
-    }
-    w.flush().map_err(|source| DriverError::Write {
-        path: args.output.display().to_string(),
-        source,
+    let mut distinct = std::collections::HashSet::new();
+    let mut lines = ProgressLines {
+        every: Duration::from_secs_f64(args.progress_every.max(0.0)),
+        last: Instant::now(),
+        on: !args.quiet && !terminal,
+    };
+    let run = run_synthesis_into(&cp, &o, spec, &bar, &mut |kept, stats| {
+        for p in kept {
+            distinct.insert(p.hash);
+            writeln!(w, "{}", record(p, args.seed)).map_err(|e| e.to_string())?;
+        }
+        // a row is on disk once its chunk is done
+        w.flush().map_err(|e| e.to_string())?;
+        lines.tick(stats, args.count, t0, false);
+        Ok(())
+    });
+    bar.finish_and_clear();
+    let (stats, _) = run.map_err(|e| {
+        DriverError::Reported(format!(
+            "{e}\n(the programs kept before this are in {})",
+            args.output.display()
+        ))
     })?;
+    lines.tick(&stats, args.count, t0, true);
+    let secs = t0.elapsed().as_secs_f64();
     if !stats.rejected.is_empty() {
         let path = args.output.with_extension("rejected.jsonl");
         let text: String = stats.rejected.iter().map(|r| format!("{r}\n")).collect();
@@ -208,14 +248,14 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         })?;
         eprintln!("rejected programs and reasons: {}", path.display());
     }
-    let distinct: std::collections::HashSet<u64> = programs.iter().map(|p| p.hash).collect();
+    let kept = stats.kept;
     eprintln!(
-        "wrote {} of {} programs ({} ops each) to {} in {secs:.1}s ({:.1} programs/s)",
-        programs.len(),
+        "wrote {} of {} programs ({} ops each) to {} in {secs:.1}s ({:.2} programs/s)",
+        kept,
         args.count,
         o.ops,
         args.output.display(),
-        programs.len() as f64 / secs.max(1e-9)
+        kept as f64 / secs.max(1e-9)
     );
     eprintln!(
         "solves: {} ({} feasible, {:.1}%), {:.2} ms per solve; first-round success {}/{} ({:.1}%)",
@@ -230,8 +270,8 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     eprintln!(
         "distinct programs: {} of {} ({:.2}%)",
         distinct.len(),
-        programs.len(),
-        100.0 * distinct.len() as f64 / programs.len().max(1) as f64
+        kept,
+        100.0 * distinct.len() as f64 / kept.max(1) as f64
     );
     if stats.unsafe_solutions > 0 {
         eprintln!(
@@ -248,19 +288,51 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     for (r, n) in &stats.failures {
         eprintln!("  not solved ({n}): {r}");
     }
-    if stats.validated > 0 {
+    if !stats.validated.is_empty() {
+        let by: Vec<String> = stats
+            .validated
+            .iter()
+            .map(|(m, n)| format!("{n} {m}"))
+            .collect();
         eprintln!(
-            "validated {} runs in PyTorch; rejected {}",
-            stats.validated,
+            "validated {} programs ({}) in {:.1}s; rejected {}",
+            stats.validated.values().sum::<usize>(),
+            by.join(", "),
+            stats.validate_s,
             stats.rejections.values().sum::<usize>()
         );
         for (r, n) in &stats.rejections {
             eprintln!("  rejected ({n}): {r}");
         }
     }
-    Ok(if programs.len() == args.count {
+    Ok(if kept == args.count {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Progress as lines, for a stderr that is not a terminal (a log, CI): one line at most
+/// every `every`, and one at the end.
+struct ProgressLines {
+    every: Duration,
+    last: Instant,
+    on: bool,
+}
+
+impl ProgressLines {
+    fn tick(&mut self, stats: &RunStats, count: usize, t0: Instant, last: bool) {
+        if !self.on || (!last && self.last.elapsed() < self.every) {
+            return;
+        }
+        self.last = Instant::now();
+        let secs = t0.elapsed().as_secs_f64();
+        eprintln!(
+            "synth: {}/{count} programs written, {} rejected, {} solves, {secs:.0}s, {:.2} programs/s",
+            stats.kept,
+            stats.rejections.values().sum::<usize>(),
+            stats.solves,
+            stats.kept as f64 / secs.max(1e-9)
+        );
+    }
 }

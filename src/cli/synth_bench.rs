@@ -57,11 +57,9 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
         o.op_set = parse_op_set(&args.op_set).map_err(DriverError::Reported)?;
         let t0 = Instant::now();
         let spec = RunSpec {
-            count: args.count,
-            seed: args.seed,
-            validate: ValidateMode::None,
             trials: 1,
             retries: 0,
+            ..RunSpec::new(args.count, args.seed, ValidateMode::None)
         };
         let (programs, stats, _) =
             run_synthesis(&cp, &o, spec, &ProgressBar::hidden()).map_err(DriverError::Reported)?;

@@ -1,215 +1,293 @@
-//! PNG charts for `drtc synth-report`: bar charts and a heatmap drawn into an RGB buffer,
-//! labelled with a built-in 3x5 pixel font (no system fonts), encoded with the `png` crate.
+//! PNG charts for `drtc synth-report --plots`, drawn with plotters' bitmap backend: axis
+//! titles and ticks, a legend when there is more than one series, a colour scale beside
+//! the pair map. Text is drawn with DejaVu Sans Mono, embedded (`data/fonts`), so no
+//! system fonts are needed.
 
+use super::synth_charts::{BarChart, Chart, HeatMap};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
+use std::sync::Once;
 
-/// Rows of each glyph, 3 bits per row (bit 2 = left column).
-fn glyph(c: char) -> [u8; 5] {
-    match c.to_ascii_lowercase() {
-        '0' => [7, 5, 5, 5, 7],
-        '1' => [2, 6, 2, 2, 7],
-        '2' => [7, 1, 7, 4, 7],
-        '3' => [7, 1, 7, 1, 7],
-        '4' => [5, 5, 7, 1, 1],
-        '5' => [7, 4, 7, 1, 7],
-        '6' => [7, 4, 7, 5, 7],
-        '7' => [7, 1, 1, 1, 1],
-        '8' => [7, 5, 7, 5, 7],
-        '9' => [7, 5, 7, 1, 7],
-        'a' => [2, 5, 7, 5, 5],
-        'b' => [6, 5, 6, 5, 6],
-        'c' => [3, 4, 4, 4, 3],
-        'd' => [6, 5, 5, 5, 6],
-        'e' => [7, 4, 6, 4, 7],
-        'f' => [7, 4, 6, 4, 4],
-        'g' => [3, 4, 5, 5, 3],
-        'h' => [5, 5, 7, 5, 5],
-        'i' => [7, 2, 2, 2, 7],
-        'j' => [1, 1, 1, 5, 2],
-        'k' => [5, 5, 6, 5, 5],
-        'l' => [4, 4, 4, 4, 7],
-        'm' => [5, 7, 7, 5, 5],
-        'n' => [6, 5, 5, 5, 5],
-        'o' => [2, 5, 5, 5, 2],
-        'p' => [6, 5, 6, 4, 4],
-        'q' => [2, 5, 5, 6, 3],
-        'r' => [6, 5, 6, 5, 5],
-        's' => [3, 4, 2, 1, 6],
-        't' => [7, 2, 2, 2, 2],
-        'u' => [5, 5, 5, 5, 7],
-        'v' => [5, 5, 5, 5, 2],
-        'w' => [5, 5, 7, 7, 5],
-        'x' => [5, 5, 2, 5, 5],
-        'y' => [5, 5, 2, 2, 2],
-        'z' => [7, 1, 2, 4, 7],
-        '_' => [0, 0, 0, 0, 7],
-        '.' => [0, 0, 0, 0, 2],
-        ',' => [0, 0, 0, 2, 4],
-        '-' => [0, 0, 7, 0, 0],
-        ':' => [0, 2, 0, 2, 0],
-        '%' => [5, 1, 2, 4, 5],
-        '/' => [1, 1, 2, 4, 4],
-        '^' => [2, 5, 0, 0, 0],
-        '(' => [2, 4, 4, 4, 2],
-        ')' => [2, 1, 1, 1, 2],
-        '=' => [0, 7, 0, 7, 0],
-        '>' => [4, 2, 1, 2, 4],
-        '<' => [1, 2, 4, 2, 1],
-        _ => [0; 5],
+const FONT: &str = "sans-serif";
+const FONT_BYTES: &[u8] = include_bytes!("../../data/fonts/DejaVuSansMono.ttf");
+const SERIES_COLORS: [RGBColor; 3] = [
+    RGBColor(60, 100, 190),
+    RGBColor(230, 140, 40),
+    RGBColor(90, 160, 90),
+];
+/// Cells of pairs never synthesized.
+const NEVER: RGBColor = RGBColor(235, 90, 80);
+
+fn font_registered() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // the embedded font is a valid TrueType file: registering cannot fail
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES);
+    });
+}
+
+fn io(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}
+
+/// Draws `chart` into `path`.
+pub fn render(chart: &Chart, path: &Path) -> std::io::Result<()> {
+    font_registered();
+    match chart {
+        Chart::Bars(b) => bars(b, path),
+        Chart::Heat(h) => heat(h, path),
     }
 }
 
-const SCALE: usize = 2;
-/// Horizontal advance of one character, in pixels.
-const ADVANCE: usize = 4 * SCALE;
-
-/// An RGB canvas.
-pub struct Canvas {
-    w: usize,
-    h: usize,
-    px: Vec<u8>,
+fn bars(b: &BarChart, path: &Path) -> std::io::Result<()> {
+    let n = b.categories.len().max(1);
+    let m = b.series.len().max(1);
+    let slot = if m > 1 { 26 } else { 18 };
+    let label_len = b.categories.iter().map(|c| c.len()).max().unwrap_or(1) as u32;
+    let bottom = 30 + label_len * 8;
+    let w = (140 + n as u32 * slot).max(640);
+    let h = 420 + bottom;
+    let root = BitMapBackend::new(path, (w, h)).into_drawing_area();
+    root.fill(&WHITE).map_err(io)?;
+    let ymax = b
+        .series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.08;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(&b.title, (FONT, 18))
+        .margin(12)
+        .x_label_area_size(bottom)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..n as f64, 0f64..ymax)
+        .map_err(io)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(8)
+        .y_desc(b.y_title.as_str())
+        .x_desc(b.x_title.as_str())
+        .axis_desc_style((FONT, 14))
+        .label_style((FONT, 12))
+        .y_label_formatter(&|v| fmt_num(*v))
+        .draw()
+        .map_err(io)?;
+    let width = 0.8 / m as f64;
+    for (k, s) in b.series.iter().enumerate() {
+        let color = SERIES_COLORS[k % SERIES_COLORS.len()];
+        chart
+            .draw_series(s.values.iter().enumerate().map(|(i, &v)| {
+                let x0 = i as f64 + 0.1 + k as f64 * width;
+                Rectangle::new([(x0, 0.0), (x0 + width, v)], color.filled())
+            }))
+            .map_err(io)?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    // a tick and a label under every category, empty ones included
+    let style = TextStyle::from((FONT, 12).into_font())
+        .transform(FontTransform::Rotate270)
+        .pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, c) in b.categories.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        root.draw(&PathElement::new(vec![(px, py), (px, py + 4)], BLACK))
+            .map_err(io)?;
+        root.draw(&Text::new(c.clone(), (px, py + 8), style.clone()))
+            .map_err(io)?;
+    }
+    if m > 1 {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FONT, 13))
+            .draw()
+            .map_err(io)?;
+    }
+    root.present().map_err(io)
 }
 
-impl Canvas {
-    pub fn new(w: usize, h: usize) -> Canvas {
-        Canvas {
-            w,
-            h,
-            px: vec![255; w * h * 3],
-        }
-    }
-
-    fn set(&mut self, x: usize, y: usize, c: [u8; 3]) {
-        if x < self.w && y < self.h {
-            let i = (y * self.w + x) * 3;
-            self.px[i..i + 3].copy_from_slice(&c);
-        }
-    }
-
-    pub fn rect(&mut self, x: usize, y: usize, w: usize, h: usize, c: [u8; 3]) {
-        for yy in y..(y + h).min(self.h) {
-            for xx in x..(x + w).min(self.w) {
-                self.set(xx, yy, c);
-            }
-        }
-    }
-
-    /// Text from (x, y), left to right, or bottom to top when `vertical`.
-    pub fn text(&mut self, x: usize, y: usize, s: &str, vertical: bool) {
-        for (i, ch) in s.chars().enumerate() {
-            let g = glyph(ch);
-            for (row, bits) in g.iter().enumerate() {
-                for col in 0..3 {
-                    if bits & (4 >> col) == 0 {
-                        continue;
-                    }
-                    for dy in 0..SCALE {
-                        for dx in 0..SCALE {
-                            let (gx, gy) = (col * SCALE + dx, row * SCALE + dy);
-                            if vertical {
-                                // rotate 90 degrees counter-clockwise, reading upwards
-                                let px = x + gy;
-                                let py = y.wrapping_sub(i * ADVANCE + gx);
-                                self.set(px, py, [0, 0, 0]);
-                            } else {
-                                self.set(x + i * ADVANCE + gx, y + gy, [0, 0, 0]);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let file = std::fs::File::create(path)?;
-        let mut enc =
-            png::Encoder::new(std::io::BufWriter::new(file), self.w as u32, self.h as u32);
-        enc.set_color(png::ColorType::Rgb);
-        enc.set_depth(png::BitDepth::Eight);
-        let mut wr = enc.write_header().map_err(std::io::Error::other)?;
-        wr.write_image_data(&self.px)
-            .map_err(std::io::Error::other)?;
-        Ok(())
-    }
+/// White to dark blue by the square root of `t` in [0, 1].
+fn shade(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0).sqrt();
+    let g = (230.0 - 190.0 * t) as u8;
+    RGBColor(g, g, 255 - (60.0 * t) as u8)
 }
 
-/// A vertical bar chart with a label under each bar.
-pub fn bar_chart(
-    path: &Path,
-    title: &str,
-    labels: &[String],
-    values: &[f64],
-) -> std::io::Result<()> {
-    let n = labels.len().max(1);
-    let bar = if n > 40 { 12 } else { 24 };
-    let label_len = labels.iter().map(|l| l.len()).max().unwrap_or(1);
-    let (left, top, plot_h) = (70, 40, 300);
-    let bottom = label_len * ADVANCE + 20;
-    let w = (left + n * bar + 30).max(title.len() * ADVANCE + left);
-    let h = top + plot_h + bottom;
-    let mut c = Canvas::new(w, h);
-    c.text(left, 10, title, false);
-    let max = values.iter().copied().fold(0.0f64, f64::max).max(1e-12);
-    c.rect(left - 2, top, 2, plot_h, [0, 0, 0]);
-    c.rect(left - 2, top + plot_h, n * bar + 4, 2, [0, 0, 0]);
-    c.text(4, top, &fmt_num(max), false);
-    c.text(4, top + plot_h - 10, "0", false);
-    for (i, (l, &v)) in labels.iter().zip(values).enumerate() {
-        let bh = ((v / max) * plot_h as f64).round() as usize;
-        let x = left + i * bar + 2;
-        c.rect(x, top + plot_h - bh, bar - 4, bh, [70, 110, 200]);
-        c.text(
-            x + (bar - 4) / 2 - SCALE * 2,
-            top + plot_h + 8 + l.len() * ADVANCE,
-            l,
-            true,
-        );
-    }
-    c.save(path)
-}
-
-/// A heatmap of `counts[row][col]` with row and column labels.
-pub fn heatmap(
-    path: &Path,
-    title: &str,
-    labels: &[String],
-    counts: &[Vec<usize>],
-) -> std::io::Result<()> {
-    let n = labels.len().max(1);
-    let cell = 12;
-    let label_len = labels.iter().map(|l| l.len()).max().unwrap_or(1) * ADVANCE + 10;
-    let (left, top) = (label_len, 30 + label_len);
-    let w = (left + n * cell + 20).max(title.len() * ADVANCE + 20);
-    let h = top + n * cell + 20;
-    let mut c = Canvas::new(w, h);
-    c.text(10, 10, title, false);
-    let max = counts.iter().flatten().copied().max().unwrap_or(1).max(1) as f64;
-    for (i, l) in labels.iter().enumerate() {
-        c.text(4, top + i * cell + 1, l, false);
-        c.text(left + i * cell + 1, top - 6, l, true);
-    }
-    for (i, row) in counts.iter().enumerate() {
-        for (j, &v) in row.iter().enumerate() {
-            let color = if v == 0 {
-                [235, 90, 80]
-            } else {
-                let t = (v as f64 / max).sqrt();
-                let g = (230.0 - 180.0 * t) as u8;
-                [g, g, 255]
-            };
-            c.rect(left + j * cell, top + i * cell, cell - 1, cell - 1, color);
+fn heat(hm: &HeatMap, path: &Path) -> std::io::Result<()> {
+    let n = hm.labels.len().max(1);
+    let cell = 16u32;
+    let label = hm.labels.iter().map(|l| l.len()).max().unwrap_or(1) as u32 * 8 + 12;
+    let side = n as u32 * cell;
+    let legend_w = 320;
+    let w = label + 40 + side + legend_w;
+    // room for the colour scale and its swatches however few ops there are
+    let h = (70 + label + side + 40).max(420);
+    // labels are placed in backend pixels, so they are drawn on the whole image
+    let base = BitMapBackend::new(path, (w, h)).into_drawing_area();
+    base.fill(&WHITE).map_err(io)?;
+    let root = base.titled(&hm.title, (FONT, 18)).map_err(io)?;
+    let (map_area, legend_area) = root.split_horizontally(w - legend_w);
+    let mut chart = ChartBuilder::on(&map_area)
+        .margin(8)
+        .x_label_area_size(label)
+        .y_label_area_size(label + 24)
+        .build_cartesian_2d(0f64..n as f64, 0f64..n as f64)
+        .map_err(io)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(0)
+        .y_labels(0)
+        .x_desc(format!("{} (column)", hm.col_title))
+        .y_desc(format!("{} (row)", hm.row_title))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(io)?;
+    let max = hm
+        .counts
+        .iter()
+        .flatten()
+        .copied()
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    // row i is drawn from the top
+    let y_of = |i: usize| (n - 1 - i) as f64;
+    for (i, row) in hm.counts.iter().enumerate() {
+        chart
+            .draw_series(row.iter().enumerate().map(|(j, &v)| {
+                let color = if v == 0 { NEVER } else { shade(v as f64 / max) };
+                Rectangle::new(
+                    [
+                        (j as f64 + 0.04, y_of(i) + 0.04),
+                        (j as f64 + 0.96, y_of(i) + 0.96),
+                    ],
+                    color.filled(),
+                )
+            }))
+            .map_err(io)?;
+        if let Some((_, marks)) = &hm.marks {
+            chart
+                .draw_series(
+                    marks[i]
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &m)| m)
+                        .map(|(j, _)| {
+                            Circle::new((j as f64 + 0.5, y_of(i) + 0.5), 3, BLACK.filled())
+                        }),
+                )
+                .map_err(io)?;
         }
     }
-    c.save(path)
+    let small = TextStyle::from((FONT, 12).into_font());
+    for (i, l) in hm.labels.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(0.0, y_of(i) + 0.5));
+        base.draw(&Text::new(
+            l.clone(),
+            (px - 6, py),
+            small.pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(io)?;
+        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+        base.draw(&Text::new(
+            l.clone(),
+            (px, py + 6),
+            small
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(io)?;
+    }
+    legend(&legend_area, hm, max as usize).map_err(io)
+}
+
+/// The colour scale (counts with ticks) and the swatches for "never" and the marks.
+fn legend(
+    area: &DrawingArea<BitMapBackend, Shift>,
+    hm: &HeatMap,
+    max: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (aw, ah) = area.dim_in_pixel();
+    let (top, bottom) = (60i32, (ah as i32 - 170).max(120));
+    let area = area.margin(10, 10, 10, 10);
+    let text = TextStyle::from((FONT, 13).into_font());
+    area.draw(&Text::new("pairs per cell", (10, top - 30), text.clone()))?;
+    let steps = 64;
+    let bar_x = 20;
+    for s in 0..steps {
+        // top of the bar = max
+        let t = 1.0 - s as f64 / steps as f64;
+        let y0 = top + (bottom - top) * s / steps;
+        let y1 = top + (bottom - top) * (s + 1) / steps;
+        area.draw(&Rectangle::new(
+            [(bar_x, y0), (bar_x + 24, y1)],
+            shade(t).filled(),
+        ))?;
+    }
+    area.draw(&Rectangle::new([(bar_x, top), (bar_x + 24, bottom)], BLACK))?;
+    let ticks = 5usize.min(max.max(1));
+    for k in 0..=ticks {
+        let v = 1 + (max.saturating_sub(1)) * k / ticks.max(1);
+        let t = if max > 1 {
+            (v as f64 - 1.0) / (max as f64 - 1.0)
+        } else {
+            1.0
+        };
+        // the scale is by the square root, as the cells are
+        let frac = t.sqrt();
+        let y = bottom - ((bottom - top) as f64 * frac) as i32;
+        area.draw(&PathElement::new(
+            vec![(bar_x + 24, y), (bar_x + 30, y)],
+            BLACK,
+        ))?;
+        area.draw(&Text::new(
+            v.to_string(),
+            (bar_x + 34, y),
+            text.pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+    }
+    let mut y = bottom + 30;
+    area.draw(&Rectangle::new(
+        [(bar_x, y - 8), (bar_x + 24, y + 8)],
+        NEVER.filled(),
+    ))?;
+    area.draw(&Text::new(
+        "0: never synthesized",
+        (bar_x + 34, y),
+        text.pos(Pos::new(HPos::Left, VPos::Center)),
+    ))?;
+    if let Some((name, _)) = &hm.marks {
+        y += 30;
+        area.draw(&Circle::new((bar_x + 12, y), 3, BLACK.filled()))?;
+        let mut label = name.clone();
+        let room = (aw as usize).saturating_sub(70) / 8;
+        if label.len() > room && room > 3 {
+            label.truncate(room - 3);
+            label.push_str("...");
+        }
+        area.draw(&Text::new(
+            label,
+            (bar_x + 34, y),
+            text.pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+    }
+    Ok(())
 }
 
 fn fmt_num(v: f64) -> String {
-    if v >= 1e6 {
-        format!("{v:.2e}")
+    if v >= 1e5 {
+        format!("{v:.1e}")
     } else if v.fract() == 0.0 {
         format!("{}", v as i64)
     } else {
-        format!("{v:.2}")
+        format!("{v:.1}")
     }
 }

@@ -2,7 +2,8 @@
 //! distinct-program rate, and the overlap of op sequences with a benchmark directory, as
 //! text and (with `--plots`) PNG charts.
 
-use super::synth_plot::{bar_chart, heatmap};
+use super::synth_charts::{charts, Benchmark};
+use super::synth_plot::render;
 use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::synth::parse_op_set;
@@ -107,12 +108,15 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
         .map(|(k, v)| format!("2^{k}: {v}"))
         .collect();
     println!("FLOPs (log2 buckets): {}", flops.join(", "));
-    if let Some(dir) = &args.against {
-        let bench = scan_benchmark_dir(dir).map_err(|source| DriverError::Read {
+    let bench = match &args.against {
+        Some(dir) => Some(scan_benchmark_dir(dir).map_err(|source| DriverError::Read {
             path: dir.display().to_string(),
             source,
-        })?;
-        let o = overlap(&records, &bench);
+        })?),
+        None => None,
+    };
+    if let (Some(dir), Some(bench)) = (&args.against, &bench) {
+        let o = overlap(&records, bench);
         println!(
             "overlap with {} ({} tasks): ops {} of {}; consecutive op pairs {} of {}; tasks whose whole op sequence was synthesized: {}",
             dir.display(),
@@ -131,50 +135,23 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
     }
     if let Some(dir) = &args.plots {
         std::fs::create_dir_all(dir).map_err(write_err(dir))?;
-        let labels: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        let values: Vec<f64> = names
-            .iter()
-            .map(|n| *rep.ops.get(*n).unwrap_or(&0) as f64)
-            .collect();
-        let p = dir.join("ops.png");
-        bar_chart(&p, "op frequency", &labels, &values).map_err(write_err(&p))?;
-        let grid: Vec<Vec<usize>> = names
-            .iter()
-            .map(|a| {
-                names
-                    .iter()
-                    .map(|b| *rep.pairs.get(&(a.to_string(), b.to_string())).unwrap_or(&0))
-                    .collect()
-            })
-            .collect();
-        let p = dir.join("op_pairs.png");
-        heatmap(
-            &p,
-            "op pairs (row then column; red = never)",
-            &labels,
-            &grid,
-        )
-        .map_err(write_err(&p))?;
-        let hist = |h: &std::collections::BTreeMap<u32, usize>| -> (Vec<String>, Vec<f64>) {
-            (
-                h.keys().map(|k| format!("2^{k}")).collect(),
-                h.values().map(|&v| v as f64).collect(),
-            )
+        let against = match (&args.against, &bench) {
+            (Some(d), Some(tasks)) => Some(Benchmark {
+                name: d
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| d.display().to_string()),
+                tasks,
+            }),
+            _ => None,
         };
-        let (l, v) = hist(&rep.dims_log2);
-        let p = dir.join("dims.png");
-        bar_chart(&p, "dim sizes (log2 buckets)", &l, &v).map_err(write_err(&p))?;
-        let (l, v) = hist(&rep.flops_log2);
-        let p = dir.join("flops.png");
-        bar_chart(&p, "program flops (log2 buckets)", &l, &v).map_err(write_err(&p))?;
-        let l: Vec<String> = rep.ranks.keys().map(|k| k.to_string()).collect();
-        let v: Vec<f64> = rep.ranks.values().map(|&v| v as f64).collect();
-        let p = dir.join("ranks.png");
-        bar_chart(&p, "tensor ranks", &l, &v).map_err(write_err(&p))?;
-        println!(
-            "plots: {}/{{ops,op_pairs,dims,flops,ranks}}.png",
-            dir.display()
-        );
+        let all = charts(&rep, &names, against.as_ref());
+        for chart in &all {
+            let p = dir.join(chart.file());
+            render(chart, &p).map_err(write_err(&p))?;
+        }
+        let files: Vec<&str> = all.iter().map(|c| c.file()).collect();
+        println!("plots: {}: {}", dir.display(), files.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

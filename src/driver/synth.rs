@@ -4,19 +4,48 @@
 
 use drtc_cpsat::CpSat;
 use drtc_frontends::synth::{
-    default_python, synthesize_indices, validate, Device, Diversity, FailReason, Outcome,
-    Selection, SynthOptions, SynthProgram, LIST_A, LIST_B,
+    choose, default_python, synthesize_indices, Device, Diversity, FailReason, Method, Outcome,
+    Selection, SynthOptions, SynthProgram, Validator, LIST_A, LIST_B,
 };
 use drtc_ir::Op;
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 
-/// Whether (and where) synthesized programs are run in PyTorch before they are kept.
+/// How synthesized programs are proved valid and finite before they are kept
+/// (`drtc_frontends::synth::validate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ValidateMode {
+    /// Not at all (programs are still range-checked when solved).
     None,
+    /// On a GPU when one is visible: every program runs there; else on the CPU, programs
+    /// within the run budget run, larger ones are checked on PyTorch's meta device plus
+    /// the interval proof.
+    Auto,
+    /// Every program on the meta device plus the interval proof (no runs).
+    Meta,
+    /// Every program runs on the CPU at full size (slow and memory-hungry at the default
+    /// FLOP range).
     Cpu,
+    /// Every program runs on a CUDA GPU at full size.
     Cuda,
+}
+
+/// The largest programs `ValidateMode::Auto` runs on the CPU: all tensors together at most
+/// `elements` elements, and at most `flops` FLOPs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunBudget {
+    pub elements: u64,
+    pub flops: u64,
+}
+
+impl Default for RunBudget {
+    /// 2^24 elements (64 MiB of f32 for every tensor of the program) and 2^28 FLOPs.
+    fn default() -> Self {
+        RunBudget {
+            elements: 1 << 24,
+            flops: 1 << 28,
+        }
+    }
 }
 
 /// What a synthesis run is asked for, in the words of the CLI (`--ops`, `--flops 2^34..2^35`).
@@ -148,6 +177,7 @@ pub fn record(p: &SynthProgram, run_seed: u64) -> serde_json::Value {
         "run_seed": run_seed,
         "index": p.index,
         "hash": format!("{:016x}", p.hash),
+        "validation": p.validation.unwrap_or("none"),
     })
 }
 
@@ -162,7 +192,12 @@ pub struct RunStats {
     pub first_round_ok: usize,
     pub failures: BTreeMap<String, usize>,
     pub rejections: BTreeMap<String, usize>,
-    pub validated: usize,
+    /// Programs validated, by method (`run-cpu`, `meta+interval`, ...).
+    pub validated: BTreeMap<&'static str, usize>,
+    /// Seconds spent validating.
+    pub validate_s: f64,
+    /// Programs kept so far.
+    pub kept: usize,
     /// Programs made with a redrawn op sequence.
     pub redrawn: usize,
     /// Rejected programs: the JSON record plus `"rejection"`.
@@ -179,6 +214,66 @@ pub struct RunSpec {
     pub trials: usize,
     /// Replacement rounds for failed or rejected programs.
     pub retries: usize,
+    /// What `ValidateMode::Auto` runs on the CPU.
+    pub budget: RunBudget,
+    /// Programs per chunk: each chunk is synthesized, validated and handed to the sink
+    /// (written) before the next starts.
+    pub chunk: usize,
+}
+
+impl RunSpec {
+    /// A spec with the default validation budget and chunk size.
+    pub fn new(count: usize, seed: u64, validate: ValidateMode) -> Self {
+        RunSpec {
+            count,
+            seed,
+            validate,
+            trials: 5,
+            retries: 5,
+            budget: RunBudget::default(),
+            chunk: 64,
+        }
+    }
+}
+
+/// How each program of a run is validated.
+enum Plan {
+    None,
+    Every(Method),
+    Budget(Device, RunBudget),
+}
+
+impl Plan {
+    fn of(mode: ValidateMode, budget: RunBudget) -> Plan {
+        match mode {
+            ValidateMode::None => Plan::None,
+            ValidateMode::Meta => Plan::Every(Method::Meta),
+            ValidateMode::Cpu => Plan::Every(Method::Run(Device::Cpu)),
+            ValidateMode::Cuda => Plan::Every(Method::Run(Device::Cuda)),
+            ValidateMode::Auto => match crate::runtime::devices::scan() {
+                crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => {
+                    Plan::Every(Method::Run(Device::Cuda))
+                }
+                _ => Plan::Budget(Device::Cpu, budget),
+            },
+        }
+    }
+
+    fn device(&self) -> Option<Device> {
+        match self {
+            Plan::None => None,
+            Plan::Every(Method::Run(d)) | Plan::Budget(d, _) => Some(*d),
+            Plan::Every(Method::Meta) => Some(Device::Cpu),
+        }
+    }
+
+    fn method(&self, p: &SynthProgram) -> Method {
+        match self {
+            Plan::None => unreachable!("no validation planned"),
+            Plan::Every(m) => *m,
+            Plan::Budget(d, b) => choose(p, *d, b.elements, b.flops),
+        }
+    }
 }
 
 /// Synthesizes `spec.count` programs (with replacement rounds), optionally validated;
@@ -189,21 +284,79 @@ pub fn run_synthesis(
     spec: RunSpec,
     bar: &ProgressBar,
 ) -> Result<(Vec<SynthProgram>, RunStats, Vec<Outcome>), String> {
+    let mut all = vec![];
+    let (stats, failed) = run_synthesis_into(cp, o, spec, bar, &mut |kept, _| {
+        all.extend_from_slice(kept);
+        Ok(())
+    })?;
+    Ok((all, stats, failed))
+}
+
+/// Takes each chunk's kept programs (in index order) and the totals so far; an error stops
+/// the run.
+pub type ChunkSink<'a> = dyn FnMut(&[SynthProgram], &RunStats) -> Result<(), String> + 'a;
+
+/// Synthesizes `spec.count` programs chunk by chunk (`spec.chunk` indices at a time, each
+/// with its replacement rounds) and hands each chunk's kept programs, in index order, to
+/// `sink` as soon as the chunk is done. The programs are those `run_synthesis` returns:
+/// a program depends on its index and round only. Returns the totals and the outcomes of
+/// the programs that were never made.
+pub fn run_synthesis_into(
+    cp: &CpSat,
+    o: &SynthOptions,
+    spec: RunSpec,
+    bar: &ProgressBar,
+    sink: &mut ChunkSink<'_>,
+) -> Result<(RunStats, Vec<Outcome>), String> {
+    let plan = Plan::of(spec.validate, spec.budget);
+    let mut validator = plan
+        .device()
+        .map(|d| Validator::new(&default_python(), d, spec.trials));
+    let mut stats = RunStats::default();
+    let mut never = vec![];
+    let indices: Vec<usize> = (0..spec.count).collect();
+    for chunk in indices.chunks(spec.chunk.max(1)) {
+        let (kept, failed) = run_chunk(
+            cp,
+            o,
+            &spec,
+            chunk,
+            &plan,
+            validator.as_mut(),
+            &mut stats,
+            bar,
+        )?;
+        stats.kept += kept.len();
+        never.extend(failed);
+        sink(&kept, &stats)?;
+    }
+    Ok((stats, never))
+}
+
+/// One chunk of indices through every replacement round.
+#[allow(clippy::too_many_arguments)]
+fn run_chunk(
+    cp: &CpSat,
+    o: &SynthOptions,
+    spec: &RunSpec,
+    chunk: &[usize],
+    plan: &Plan,
+    mut validator: Option<&mut Validator>,
+    stats: &mut RunStats,
+    bar: &ProgressBar,
+) -> Result<(Vec<SynthProgram>, Vec<Outcome>), String> {
     let RunSpec {
         count,
         seed,
-        validate: validate_mode,
-        trials,
         retries,
-    } = spec;
-    let mut stats = RunStats::default();
+        ..
+    } = *spec;
     let mut done: BTreeMap<usize, SynthProgram> = BTreeMap::new();
-    let mut todo: Vec<usize> = (0..count).collect();
+    let mut todo: Vec<usize> = chunk.to_vec();
     // programs whose op sequence kept failing validation or solving (every failure is
     // still counted in the totals: a sequence that cannot be solved is a finding)
     let mut rejected_ever: std::collections::BTreeSet<usize> = Default::default();
     let mut last_failed = vec![];
-    let python = default_python();
     for round in 0..=retries {
         if todo.is_empty() {
             break;
@@ -248,18 +401,17 @@ pub fn run_synthesis(
             }
         }
         let mut rejected = vec![];
-        let device = match validate_mode {
-            ValidateMode::None => None,
-            ValidateMode::Cpu => Some(Device::Cpu),
-            ValidateMode::Cuda => Some(Device::Cuda),
-        };
-        if let Some(device) = device {
+        if let Some(v) = validator.as_deref_mut() {
             bar.set_message("validating");
-            let refs: Vec<&SynthProgram> = ok.iter().collect();
-            let verdicts = validate(&python, device, trials, &refs).map_err(|e| e.to_string())?;
-            stats.validated += verdicts.len();
-            for (p, v) in ok.iter().zip(verdicts) {
-                if let Some(r) = v.rejection {
+            let t0 = std::time::Instant::now();
+            let jobs: Vec<(&SynthProgram, Method)> =
+                ok.iter().map(|p| (p, plan.method(p))).collect();
+            let verdicts = v.check(&jobs).map_err(|e| e.to_string())?;
+            stats.validate_s += t0.elapsed().as_secs_f64();
+            for (p, verdict) in ok.iter_mut().zip(verdicts) {
+                *stats.validated.entry(verdict.method.name()).or_default() += 1;
+                p.validation = Some(verdict.method.name());
+                if let Some(r) = verdict.rejection {
                     let mut rec = record(p, seed);
                     rec["rejection"] = serde_json::Value::String(r.clone());
                     stats.rejected.push(rec);
@@ -271,7 +423,7 @@ pub fn run_synthesis(
             bar.set_message("");
         }
         if round == 0 {
-            stats.first_round_ok = ok.len() - rejected.len();
+            stats.first_round_ok += ok.len() - rejected.len();
         }
         for p in ok {
             if !rejected.contains(&p.index) {
@@ -290,5 +442,5 @@ pub fn run_synthesis(
         }
     }
     last_failed.retain(|o| !done.contains_key(&o.index));
-    Ok((done.into_values().collect(), stats, last_failed))
+    Ok((done.into_values().collect(), last_failed))
 }

@@ -34,6 +34,8 @@ pub struct SynthProgram {
     pub guards: usize,
     /// Hash of the canonical IR text: equal programs hash equal.
     pub hash: u64,
+    /// How the program was validated (`validate::Method::name`), when it was.
+    pub validation: Option<&'static str>,
 }
 
 /// Why a program could not be made.
@@ -270,6 +272,7 @@ pub fn synthesize(cp: &CpSat, o: &SynthOptions, ops: &[Op], index: usize, seed: 
                             flops,
                             guards,
                             hash,
+                            validation: None,
                         }),
                         stats,
                     );

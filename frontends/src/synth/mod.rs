@@ -26,4 +26,7 @@ pub use generate::{
     Outcome, SolveStats, SynthProgram,
 };
 pub use options::{Diversity, Selection, SynthOptions};
-pub use validate::{default_python, validate, Device, ValidateError, Verdict};
+pub use validate::{
+    choose, default_python, interval_proof, total_elements, validate, Device, Method,
+    ValidateError, Validator, Verdict,
+};
