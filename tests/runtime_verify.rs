@@ -250,6 +250,8 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
             ("refill", Some("replay")),
             ("fresh", Some("capture")),
             ("moved", Some("capture")),
+            // an untrusted KernelBench answer: one more trial with re-drawn parameters
+            ("redrawn", Some("capture")),
         ]
     );
     let summary = graphs.cuda_graphs.as_ref().expect("a cuda_graphs report");

@@ -72,7 +72,10 @@ def test_a_hanging_candidate_is_killed_and_the_pool_keeps_serving():
     v = drtc.Verifier(device="cpu", workers=1, timeout=12.0)
     hung = v.verify(REFERENCE, HANGING)
     assert hung["verified"] is False and hung["failures"][0]["check"] == "timeout"
-    assert v.restarts == 1
+    # the checker kills the hanging answer's own process at its deadline and keeps serving
+    # (no restart); on a loaded machine the pool's later deadline may expire first and
+    # replace the worker once
+    assert v.restarts <= 1
     assert v.verify(REFERENCE, CORRECT)["verified"] is True
 
 

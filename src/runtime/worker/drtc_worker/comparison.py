@@ -270,6 +270,8 @@ def compare_state(ref_state, cand_state):
 
 
 VALUE_RULES = ("rel_norm", "allclose_1e-4")
+# the rule of a request that names none: the fp32 policy's
+DEFAULT_RULE = "allclose_1e-4"
 
 
 def rule_failures(outputs, rule, untrusted=False):

@@ -314,31 +314,20 @@ def _keep(child, parent, subreaper=False):
     if os.getppid() != parent:
         stop()
     while True:
+        # as subreaper, any child: an orphan re-parented here is reaped as it exits
         try:
-            pid, status = os.waitpid(child, os.WNOHANG)
+            pid, status = os.waitpid(-1 if subreaper else child, os.WNOHANG)
         except ChildProcessError:
             os._exit(0)
         if pid == child:
             if subreaper:
                 _kill_descendants()
             _exit_like(status)
-        if subreaper:
-            _reap_orphans(child)
+        if pid != 0:
+            continue  # an orphan reaped: look again at once
         if os.getppid() != parent:
             stop()
         time.sleep(0.05)
-
-
-def _reap_orphans(child):
-    """Reaps exited orphans re-parented to the subreaper (never `child`, whose status the
-    keeper reads itself)."""
-    for p in _descendants(os.getpid()):
-        if p == child:
-            continue
-        try:
-            os.waitpid(p, os.WNOHANG)
-        except ChildProcessError:
-            pass
 
 
 def _needed_paths():

@@ -19,7 +19,7 @@ import torch
 
 from .common import DEVICE, Failure, cuda_broken, exc_line, flatten, is_gpu_fault
 from . import truth
-from .comparison import compare_outputs, rule_failures
+from .comparison import DEFAULT_RULE, compare_outputs, rule_failures
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 # a candidate this much faster than torch.compile (or eager PyTorch, when torch.compile is
@@ -73,7 +73,7 @@ class Session:
                                     "meaningful speed")
         self.pair = pair
         self.default_precision = torch.get_float32_matmul_precision()
-        self.rule = req.get("rule")
+        self.rule = req.get("rule") or DEFAULT_RULE
         tp = req.get("torch_precision")
         if tp is not None and tp not in MATMUL_PRECISIONS:
             raise Failure("device", f"unknown torch precision {tp!r}")

@@ -20,8 +20,8 @@ import torch
 
 from . import memory, strict_source, truth
 from .common import DEVICE, Failure, exc_line, flatten, sync
-from .comparison import (VALUE_RULES, RulePrecision, clone_all, compare_outputs, compare_state,
-                         rule_failures)
+from .comparison import (DEFAULT_RULE, VALUE_RULES, RulePrecision, clone_all, compare_outputs,
+                         compare_state, rule_failures)
 from .guards import STRICT_LIBRARY_DEFAULT, poison_note, poison_sizes
 from .pair import Pair
 
@@ -369,12 +369,13 @@ def verify_pair(req, tamper, spares):
         result["isolation"] = isolation_report(pair)
         peaks = Peaks()
         # the fp32 policy's rule unless the request names another
-        rule = req.get("rule") or "allclose_1e-4"
+        rule = req.get("rule") or DEFAULT_RULE
         if rule not in VALUE_RULES:
             raise Failure("other", f"unknown value rule {rule!r} (known: {', '.join(VALUE_RULES)})")
         result["rule"] = rule
         with RulePrecision(rule):
-            run_trials(pair, req, result, tamper, peaks)
+            # the trials read the rule from the request: the resolved one, never null
+            run_trials(pair, dict(req, rule=rule), result, tamper, peaks)
         graph_report(pair, result)
     except Failure as f:
         result["failures"].append({"check": f.check, "trial": None, "output": None,
