@@ -11,11 +11,14 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(
     about = "Check an IR file and print it in canonical form",
-    long_about = "Parses a `.drt` IR file, runs the verifier and prints the graph in drtc's \
+    long_about = concat!(
+        "Parses a `.drt` IR file, runs the verifier and prints the graph in drtc's \
 canonical text form to stdout (nodes numbered %0, %1, ... in program order, every attribute \
 explicit, comments dropped).\n\nParse errors point at the offending line and column; verifier \
-errors are listed one per line and the exit status is 1. Verifier warnings (such as values \
+errors are listed one per line and the exit status is 2. Verifier warnings (such as values \
 never used) go to stderr and do not fail the command.",
+        exit_status_help!()
+    ),
     after_help = "Examples:\n  drtc fmt model.drt > model.fmt.drt\n  drtc fmt --check model.drt   \
 # exit status 1 if model.drt is not in canonical form"
 )]

@@ -20,11 +20,8 @@ pub struct IrFile {
 pub fn load(path: &Path) -> DriverResult<IrFile> {
     let source = read_file(path)?;
     let name = path.display().to_string();
-    let graph = text::parse(&source).map_err(|e| {
-        let rendered = e.render(&source, &name);
-        let rendered = rendered.strip_prefix("error: ").unwrap_or(&rendered);
-        DriverError::Reported(rendered.trim_end().to_string())
-    })?;
+    let graph = text::parse(&source)
+        .map_err(|e| DriverError::Reported(e.render(&source, &name).trim_end().to_string()))?;
     let (errors, warnings): (Vec<_>, Vec<_>) =
         verify(&graph).into_iter().partition(|e| e.is_error());
     if !errors.is_empty() {

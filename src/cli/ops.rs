@@ -9,7 +9,8 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(
     about = "Print which layer supports which op (frontend, inference, FLOPs, Triton, torch, synth, e-graph)",
-    long_about = "Print the op matrix: for every op of the IR, what each layer's own code does \
+    long_about = concat!(
+        "Print the op matrix: for every op of the IR, what each layer's own code does \
 with the op's example application (no hand-written list).\n\n\
 frontend  the Python frontend reads back the PyTorch call the emitter writes (yes, as other ops, or the error)\n\
 infer     the example's result types\n\
@@ -18,7 +19,9 @@ triton    what the Triton backend supports: template:KIND, library call, host vi
 codegen   what the stitcher generated: kernel, library, host, or pytorch (computed with PyTorch, reported)\n\
 torch     the PyTorch call the emitter writes\n\
 synth     the synthesizer's family (- when it does not place the op)\n\
-e-graph   rewrite rules matching the op, and fold when constant folding evaluates it"
+e-graph   rewrite rules matching the op, and fold when constant folding evaluates it",
+        exit_status_help!()
+    )
 )]
 pub struct OpsArgs {
     /// Print JSON lines, one object per op.

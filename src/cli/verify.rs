@@ -39,8 +39,8 @@ pub struct PairArgs {
     /// Line of a `.jsonl` reference (1-based).
     #[arg(long)]
     pub line: Option<usize>,
-    /// Trials on fresh random inputs (at least 5).
-    #[arg(long, default_value_t = 5)]
+    /// Trials on fresh random inputs (at least 5: fewer are refused).
+    #[arg(long, default_value_t = 5, value_parser = super::llm_args::trials)]
     pub trials: u32,
     /// Base seed for parameters and trial inputs.
     #[arg(long, default_value_t = 0)]
@@ -66,6 +66,13 @@ pub struct PairArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(
+    about = "Verify a candidate against its PyTorch reference (exit 0 only when verified)",
+    long_about = concat!(
+        "Runs the reference and the candidate on --trials sets of fresh random inputs (at least 5) and checks every output with semantics.md's rules: count, types, shapes, dtypes, devices, NaN/Inf, values (--rule), aliasing, inputs left unchanged, module state, and with --strict which PyTorch calls the candidate makes. The candidate runs in a sandboxed process of its own; the reference and the comparison stay in drtc's worker.\n\nThe reference is a KernelBench file (`Model`, `get_inputs`, `get_init_inputs`), a seed program (`fused_operator`) or a line of a seed `.jsonl` (--line); the candidate defines `ModelNew` or `triton_fused_operator`. --rule defaults to `allclose-1e-4`, the rule of `drtc compile`'s default precision policy (fp32).\n\nExample:\n  drtc verify model.py model_triton.py --device cpu",
+        exit_status_help!()
+    )
+)]
 pub struct VerifyArgs {
     #[command(flatten)]
     pub pair: PairArgs,
@@ -74,8 +81,14 @@ pub struct VerifyArgs {
     pub device: Option<DeviceArg>,
 }
 
+/// A runtime error as a driver error: a program that cannot be resolved is the input's
+/// fault (exit 2); anything else is drtc's runtime failing (exit 3).
 pub(super) fn runtime_error(e: impl Into<drtc::runtime::RuntimeError>) -> DriverError {
-    DriverError::Reported(e.into().to_string())
+    let e = e.into();
+    match e {
+        drtc::runtime::RuntimeError::Program { .. } => DriverError::Reported(e.to_string()),
+        _ => DriverError::Failed(e.to_string()),
+    }
 }
 
 /// Builds the request and a pool of one worker for `device`.
@@ -140,9 +153,8 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
             println!("{line}");
         }
     }
-    Ok(if report.verified {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    if super::exit::reference_broken(&report) {
+        eprintln!("error: the reference itself failed, so nothing was verified: fix the reference");
+    }
+    Ok(super::exit::of_report(&report))
 }
