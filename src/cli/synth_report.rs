@@ -176,10 +176,12 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
         let v: Vec<f64> = rep.ranks.values().map(|&v| v as f64).collect();
         let p = dir.join("ranks.png");
         bar_chart(&p, "tensor ranks", &l, &v).map_err(write_err(&p))?;
-        println!(
-            "plots: {}/{{ops,op_pairs,dims,flops,ranks}}.png",
-            dir.display()
-        );
+        // joined as paths: `--plots plots/` prints `plots/ops.png`, not `plots//ops.png`
+        let names: Vec<String> = ["ops", "op_pairs", "dims", "flops", "ranks"]
+            .iter()
+            .map(|n| dir.join(format!("{n}.png")).display().to_string())
+            .collect();
+        println!("plots: {}", names.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }
