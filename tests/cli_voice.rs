@@ -122,6 +122,8 @@ fn bad_inputs_are_refused_with_a_reason_and_status_2() {
         ],
         &["compile", "model.py", "-o", "bench"],
         &["verify", "model.py", "model.py", "--trials", "2"],
+        &["verify", "model.py", "model.py", "--set", "batch_size=2"],
+        &["parse", "model.py", "--set", "batch_size=2"],
         &["suite", "bench", "--filter", "conv", "--device", "cpu"],
         &[
             "suite",

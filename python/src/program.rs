@@ -241,6 +241,9 @@ pub fn compile(
         }
         report["verification"] =
             serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        // the CLI's report keys: the one-line summary and the reasons too
+        report["verification"]["summary"] = serde_json::json!(v.summary());
+        report["verification"]["reasons"] = serde_json::json!(v.reasons());
     }
     Ok(Compiled {
         source: compiled.module.source.clone(),

@@ -63,6 +63,15 @@ pub struct PairArgs {
     /// Print the full report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Override a module-level constant of the reference, e.g. `--set batch_size=2`
+    /// (repeatable), as for `drtc compile`: its inputs and init inputs change with it, so
+    /// the candidate must handle those shapes.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<drtc::driver::constants::ConstantOverride>,
+    /// Cap the reference's size constants by name, as `drtc compile --shrink` does (says
+    /// what it set on stderr); explicit --set values win.
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 #[derive(Args, Debug)]
@@ -97,7 +106,32 @@ pub(super) fn prepare(
     device: DeviceKind,
 ) -> DriverResult<(VerifyRequest, WorkerPool)> {
     let home = DrtcHome::from_env();
-    let reference = program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+    let mut reference =
+        program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+    if pair.shrink || !pair.set.is_empty() {
+        // the reference with its constants overridden, next to drtc's other programs
+        let text = super::read_file(&reference)?;
+        let ov = super::decompose::overrides(&reference, &text, &pair.set, pair.shrink);
+        super::decompose::say_overrides(&ov, &pair.set);
+        let changed = drtc::driver::constants::apply_overrides(&text, &ov).map_err(|missing| {
+            DriverError::Reported(format!(
+                "--set names no module-level constant of `{}`: {}",
+                pair.reference.display(),
+                missing.join(", ")
+            ))
+        })?;
+        let dir = home.dir("programs").map_err(runtime_error)?;
+        let stem = reference
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("reference");
+        let out = dir.join(format!("{stem}-set-{}.py", std::process::id()));
+        std::fs::write(&out, changed).map_err(|source| DriverError::Write {
+            path: out.display().to_string(),
+            source,
+        })?;
+        reference = out;
+    }
     let candidate = program::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let mut options = PoolOptions::new(device);
