@@ -85,6 +85,12 @@ fn bad_inputs_are_refused_with_a_reason_and_status_2() {
         "graph @g(%x: f32[4]) {\n  %0 = rleu(%x) : f32[4]\n  return %0\n}\n",
     )
     .unwrap();
+    std::fs::write(
+        d.join("invalid.drt"),
+        "graph @g(%x: f32[4]) {\n  // a comment\n  %0 = relu(%x) : f32[4]\n  \
+         %1 = relu(%0) : f32[5]\n  return %1\n}\n",
+    )
+    .unwrap();
     std::fs::write(d.join("a_file"), "").unwrap();
     std::fs::create_dir(d.join("bench")).unwrap();
     std::fs::copy(d.join("model.py"), d.join("bench/1_relu.py")).unwrap();
@@ -135,6 +141,8 @@ fn bad_inputs_are_refused_with_a_reason_and_status_2() {
         ],
         &["synth-report", "model.py", "--plots", "a_file"],
         &["fmt", "bad.drt"],
+        // the verifier's finding names the node's line in the text
+        &["fmt", "invalid.drt"],
         &["opt", "bad.drt", "--passes", "dce"],
     ];
     let mut transcript = String::new();

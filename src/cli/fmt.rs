@@ -32,8 +32,13 @@ pub struct FmtArgs {
 
 pub fn run(args: FmtArgs) -> DriverResult<ExitCode> {
     let file = ir_file::load(&args.file)?;
-    for w in &file.warnings {
-        eprintln!("{w}");
+    if !file.warnings.is_empty() {
+        let name = args.file.display().to_string();
+        let listed = ir_file::list_at(&file.warnings, &file.source, &name);
+        for w in listed.lines() {
+            // one finding per line as before, its place in the text after it
+            eprintln!("{}", w.trim_start());
+        }
     }
     let printed = text::print(&file.graph);
     if !args.check {

@@ -29,7 +29,7 @@ pub fn load(path: &Path) -> DriverResult<IrFile> {
             "{name} does not verify ({} error{}):\n{}",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" },
-            list(&errors)
+            list_at(&errors, &source, &name)
         )));
     }
     Ok(IrFile {
@@ -39,11 +39,33 @@ pub fn load(path: &Path) -> DriverResult<IrFile> {
     })
 }
 
-/// Verifier findings, one per line, indented.
-pub fn list(findings: &[VerifyError]) -> String {
+/// The 1-based line of each node statement (`%0 = ...`) of `source`, in program order:
+/// the parser keeps the text's order, so a verifier finding's position is an index here.
+fn node_lines(source: &str) -> Vec<usize> {
+    source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let code = l.split("//").next().unwrap_or("").trim_start();
+            code.starts_with('%') && code.contains('=')
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Verifier findings, one per line, indented; each finding about a node followed by where
+/// that node is in the text.
+pub fn list_at(findings: &[VerifyError], source: &str, name: &str) -> String {
+    let lines = node_lines(source);
     findings
         .iter()
-        .map(|e| format!("  {e}"))
+        .map(|e| match e.position.and_then(|p| lines.get(p)) {
+            Some(line) => format!(
+                "  {e}
+    --> {name}:{line}"
+            ),
+            None => format!("  {e}"),
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
