@@ -12,6 +12,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
+    if args.frontend == drtc::driver::frontend::Frontend::Export {
+        return Err(DriverError::Reported(
+            "--backend llm reads programs with the native frontend only (its prompts are \
+             the program's own PyTorch code): drop --frontend export"
+                .into(),
+        ));
+    }
     if args.no_verify || args.search == super::search_arg::SearchArg::Full {
         return Err(DriverError::Reported(
             "--backend llm verifies every candidate: drop --no-verify and --search".into(),
@@ -41,6 +48,8 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             }
         }
     }
+    super::decompose::say_overrides(&overrides, &args.set);
+    // `auto` is the native frontend here: a program it refuses is refused with its reason
     let mut programs = load_programs(&args.file, &contents, &overrides, args.line)
         .map_err(DriverError::Reported)?;
     if programs.len() != 1 {
