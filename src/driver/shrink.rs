@@ -329,7 +329,8 @@ mod tests {
         assert_eq!(one("out_channels = 100\n"), "32");
         assert_eq!(one("out_channels = 96\ngroups = 3\n"), "48");
         assert_eq!(one("out_channels = 1024\ngroups = 8\n"), "32");
-        // never grown
-        assert!(shrink_overrides("out_channels = 40\ngroups = 3\n").is_empty());
+        assert_eq!(one("out_channels = 40\ngroups = 3\n"), "24");
+        // never grown (16 groups of at least 4 channels need 64)
+        assert!(shrink_overrides("out_channels = 40\ngroups = 16\n").is_empty());
     }
 }
