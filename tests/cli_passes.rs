@@ -93,7 +93,7 @@ fn fmt_parse_errors_point_at_the_line_with_a_caret() {
     let bad = "graph @g(%x: f32[4]) {\n  %0 = rleu(%x) : f32[4]\n  return %0\n}\n";
     let p = file("parse_error.drt", bad.as_bytes());
     let o = drtc(&["fmt", path_str(&p)]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(err.starts_with("error: "), "{err}");
     assert!(err.contains("rleu"), "{err}");
@@ -111,7 +111,7 @@ fn fmt_lists_verifier_errors_one_per_line() {
     let bad = "graph @g(%x: f32[4, 8]) {\n  %0 = relu(%x) : f32[4, 9]\n  %1 = sum(%x) {dim = [0], keepdim = false} : f32[4]\n  %2 = add(%0, %1) : f32[4, 9]\n  return %2\n}\n";
     let p = file("verify_error.drt", bad.as_bytes());
     let o = drtc(&["fmt", path_str(&p)]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("verify_error.drt does not verify"), "{err}");
     let errors: Vec<&str> = err
@@ -132,7 +132,7 @@ fn fmt_lists_verifier_errors_one_per_line() {
 #[test]
 fn fmt_reports_unreadable_files() {
     let o = drtc(&["fmt", "/nonexistent/dir/x.drt"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("cannot read `/nonexistent/dir/x.drt`"),
         "{}",
@@ -141,7 +141,7 @@ fn fmt_reports_unreadable_files() {
 
     let p = file("binary.drt", &[0xff, 0xfe, 0x00, 0x01]);
     let o = drtc(&["fmt", path_str(&p)]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
 }
 
@@ -160,7 +160,7 @@ fn fmt_never_panics_on_garbage() {
     {
         let p = file(&format!("junk{i}.drt"), junk.as_bytes());
         let o = drtc(&["fmt", path_str(&p)]);
-        assert_eq!(o.status.code(), Some(1), "{junk:?}: {}", stderr(&o));
+        assert_eq!(o.status.code(), Some(2), "{junk:?}: {}", stderr(&o));
         assert!(
             stderr(&o).starts_with("error: "),
             "{junk:?}: {}",
@@ -192,7 +192,7 @@ fn opt_runs_the_pipeline_and_prints_the_result() {
 fn opt_unknown_pass_lists_the_valid_ones() {
     let p = file("opt_bogus.drt", CANONICAL.as_bytes());
     let o = drtc(&["opt", path_str(&p), "--passes", "bogus"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     let valid = drtc_passes::registry::names().join(", ");
     assert!(valid.contains("cse") && valid.contains("dce"), "{valid}");
     assert_eq!(
@@ -202,7 +202,7 @@ fn opt_unknown_pass_lists_the_valid_ones() {
     assert_eq!(stdout(&o), "");
     // reported even when the file does not exist: the pipeline is checked first
     let o = drtc(&["opt", "/nonexistent.drt", "--passes", "cse,bogus"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains(&format!("valid passes: {valid}\n  cse,bogus\n      ^^^^^")),
         "{}",
@@ -214,14 +214,14 @@ fn opt_unknown_pass_lists_the_valid_ones() {
 fn opt_unknown_option_and_bad_syntax_are_reported_with_a_caret() {
     let p = file("opt_options.drt", CANONICAL.as_bytes());
     let o = drtc(&["opt", path_str(&p), "--passes", "dce,cse{max-ops=6}"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("unknown option `max-ops` for pass `cse`; valid options: commutative\n  dce,cse{max-ops=6}\n          ^^^^^^^"),
         "{}",
         stderr(&o)
     );
     let o = drtc(&["opt", path_str(&p), "--passes", "dce,,cse"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("expected a pass name, found `,`"),
         "{}",
@@ -261,7 +261,7 @@ fn opt_prints_ir_after_a_named_pass_to_stderr() {
         "--print-ir-after",
         "dce",
     ]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains(
             "cannot print the IR after `dce`: it is not in the pipeline (its passes: cse)"
@@ -327,7 +327,7 @@ fn opt_rejects_invalid_input_ir() {
     let bad = "graph @g(%x: f32[4]) {\n  %0 = relu(%x) : f32[5]\n  return %0\n}\n";
     let p = file("opt_invalid.drt", bad.as_bytes());
     let o = drtc(&["opt", path_str(&p), "--passes", "dce"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("opt_invalid.drt does not verify (1 error):\n  error: node #0"),
         "{}",

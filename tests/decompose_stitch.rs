@@ -288,3 +288,61 @@ fn bad_requests_are_errors_not_panics() {
     .unwrap_err();
     assert!(e.contains("kernels.jsonl:1: not JSON"), "{e}");
 }
+
+/// `stitch -o X.jsonl` writes one JSON line per program (as `compile` does for `.jsonl`
+/// input); several programs and `-o` an existing file is refused, not overwritten.
+#[test]
+fn stitch_output_is_json_lines_or_a_directory() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stitch_outputs");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let programs = root.join("data/seeds/list_a.jsonl");
+    let (sub, kernels) = (dir.join("sub.jsonl"), dir.join("kernels.jsonl"));
+    let p = programs.to_str().unwrap();
+    drtc(&[
+        "decompose",
+        p,
+        "--max-ops",
+        "8",
+        "-o",
+        sub.to_str().unwrap(),
+    ])
+    .unwrap();
+    reference_kernels(&sub, &kernels);
+    let stitch = |out: &Path| {
+        drtc(&[
+            "stitch",
+            "--programs",
+            p,
+            "--subproblems",
+            sub.to_str().unwrap(),
+            "--kernels",
+            kernels.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+    };
+    let lines = dir.join("out.jsonl");
+    stitch(&lines).unwrap();
+    let rows: Vec<Value> = std::fs::read_to_string(&lines)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let count = std::fs::read_to_string(&programs).unwrap().lines().count();
+    assert_eq!(rows.len(), count);
+    assert!(rows.iter().all(|r| r["module"]
+        .as_str()
+        .unwrap()
+        .contains("def triton_fused_operator")
+        && r["source_line"].is_u64()));
+    let modules = dir.join("modules");
+    stitch(&modules).unwrap();
+    assert_eq!(std::fs::read_dir(&modules).unwrap().count(), count);
+    let file = dir.join("a_file.py");
+    std::fs::write(&file, "keep me\n").unwrap();
+    let e = stitch(&file).unwrap_err();
+    assert!(e.contains("is a file") && e.starts_with("error: "), "{e}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me\n");
+}

@@ -77,8 +77,30 @@ fn cells_are_the_layers_answers() {
 }
 
 #[test]
-fn the_table_has_a_header_and_a_summary() {
-    let text = drtc(&["ops", "--only", "relu"]);
+fn the_default_table_fits_in_100_columns() {
+    let text = drtc(&["ops"]);
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.len()
+        );
+    }
+    let header = text.lines().next().unwrap();
+    for col in [
+        "op", "category", "front", "triton", "codegen", "synth", "e-graph",
+    ] {
+        assert!(header.contains(col), "{header}");
+    }
+    assert!(
+        text.contains(&format!("\n{} ops: ", drtc_ir::Op::ALL.len())),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_wide_table_has_a_header_and_a_summary() {
+    let text = drtc(&["ops", "--wide", "--only", "relu"]);
     let mut lines = text.lines();
     let header = lines.next().unwrap();
     for col in [

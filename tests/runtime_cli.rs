@@ -85,6 +85,38 @@ fn verify_exit_codes_reasons_and_json() {
     assert_eq!(v["failures"][0]["check"], "inputs_modified");
 }
 
+/// A reference that fails on its own is the input's fault (exit 2), not the candidate's
+/// (exit 1), and the message says to fix the reference.
+#[test]
+fn a_broken_reference_exits_2_and_a_wrong_candidate_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken_ref.py");
+    std::fs::write(
+        &broken,
+        "import torch\n\ndef get_inputs():\n    return [torch.randn(4)]\n\n\
+         def fused_operator(x):\n    raise RuntimeError('the reference is broken')\n",
+    )
+    .unwrap();
+    let o = drtc(&[
+        "verify",
+        "--device",
+        "cpu",
+        broken.to_str().unwrap(),
+        data("ok_relu_add.py").to_str().unwrap(),
+    ]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("fix the reference"), "{t}");
+    let o = drtc(&[
+        "verify",
+        "--device",
+        "cpu",
+        data("seed_relu_add.py").to_str().unwrap(),
+        data("bad_values.py").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
 #[test]
 fn seed_references_can_be_jsonl_lines() {
     let dir = tempfile::tempdir().unwrap();
@@ -123,7 +155,8 @@ fn missing_environment_says_how_to_fix_it() {
         .arg(data("ok_relu_add.py"))
         .output()
         .unwrap();
-    assert!(!o.status.success());
+    // drtc's runtime cannot start: exit status 3 (not the candidate's 1)
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("run `drtc setup`"), "{}", text(&o));
 
     // An interpreter without torch: the message names what is missing and the command.
@@ -139,7 +172,7 @@ fn missing_environment_says_how_to_fix_it() {
         .output()
         .unwrap();
     let t = text(&o);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(3), "{t}");
     assert!(t.contains("lacks numpy, torch, triton"), "{t}");
     assert!(t.contains("-m pip install"), "{t}");
 }

@@ -204,7 +204,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
 
     // --stop-after: nothing new starts; the exit status says tasks are left.
     let out = drtc(&[&common[..], &["--resume", "--stop-after", "0"]].concat());
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 task(s) not run"));
 
     // The table comes back from the rows alone.

@@ -47,7 +47,9 @@ class Compiled:
     def report(self) -> dict[str, Any]:
         """regions, kernels, fallback_ops, fusion_log, compile_ms (and verification)."""
 
-def parse(src: str, *, name: str = "<program>") -> Program: ...
+Frontend = Literal["auto", "native", "export"]
+
+def parse(src: str, *, name: str = "<program>", frontend: Frontend = "auto") -> Program: ...
 def compile(
     src: str,
     *,
@@ -58,6 +60,7 @@ def compile(
     simplify: bool = True,
     verify: bool = False,
     name: str = "<program>",
+    frontend: Frontend = "auto",
 ) -> Compiled: ...
 def decompose(
     src: str, max_ops: int = 8, *, passes: Optional[str] = None, name: str = "<program>"

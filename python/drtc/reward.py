@@ -285,6 +285,26 @@ def score_one(solution_str, ground_truth, **options) -> dict:
     return score_batch([solution_str], [ground_truth], **options)[0]
 
 
+# Keywords verl's reward managers may pass to any reward function; drtc has no use for them.
+_VERL_KEYWORDS = frozenset({"sandbox_fusion_url", "concurrent_semaphore", "memory_limit_mb"})
+
+_OPTION_NAMES = ("data_source", "solution_str", "ground_truth", "extra_info", "data_sources",
+                 "solution_strs", "ground_truths", "extra_infos", "correctness_weight",
+                 "speedup_weight", "speedup_cap", "timeout", "device", "workers", "trials",
+                 "strict", "extract", "keep_report")
+
+
+def _unknown_keywords(function, unknown, known):
+    """Python's own wording for unknown keywords, with the closest known name."""
+    import difflib
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1)
+        parts.append(f"'{name}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+    noun = "argument" if len(unknown) == 1 else "arguments"
+    return f"{function}() got unexpected keyword {noun}: {', '.join(parts)}"
+
+
 def compute_score(
     data_source=None,
     solution_str=None,
@@ -325,8 +345,14 @@ def compute_score(
     is visible); ``workers`` (CPU workers; default half the cores); ``trials`` (5, the
     least drtc allows); ``strict`` (True: the candidate must compute in its own kernels);
     ``extract`` ("last" or "first" code block); ``keep_report`` (False: attach the
-    runtime's full reports under ``report``). Extra keywords verl passes are ignored.
+    runtime's full reports under ``report``). The keywords some verl reward managers pass
+    to every reward function (``sandbox_fusion_url``, ``concurrent_semaphore``,
+    ``memory_limit_mb``) are ignored; any other unknown keyword raises ``TypeError``, so a
+    typo such as ``speed_cap=5`` is not silently dropped.
     """
+    unknown = sorted(set(_ignored) - _VERL_KEYWORDS)
+    if unknown:
+        raise TypeError(_unknown_keywords("compute_score", unknown, _OPTION_NAMES))
     options = dict(correctness_weight=correctness_weight, speedup_weight=speedup_weight,
                    speedup_cap=speedup_cap, timeout=timeout, device=device, workers=workers,
                    trials=trials, strict=strict, extract=extract, keep_report=keep_report)

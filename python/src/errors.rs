@@ -76,5 +76,10 @@ pub fn frontend(
 }
 
 pub fn runtime(e: impl Into<drtc::runtime::RuntimeError>) -> PyErr {
-    RuntimeEnvError::new_err(e.into().to_string())
+    // the runtime's messages name the CLI's flags; in Python they are keyword arguments
+    let text = e
+        .into()
+        .to_string()
+        .replace("`--device cpu`", "`device=\"cpu\"`");
+    RuntimeEnvError::new_err(text)
 }

@@ -5,10 +5,12 @@ use crate::json::to_py;
 use crate::verify::{device_kind, verify_sources, VerifySettings};
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
-use drtc::driver::program::module_form;
+use drtc::driver::frontend::{Frontend, FrontendUsed};
+use drtc::driver::program::{load_source, module_form, LoadedProgram};
 use drtc::runtime::DeviceKind;
+use drtc_backends::stitch::ModuleForm;
 use drtc_backends::triton::Precision;
-use drtc_frontends::{lower, Format, Lowered, Signature};
+use drtc_frontends::{lower, Lowered, Signature};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -17,10 +19,55 @@ pub fn lower_source(py: Python<'_>, src: &str, name: &str) -> PyResult<Lowered> 
     lower(src).map_err(|e| errors::frontend(py, &e, name, src))
 }
 
-fn format_name(f: Format) -> &'static str {
-    match f {
-        Format::KernelBench => "kernelbench",
-        Format::Seed => "seed",
+/// The frontend named by Python's `frontend=` argument (the CLI's `--frontend`).
+fn frontend_arg(frontend: &str) -> PyResult<Frontend> {
+    match frontend {
+        "auto" => Ok(Frontend::Auto),
+        "native" => Ok(Frontend::Native),
+        "export" => Ok(Frontend::Export),
+        other => Err(PyValueError::new_err(format!(
+            "frontend must be \"auto\", \"native\" or \"export\", not {other:?}"
+        ))),
+    }
+}
+
+/// Reads `src` with `frontend`: natively with the caret `FrontendError` of [`lower_source`],
+/// else through the driver's loader (torch.export in drtc's Python environment).
+fn load(py: Python<'_>, src: &str, name: &str, frontend: Frontend) -> PyResult<LoadedProgram> {
+    let native = match frontend {
+        Frontend::Export => None,
+        Frontend::Native | Frontend::Auto => Some(lower_source(py, src, name)),
+    };
+    if let Some(Ok(lowered)) = native {
+        return Ok(LoadedProgram {
+            name: name.to_string(),
+            line: None,
+            form: module_form(lowered.format, src, &[]),
+            graph: lowered.graph,
+            reference_source: Some(src.to_string()),
+            frontend: FrontendUsed::Native,
+            library_calls: vec![],
+            state_updates: vec![],
+            notes: vec![],
+        });
+    }
+    match native {
+        // refused natively: with `auto`, torch.export; when it fails too, the native
+        // error (with its span and kind)
+        Some(Err(native)) if frontend == Frontend::Auto => py
+            .detach(|| load_source(src, name, Frontend::Export))
+            .map_err(|_| native),
+        Some(Err(native)) => Err(native),
+        _ => py
+            .detach(|| load_source(src, name, frontend))
+            .map_err(|e| errors::FrontendError::new_err(e.message)),
+    }
+}
+
+fn form_name(form: &ModuleForm) -> &'static str {
+    match form {
+        ModuleForm::KernelBench { .. } => "kernelbench",
+        ModuleForm::Seed => "seed",
     }
 }
 
@@ -67,14 +114,16 @@ impl Program {
 }
 
 /// Lowers a PyTorch program (KernelBench `Model` or seed `fused_operator` format) to IR.
+/// `frontend` is the CLI's `--frontend` with its default: "auto" (the native parser when
+/// it accepts the program, torch.export otherwise), "native" or "export".
 #[pyfunction]
-#[pyo3(signature = (src, *, name = "<program>"))]
-pub fn parse(py: Python<'_>, src: &str, name: &str) -> PyResult<Program> {
-    let lowered = lower_source(py, src, name)?;
-    let g = &lowered.graph;
+#[pyo3(signature = (src, *, name = "<program>", frontend = "auto"))]
+pub fn parse(py: Python<'_>, src: &str, name: &str, frontend: &str) -> PyResult<Program> {
+    let loaded = load(py, src, name, frontend_arg(frontend)?)?;
+    let g = &loaded.graph;
     Ok(Program {
         ir: drtc_ir::text::print(g),
-        format: format_name(lowered.format),
+        format: form_name(&loaded.form),
         ops: g.body().iter().map(|&n| g.node(n).op.name()).collect(),
         flops: g.flops(),
         signature: Signature::of(g).to_json(),
@@ -126,7 +175,7 @@ fn precision(name: &str) -> PyResult<Precision> {
 /// device and the report gets a `verification` entry (the runtime's full report).
 /// `simplify` (default true, as `drtc compile`) runs the e-graph rewrites before fusion.
 #[pyfunction]
-#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = true, verify = false, name = "<program>"))]
+#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = true, verify = false, name = "<program>", frontend = "auto"))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
     py: Python<'_>,
@@ -138,7 +187,9 @@ pub fn compile(
     simplify: bool,
     verify: bool,
     name: &str,
+    frontend: &str,
 ) -> PyResult<Compiled> {
+    let frontend = frontend_arg(frontend)?;
     if backend != "triton" {
         return Err(PyValueError::new_err(format!(
             "backend must be \"triton\" (drtc's templates), not {backend:?}"
@@ -165,10 +216,10 @@ pub fn compile(
         // CUDA graphs where the cost rule says they pay (as `drtc compile`'s default)
         graphs: drtc_backends::graphs::GraphMode::Auto,
     };
-    let lowered = lower_source(py, src, name)?;
-    let form = module_form(lowered.format, src, &[]);
+    let loaded = load(py, src, name, frontend)?;
+    let form = loaded.form;
     let mut compiled = py
-        .detach(|| compile_graph(lowered.graph, &form, &opts))
+        .detach(|| compile_graph(loaded.graph, &form, &opts))
         .map_err(CompileError::new_err)?;
     let mut report = compiled.report_json();
     if verify {
@@ -190,6 +241,9 @@ pub fn compile(
         }
         report["verification"] =
             serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        // the CLI's report keys: the one-line summary and the reasons too
+        report["verification"]["summary"] = serde_json::json!(v.summary());
+        report["verification"]["reasons"] = serde_json::json!(v.reasons());
     }
     Ok(Compiled {
         source: compiled.module.source.clone(),

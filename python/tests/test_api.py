@@ -43,6 +43,38 @@ def test_a_program_that_does_not_parse_raises_frontend_error_with_a_caret():
         drtc.compile("def f(:\n")
 
 
+WHOLE_MODEL = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(8, 8) for _ in range(2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return x
+
+def get_inputs():
+    return [torch.randn(4, 8)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_frontend_defaults_to_auto_as_in_the_cli():
+    # a loop over nn.ModuleList: the native parser refuses it, torch.export reads it
+    with pytest.raises(drtc.FrontendError):
+        drtc.parse(WHOLE_MODEL, frontend="native")
+    p = drtc.parse(WHOLE_MODEL)
+    assert p.format == "kernelbench" and p.ops.count("relu") == 2, p.ir
+    with pytest.raises(ValueError, match="frontend must be"):
+        drtc.parse(REFERENCE, frontend="torch")
+
+
 def test_wrong_argument_types_raise_type_error_naming_the_type():
     with pytest.raises(TypeError, match="str"):
         drtc.parse(42)

@@ -86,6 +86,12 @@ def test_bad_options_are_errors_not_scores():
         reward.compute_score("drtc", answer(CORRECT), REFERENCE, extract="middle")
     with pytest.raises(TypeError, match="ground_truths"):
         reward.compute_score(solution_strs=["x"])
+    # a typo is an error, not a silently dropped option
+    with pytest.raises(TypeError, match="did you mean 'speedup_cap'"):
+        reward.compute_score("drtc", answer(CORRECT), REFERENCE, speed_cap=5)
+    # what verl's managers pass to every reward function is accepted
+    reward.compute_score("drtc", "no code here", REFERENCE, device="cpu",
+                         sandbox_fusion_url=None, memory_limit_mb=1024)
 
 
 def test_the_speed_term_is_capped_log_speedup():

@@ -8,6 +8,13 @@ use drtc::runtime::{devices, BenchRequest, DeviceKind, DeviceScan};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
+#[command(
+    about = "Verify, then time a candidate against its reference on a CUDA GPU",
+    long_about = concat!(
+        "Verifies the candidate as `drtc verify` does and, when it is verified, times it against the eager reference (and torch.compile with --baseline compile) with CUDA events, L2 flushed, interleaved on the same inputs, and prints the medians and the speedup. Needs a CUDA GPU: on the CPU interpreter speed means nothing (use `drtc verify --device cpu`).\n\nExample:\n  drtc bench-pair model.py model_triton.py --baseline compile",
+        exit_status_help!()
+    )
+)]
 pub struct BenchPairArgs {
     #[command(flatten)]
     pub pair: PairArgs,
@@ -71,10 +78,10 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| DriverError::Reported(e.to_string()))?;
         println!("{text}");
-        return Ok(if ok {
-            ExitCode::SUCCESS
+        return Ok(if report.verify.verified {
+            super::exit::verified(ok)
         } else {
-            ExitCode::FAILURE
+            super::exit::of_report(&report.verify)
         });
     }
     if !report.verify.verified {
@@ -83,7 +90,7 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
         for r in reasons {
             println!("  {r}");
         }
-        return Ok(ExitCode::FAILURE);
+        return Ok(super::exit::of_report(&report.verify));
     }
     println!("{}", report.verify.summary());
     let Some(t) = &report.timing else {
@@ -91,14 +98,10 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
             "timing failed: {}",
             report.timing_error.as_deref().unwrap_or("no timing report")
         );
-        return Ok(ExitCode::FAILURE);
+        return Ok(ExitCode::from(super::exit::DRTC_FAILED));
     };
     for line in t.render() {
         println!("{line}");
     }
-    Ok(if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(super::exit::verified(ok))
 }

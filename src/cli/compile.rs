@@ -124,10 +124,11 @@ pub fn this_drtc() -> Option<String> {
         .map(|p| p.display().to_string())
 }
 
-/// Compile a program into one module of fused Triton kernels.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Reads a PyTorch program (a KernelBench file defining `Model`, a seed-format \
+    about = "Compile a program into one module of fused Triton kernels, verified against PyTorch",
+    long_about = concat!(
+        "Reads a PyTorch program (a KernelBench file defining `Model`, a seed-format \
 program or `.jsonl` of them, or a `.drt` IR file), fuses it into regions, generates a Triton \
 kernel per region from drtc's templates (convolutions stay with cuDNN; ops without a template \
 are computed with PyTorch and listed in the report), stitches them into one module and, \
@@ -145,7 +146,9 @@ region (or for the whole program with --mode whole); each is checked statically,
 an isolated worker and, on a GPU, timed; failed or slow ones get --turns feedback rounds; \
 the template kernel is always a candidate and the fastest verified one per region is \
 stitched and verified again. The report lists every candidate.\n\nExample:\n  drtc compile \
-model.py -o model_triton.py --device cpu --set batch_size=2"
+model.py -o model_triton.py --device cpu --set batch_size=2",
+        exit_status_help!()
+    )
 )]
 pub struct CompileArgs {
     /// The program: `model.py` (KernelBench or seed format), `programs.jsonl`, or `graph.drt`.
@@ -181,8 +184,8 @@ pub struct CompileArgs {
     /// Precision policy of fp32 matrix products (also the verifier's value rule).
     #[arg(long, value_enum, default_value = "fp32")]
     pub precision: PrecisionArg,
-    /// Most ops fused into one kernel.
-    #[arg(long, default_value_t = 64)]
+    /// Most ops fused into one kernel (at least 1).
+    #[arg(long, default_value_t = 64, value_parser = super::llm_args::at_least_one)]
     pub max_ops: usize,
     /// Run drtc's e-graph rewrites (canonicalize, simplify) before fusion: the default.
     /// A rewrite is kept only where the fusion plan of the result costs less (memory
@@ -224,7 +227,12 @@ pub struct CompileArgs {
     pub backend: BackendArg,
     /// With --backend llm: what to write when the server cannot be used (unreachable,
     /// unknown model, refused key).
-    #[arg(long, value_enum, default_value = "template")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "template",
+        help_heading = "LLM backend (compile --backend llm, eval)"
+    )]
     pub fallback: FallbackArg,
     #[command(flatten)]
     pub llm: super::llm_args::LlmArgs,
@@ -267,6 +275,21 @@ fn check(
             }),
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
+    }
+}
+
+/// The line printed before verification starts, which can take far longer than compiling.
+fn verifying_line(device: DeviceKind) -> String {
+    let trials = drtc::runtime::MIN_TRIALS;
+    match device {
+        DeviceKind::Cpu => format!(
+            "verifying against the reference on cpu ({trials} trials under Triton's \
+             interpreter; --no-verify skips it)..."
+        ),
+        _ => format!(
+            "verifying against the reference on {} ({trials} trials, then timing)...",
+            device.name()
+        ),
     }
 }
 
@@ -518,6 +541,28 @@ fn export_summary(prog: &drtc::driver::program::LoadedProgram) -> String {
     s
 }
 
+/// Refuses the LLM backend's options given with the template backend: they would do
+/// nothing.
+pub fn refuse_llm_options(matches: &clap::ArgMatches) -> DriverResult<()> {
+    let mut given = super::llm_args::LlmArgs::given(matches);
+    if matches.value_source("fallback") == Some(clap::parser::ValueSource::CommandLine) {
+        given.push("--fallback".into());
+    }
+    if given.is_empty() {
+        return Ok(());
+    }
+    let (what, it) = if given.len() == 1 {
+        ("is an option", "it")
+    } else {
+        ("are options", "them")
+    };
+    Err(DriverError::Reported(format!(
+        "{} {what} of --backend llm and would do nothing with the template backend: add \
+         --backend llm or drop {it}",
+        given.join(", ")
+    )))
+}
+
 /// The template backend.
 pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
@@ -529,6 +574,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
             }
         }
     }
+    super::decompose::say_overrides(&overrides, &args.set);
     let multi = args.file.extension().is_some_and(|e| e == "jsonl");
     if multi && !args.input_types.is_empty() && args.line.is_none() {
         return Err(DriverError::Reported(
@@ -652,10 +698,10 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 let fallbacks = compiled.module.fallback_ops();
                 if !multi {
                     eprintln!(
-                        "wrote {} ({} kernels, {} regions{}) in {:.1} ms",
+                        "wrote {} ({}, {}{}); compiled in {:.1} ms",
                         candidate.display(),
-                        compiled.module.kernel_count(),
-                        compiled.module.regions.len(),
+                        super::plural(compiled.module.kernel_count(), "kernel"),
+                        super::plural(compiled.module.regions.len(), "region"),
                         if fallbacks.is_empty() {
                             String::new()
                         } else {
@@ -676,6 +722,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 if let (Some(pool), Some(reference)) = (&pool, &prog.reference_source) {
                     let ref_path = work.join(format!("reference_{}_{i}.py", std::process::id()));
                     write(&ref_path, reference)?;
+                    if !multi {
+                        eprintln!("{}", verifying_line(device));
+                    }
                     let mut v = check(pool, device, &ref_path, &candidate, opts.precision);
                     ok = v["verified"] == true;
                     // The layout first (the change measured to break the fp32 rule: cuDNN's
@@ -817,9 +866,5 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
             &serde_json::to_string_pretty(&report).unwrap_or_default(),
         )?;
     }
-    Ok(if failures == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(super::exit::verified(failures == 0))
 }

@@ -12,6 +12,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 
 pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
+    if args.frontend == drtc::driver::frontend::Frontend::Export {
+        return Err(DriverError::Reported(
+            "--backend llm reads programs with the native frontend only (its prompts are \
+             the program's own PyTorch code): drop --frontend export"
+                .into(),
+        ));
+    }
     if args.no_verify || args.search == super::search_arg::SearchArg::Full {
         return Err(DriverError::Reported(
             "--backend llm verifies every candidate: drop --no-verify and --search".into(),
@@ -21,12 +28,14 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
         return match args.fallback {
             FallbackArg::None => Err(e),
             FallbackArg::Template => {
-                eprintln!("error: {e}");
-                eprintln!("falling back to the template backend (--fallback template)");
-                // the template module is written (and verified as usual), but the backend
-                // asked for did not run: the exit status says so
-                run_template(args)?;
-                Ok(ExitCode::FAILURE)
+                eprintln!("warning: the LLM backend cannot be used: {}", e.message());
+                eprintln!(
+                    "warning: writing the template backend's module instead (--fallback \
+                     template; --fallback none makes this an error, exit status 2)"
+                );
+                // the template module is written and verified as usual: its exit status is
+                // the module's (the report names the fallback)
+                run_template(args)
             }
         };
     }
@@ -39,6 +48,8 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             }
         }
     }
+    super::decompose::say_overrides(&overrides, &args.set);
+    // `auto` is the native frontend here: a program it refuses is refused with its reason
     let mut programs = load_programs(&args.file, &contents, &overrides, args.line)
         .map_err(DriverError::Reported)?;
     if programs.len() != 1 {
@@ -107,9 +118,5 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             &serde_json::to_string_pretty(&report).unwrap_or_default(),
         )?;
     }
-    Ok(if v.verified {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(super::exit::verified(v.verified))
 }

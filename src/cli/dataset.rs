@@ -7,10 +7,11 @@ use drtc::dataset::{build, input_files, write_all, DatasetMode, DatasetOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Build a verl training set (Parquet) from programs.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Reads programs (a `.jsonl` of seed programs as `drtc synth` writes \
+    about = "Write a verl training set (Parquet) of prompts and reference programs",
+    long_about = concat!(
+        "Reads programs (a `.jsonl` of seed programs as `drtc synth` writes \
 them, a KernelBench or seed `.py`, a `.drt`, or a directory tree of those) and writes one \
 Parquet row per task in the schema verl's RL trainer reads:\n\n  data_source   string\n  \
 prompt        list of {role, content} (the shared templates of data/prompts/)\n  ability       \
@@ -23,7 +24,9 @@ the whole program (`ModelNew` for KernelBench files). Rows are in curriculum ord
 `OUT.levelL.parquet`; with --test-fraction, held-out rows go to `OUT.test.parquet`. \
 Identical tasks are written once. Score answers with the reward `drtc.reward` \
 (python/drtc/reward.py).\n\nExample:\n  drtc synth --ops 3 --count 100 -o synth.jsonl\n  \
-drtc dataset synth.jsonl -o train.parquet --mode whole"
+drtc dataset synth.jsonl -o train.parquet --mode whole",
+        exit_status_help!()
+    )
 )]
 pub struct DatasetArgs {
     /// A `.jsonl` of seed programs, a `.py` or `.drt` program, or a directory of them.
@@ -95,6 +98,7 @@ pub fn run(args: DatasetArgs) -> DriverResult<ExitCode> {
     Ok(if d.skipped.is_empty() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::FAILURE
+        // programs that could not be read: the input (exit 2)
+        ExitCode::from(super::exit::BAD_INPUT)
     })
 }

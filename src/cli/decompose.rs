@@ -15,17 +15,20 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Split programs into subproblems of at most N ops, one seed program each.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Reads programs (a KernelBench or seed `.py`, a `.jsonl` of seed \
+    about = "Split programs into subproblems of at most N ops, one seed program each",
+    long_about = concat!(
+        "Reads programs (a KernelBench or seed `.py`, a `.jsonl` of seed \
 programs, or a `.drt` IR file), splits each into subproblems of at most --max-ops ops along \
 fusion-legal cuts (never splitting a fusable kernel, never making two subproblems depend on \
 each other, cutting across small tensors first), and writes one JSON line per subproblem: \
 `pytorch` (a standalone seed program: `get_inputs` with the subproblem's input shapes, \
 `fused_operator`), `difficulty` (its op count), and provenance: `source`, `source_line`, \
 `subproblem`, `subproblems`, `reads`, `writes`, `ops`.\n\nExample:\n  drtc decompose \
-model.py --max-ops 4 -o sub.jsonl"
+model.py --max-ops 4 -o sub.jsonl",
+        exit_status_help!()
+    )
 )]
 pub struct DecomposeArgs {
     /// The programs: `model.py`, `programs.jsonl` or `graph.drt`.
@@ -54,6 +57,21 @@ pub fn prepare(graph: &mut drtc_ir::Graph, pipeline: Option<&str>) -> DriverResu
 }
 
 /// The overrides for `file`: `--set`, plus the size caps with `--shrink` (`.py` only).
+/// Says on stderr which constants `--shrink` changed (the ones not given with `--set`).
+pub fn say_overrides(all: &[ConstantOverride], set: &[ConstantOverride]) {
+    let shrunk: Vec<String> = all
+        .iter()
+        .filter(|o| !set.iter().any(|s| s.name == o.name))
+        .map(|o| format!("{}={}", o.name, o.value))
+        .collect();
+    if !shrunk.is_empty() {
+        eprintln!(
+            "--shrink set {} (--set NAME=VALUE chooses other values)",
+            shrunk.join(", ")
+        );
+    }
+}
+
 pub fn overrides(
     file: &Path,
     contents: &str,
@@ -77,6 +95,7 @@ pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {
     }
     let contents = read_file(&args.file)?;
     let ov = overrides(&args.file, &contents, &args.set, args.shrink);
+    say_overrides(&ov, &args.set);
     let programs =
         load_programs(&args.file, &contents, &ov, None).map_err(DriverError::Reported)?;
     let write_err = |source| DriverError::Write {
@@ -114,7 +133,8 @@ pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {
         }
     );
     Ok(if failed > 0 {
-        ExitCode::FAILURE
+        // programs that could not be loaded: the input (exit 2)
+        ExitCode::from(super::exit::BAD_INPUT)
     } else {
         ExitCode::SUCCESS
     })

@@ -7,6 +7,13 @@ use drtc::runtime::{devices, DeviceScan};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
+#[command(
+    about = "List CUDA GPUs (or say that CPU mode applies)",
+    long_about = concat!(
+        "Lists the CUDA GPUs the driver API reports (name, memory, compute capability), without importing torch, or says why there is none; then every command that verifies runs under Triton's CPU interpreter (correctness only, no timing).\n\nExample:\n  drtc devices --json",
+        exit_status_help!()
+    )
+)]
 pub struct DevicesArgs {
     /// Print JSON.
     #[arg(long)]

@@ -29,10 +29,11 @@ pub enum BaselineArg {
     Compile,
 }
 
-/// Evaluate a kernel model over a benchmark.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Asks the model for --samples candidates per task (in region \
+    about = "Evaluate a kernel-writing language model over a benchmark (pass@k, fast_p)",
+    long_about = concat!(
+        "Asks the model for --samples candidates per task (in region \
 mode: per region, stitched per sample), checks and verifies every candidate in the \
 runtime's isolated workers and, on a GPU, times the verified ones against the eager \
 reference (and torch.compile with --baseline compile). Writes one JSON line per task and \
@@ -41,7 +42,9 @@ geomean speedup (unsolved tasks count 1.0), per-op success rates and token and t
 totals. On --device cpu candidates are verified under Triton's interpreter and speed is \
 not measured.\n\nExample:\n  drtc eval ../shared/kernelbench/level1 --llm-url \
 http://127.0.0.1:8000/v1 --llm-model my-model --samples 4 --mode whole -o results.jsonl \
---markdown table.md"
+--markdown table.md",
+        exit_status_help!()
+    )
 )]
 pub struct EvalArgs {
     /// A KernelBench folder (every `.py` file is a task) or a seed `.jsonl` file.

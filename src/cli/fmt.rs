@@ -11,11 +11,14 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(
     about = "Check an IR file and print it in canonical form",
-    long_about = "Parses a `.drt` IR file, runs the verifier and prints the graph in drtc's \
+    long_about = concat!(
+        "Parses a `.drt` IR file, runs the verifier and prints the graph in drtc's \
 canonical text form to stdout (nodes numbered %0, %1, ... in program order, every attribute \
 explicit, comments dropped).\n\nParse errors point at the offending line and column; verifier \
-errors are listed one per line and the exit status is 1. Verifier warnings (such as values \
+errors are listed one per line and the exit status is 2. Verifier warnings (such as values \
 never used) go to stderr and do not fail the command.",
+        exit_status_help!()
+    ),
     after_help = "Examples:\n  drtc fmt model.drt > model.fmt.drt\n  drtc fmt --check model.drt   \
 # exit status 1 if model.drt is not in canonical form"
 )]
@@ -29,8 +32,13 @@ pub struct FmtArgs {
 
 pub fn run(args: FmtArgs) -> DriverResult<ExitCode> {
     let file = ir_file::load(&args.file)?;
-    for w in &file.warnings {
-        eprintln!("{w}");
+    if !file.warnings.is_empty() {
+        let name = args.file.display().to_string();
+        let listed = ir_file::list_at(&file.warnings, &file.source, &name);
+        for w in listed.lines() {
+            // one finding per line as before, its place in the text after it
+            eprintln!("{}", w.trim_start());
+        }
     }
     let printed = text::print(&file.graph);
     if !args.check {

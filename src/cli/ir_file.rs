@@ -20,11 +20,8 @@ pub struct IrFile {
 pub fn load(path: &Path) -> DriverResult<IrFile> {
     let source = read_file(path)?;
     let name = path.display().to_string();
-    let graph = text::parse(&source).map_err(|e| {
-        let rendered = e.render(&source, &name);
-        let rendered = rendered.strip_prefix("error: ").unwrap_or(&rendered);
-        DriverError::Reported(rendered.trim_end().to_string())
-    })?;
+    let graph = text::parse(&source)
+        .map_err(|e| DriverError::Reported(e.render(&source, &name).trim_end().to_string()))?;
     let (errors, warnings): (Vec<_>, Vec<_>) =
         verify(&graph).into_iter().partition(|e| e.is_error());
     if !errors.is_empty() {
@@ -32,7 +29,7 @@ pub fn load(path: &Path) -> DriverResult<IrFile> {
             "{name} does not verify ({} error{}):\n{}",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" },
-            list(&errors)
+            list_at(&errors, &source, &name)
         )));
     }
     Ok(IrFile {
@@ -42,11 +39,33 @@ pub fn load(path: &Path) -> DriverResult<IrFile> {
     })
 }
 
-/// Verifier findings, one per line, indented.
-pub fn list(findings: &[VerifyError]) -> String {
+/// The 1-based line of each node statement (`%0 = ...`) of `source`, in program order:
+/// the parser keeps the text's order, so a verifier finding's position is an index here.
+fn node_lines(source: &str) -> Vec<usize> {
+    source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let code = l.split("//").next().unwrap_or("").trim_start();
+            code.starts_with('%') && code.contains('=')
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Verifier findings, one per line, indented; each finding about a node followed by where
+/// that node is in the text.
+pub fn list_at(findings: &[VerifyError], source: &str, name: &str) -> String {
+    let lines = node_lines(source);
     findings
         .iter()
-        .map(|e| format!("  {e}"))
+        .map(|e| match e.position.and_then(|p| lines.get(p)) {
+            Some(line) => format!(
+                "  {e}
+    --> {name}:{line}"
+            ),
+            None => format!("  {e}"),
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

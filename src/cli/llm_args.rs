@@ -39,7 +39,7 @@ pub struct LlmArgs {
     #[arg(long, value_name = "NAME")]
     pub llm_model: Option<String>,
     /// Candidates per region (whole mode: per program).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = at_least_one)]
     pub samples: usize,
     /// Rounds per candidate: the first answer, then feedback rounds with the verifier's
     /// (or the timer's) findings.
@@ -50,10 +50,10 @@ pub struct LlmArgs {
     pub mode: ModeArg,
     /// Strict checks for model-written candidates (the default): no PyTorch compute
     /// outside the region's library ops (conv, matmul), no try/except, no extra streams.
-    #[arg(long, overrides_with = "no_strict")]
+    #[arg(long, conflicts_with = "no_strict")]
     pub strict: bool,
     /// Turn the strict checks off.
-    #[arg(long, overrides_with = "strict")]
+    #[arg(long)]
     pub no_strict: bool,
     #[arg(long, default_value_t = 0.7)]
     pub temperature: f64,
@@ -96,14 +96,53 @@ pub struct LlmArgs {
     #[arg(long)]
     pub target_gpu: Option<String>,
     /// Most ops in one region (region mode).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, value_parser = at_least_one)]
     pub max_region_ops: usize,
     /// Verification trials per candidate (at least 5).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = trials)]
     pub trials: u32,
     /// Seconds before a hanging candidate is killed (its worker is replaced).
     #[arg(long, default_value_t = 300)]
     pub candidate_timeout: u64,
+}
+
+/// A count that must be at least 1 (`--max-ops 0` would make nothing).
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|e| format!("`{s}` is not a count ({e})"))?;
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// Verification trials: at least 5, the least the verifier runs (fewer are refused rather
+/// than silently raised).
+pub fn trials(s: &str) -> Result<u32, String> {
+    let n: u32 = s
+        .parse()
+        .map_err(|e| format!("`{s}` is not a count ({e})"))?;
+    if n < 5 {
+        return Err("must be at least 5 (the verifier's minimum number of trials)".into());
+    }
+    Ok(n)
+}
+
+impl LlmArgs {
+    /// The LLM options given on the command line in `matches` (`--samples`, ...): with the
+    /// template backend they would do nothing, so `compile` refuses them.
+    pub fn given(matches: &clap::ArgMatches) -> Vec<String> {
+        let cmd = Self::augment_args(clap::Command::new("llm"));
+        cmd.get_arguments()
+            .filter(|a| {
+                matches.try_get_raw(a.get_id().as_str()).is_ok()
+                    && matches.value_source(a.get_id().as_str())
+                        == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .map(|a| format!("--{}", a.get_long().unwrap_or(a.get_id().as_str())))
+            .collect()
+    }
 }
 
 /// What a run with the LLM needs.

@@ -1,5 +1,15 @@
 //! The command line: one file per subcommand, registered in [`Command`].
 
+/// The exit-status paragraph every subcommand's long help ends with.
+macro_rules! exit_status_help {
+    () => {
+        "\n\nExit status: 0 done (and verified, where something was verified); 1 the \
+candidate or generated module did not verify; 2 the input is wrong (usage, a file that \
+cannot be read, parsed or written, a program drtc refuses, a reference that fails on its \
+own); 3 drtc failed (its Python runtime could not start or answer, an internal error)."
+    };
+}
+
 mod bench_pair;
 mod compile;
 mod compile_llm;
@@ -7,6 +17,7 @@ mod dataset;
 mod decompose;
 mod devices;
 mod eval;
+pub mod exit;
 mod fmt;
 mod ir_file;
 mod layout_arg;
@@ -45,12 +56,54 @@ pub enum DriverError {
         path: String,
         source: std::io::Error,
     },
-    /// A message already rendered for the user (diagnostics with carets, lists of errors).
+    /// A message already rendered for the user (diagnostics with carets, lists of errors)
+    /// about the input: usage, a program drtc refuses, a broken reference.
     #[error("{0}")]
     Reported(String),
+    /// drtc itself failed: its Python runtime could not start or answer.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl DriverError {
+    /// The exit status of this error ([`exit`]): 2 for the input, 3 for drtc's own failure.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            DriverError::Read { .. } | DriverError::Write { .. } | DriverError::Reported(_) => {
+                exit::BAD_INPUT
+            }
+            DriverError::Failed(_) => exit::DRTC_FAILED,
+        }
+    }
+
+    /// The message without any leading `error:` of its own: the caller adds the one prefix.
+    pub fn message(&self) -> String {
+        without_error_prefix(&self.to_string()).to_string()
+    }
+}
+
+/// `text` without leading `error:` / `Error:` prefixes (renderers such as ariadne add their
+/// own): drtc prints exactly one.
+pub fn without_error_prefix(mut text: &str) -> &str {
+    loop {
+        let t = text.trim_start();
+        match t.get(..6) {
+            Some(p) if p.eq_ignore_ascii_case("error:") => text = &t[6..],
+            _ => return t,
+        }
+    }
 }
 
 pub type DriverResult<T> = Result<T, DriverError>;
+
+/// `n` and `word`, in the plural unless `n` is 1: "1 kernel", "3 regions".
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
 
 /// Reads a file, mapping the error to a driver error naming the path.
 pub fn read_file(path: &std::path::Path) -> DriverResult<String> {
@@ -60,16 +113,94 @@ pub fn read_file(path: &std::path::Path) -> DriverResult<String> {
     })
 }
 
+/// Checks, before any work, that `path` can be written as a file: not a directory, in a
+/// folder that exists, creatable or writable (an existing file is left as it is; a probe
+/// file is removed again).
+pub fn check_writable_file(path: &std::path::Path) -> DriverResult<()> {
+    let shown = path.display().to_string();
+    if path.is_dir() {
+        return Err(DriverError::Reported(format!(
+            "`{shown}` is a directory; give the path of a file to write"
+        )));
+    }
+    let existed = path.exists();
+    match std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(source) => Err(DriverError::Write {
+            path: shown,
+            source,
+        }),
+    }
+}
+
+/// Checks, before any work, that `path` is (or can be created as) a writable directory.
+pub fn check_writable_dir(path: &std::path::Path) -> DriverResult<()> {
+    let shown = path.display().to_string();
+    if path.exists() && !path.is_dir() {
+        return Err(DriverError::Reported(format!(
+            "`{shown}` is a file; give a directory (created when missing)"
+        )));
+    }
+    std::fs::create_dir_all(path).map_err(|source| DriverError::Write {
+        path: shown.clone(),
+        source,
+    })?;
+    check_writable_file(&path.join(format!(".drtc-write-check-{}", std::process::id())))
+}
+
+/// The outputs of a command, checked before it starts any work: an unwritable `--report`
+/// must not fail after minutes of verification.
+fn check_outputs(command: &Command) -> DriverResult<()> {
+    let files: Vec<&std::path::Path> = match command {
+        Command::Compile(a) => [Some(&a.output), a.report.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+            .collect(),
+        Command::Suite(a) => [a.json.as_ref(), a.markdown.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+            .collect(),
+        Command::SuiteReport(a) => a.markdown.iter().map(|p| p.as_path()).collect(),
+        Command::Eval(a) => [Some(&a.output), a.markdown.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+            .collect(),
+        Command::Decompose(a) => vec![a.output.as_path()],
+        Command::Dataset(a) => vec![a.output.as_path()],
+        Command::Synth(a) => vec![a.output.as_path()],
+        Command::Stitch(a) if a.output.is_dir() => return check_writable_dir(&a.output),
+        Command::Stitch(a) => vec![a.output.as_path()],
+        Command::SynthReport(a) => return a.plots.as_deref().map_or(Ok(()), check_writable_dir),
+        _ => vec![],
+    };
+    files.into_iter().try_for_each(check_writable_file)
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "drtc",
     version,
     about = "Compile PyTorch programs into fast, verified Triton kernels",
-    long_about = "drtc reads a PyTorch program (a KernelBench `Model` file or a DRTriton seed \
+    long_about = concat!(
+        "drtc reads a PyTorch program (a KernelBench `Model` file or a DRTriton seed \
 program), lowers it to a typed tensor IR, rewrites and fuses it, generates a Triton kernel \
 per fused region, stitches them into one module, verifies it against PyTorch on fresh \
 random inputs and, on a GPU, times it.\n\nIR files (`.drt`) use drtc's text format; see \
-ARCHITECTURE.md."
+ARCHITECTURE.md. `drtc <COMMAND> --help` explains each command.",
+        exit_status_help!()
+    )
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -78,42 +209,39 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Compile a program into one module of fused Triton kernels, verified against PyTorch
+    // No doc comments on these variants: clap would take one as the subcommand's `about`
+    // and reset its `long_about`. Each `...Args` carries its own `about` and `long_about`.
     Compile(compile::CompileArgs),
-    /// Compile, verify and time every program of a benchmark directory
     Suite(suite::SuiteArgs),
-    /// Rebuild a suite's table and summary from its JSON rows
     SuiteReport(suite_report::SuiteReportArgs),
     Fmt(fmt::FmtArgs),
     Opt(opt::OptArgs),
-    /// Verify a candidate against its PyTorch reference (exit 0 only when verified)
     Verify(verify::VerifyArgs),
-    /// Verify, then time a candidate against its reference on a CUDA GPU
     BenchPair(bench_pair::BenchPairArgs),
-    /// Create drtc's pinned Python environment (torch, triton, numpy, ortools)
     Setup(setup::SetupArgs),
-    /// List CUDA GPUs (or say that CPU mode applies)
     Devices(devices::DevicesArgs),
-    /// Lower a PyTorch program (KernelBench or seed format) to IR and print it.
     Parse(parse::ParseArgs),
     Synth(synth::SynthArgs),
     SynthReport(synth_report::SynthReportArgs),
     SynthBench(synth_bench::SynthBenchArgs),
-    /// Split programs into subproblems of at most N ops, one seed program each
     Decompose(decompose::DecomposeArgs),
-    /// Build whole programs from one kernel module per subproblem
     Stitch(stitch::StitchArgs),
-    /// Evaluate a kernel-writing language model over a benchmark (pass@k, fast_p)
     Eval(eval::EvalArgs),
-    /// Write a verl training set (Parquet) of prompts and reference programs
     Dataset(dataset::DatasetArgs),
     Ops(ops::OpsArgs),
 }
 
-pub fn run(cli: Cli) -> DriverResult<ExitCode> {
+/// Runs a parsed command line; `matches` says which options were given explicitly.
+pub fn run(cli: Cli, matches: &clap::ArgMatches) -> DriverResult<ExitCode> {
+    check_outputs(&cli.command)?;
     match cli.command {
         Command::Compile(args) => match args.backend {
-            compile::BackendArg::Template => compile::run_template(args),
+            compile::BackendArg::Template => {
+                if let Some(sub) = matches.subcommand_matches("compile") {
+                    compile::refuse_llm_options(sub)?;
+                }
+                compile::run_template(args)
+            }
             compile::BackendArg::Llm => compile_llm::run(args),
         },
         Command::Suite(args) => suite::run(args),

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(
     about = "Print which layer supports which op (frontend, inference, FLOPs, Triton, torch, synth, e-graph)",
-    long_about = "Print the op matrix: for every op of the IR, what each layer's own code does \
+    long_about = concat!(
+        "Print the op matrix: for every op of the IR, what each layer's own code does \
 with the op's example application (no hand-written list).\n\n\
 frontend  the Python frontend reads back the PyTorch call the emitter writes (yes, as other ops, or the error)\n\
 infer     the example's result types\n\
@@ -18,7 +19,9 @@ triton    what the Triton backend supports: template:KIND, library call, host vi
 codegen   what the stitcher generated: kernel, library, host, or pytorch (computed with PyTorch, reported)\n\
 torch     the PyTorch call the emitter writes\n\
 synth     the synthesizer's family (- when it does not place the op)\n\
-e-graph   rewrite rules matching the op, and fold when constant folding evaluates it"
+e-graph   rewrite rules matching the op, and fold when constant folding evaluates it",
+        exit_status_help!()
+    )
 )]
 pub struct OpsArgs {
     /// Print JSON lines, one object per op.
@@ -27,6 +30,84 @@ pub struct OpsArgs {
     /// Only the ops whose name contains this text.
     #[arg(long)]
     pub only: Option<String>,
+    /// Every column in full (infer, flops, torch, the frontend's and the Triton backend's
+    /// messages): wider than a terminal. The default table fits in 100 columns.
+    #[arg(long, conflicts_with = "json")]
+    pub wide: bool,
+}
+
+const COMPACT_HEADER: [&str; 7] = [
+    "op", "category", "front", "triton", "codegen", "synth", "e-graph",
+];
+
+/// The widest each compact column may be: the table fits in 100 columns.
+const COMPACT_WIDTH: [usize; 7] = [28, 11, 6, 12, 7, 12, 10];
+
+/// `s` cut to `w` characters, a `~` marking the cut.
+fn fit(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(w.saturating_sub(1)).collect();
+    format!("{cut}~")
+}
+
+/// A row of the default table: the layers' answers in a word each.
+fn compact_cells(r: &OpRow) -> [String; 7] {
+    let frontend = if r.frontend == "yes" {
+        "yes"
+    } else if r.frontend.starts_with("as ") {
+        "as ops"
+    } else {
+        "no"
+    };
+    let triton = match r.triton.strip_prefix("template:") {
+        Some(kind) => kind.to_string(),
+        None if r.triton.starts_with("gap") => "gap".to_string(),
+        None => r.triton.clone(),
+    };
+    let egraph = match (r.egraph_rules, r.egraph_folds) {
+        (0, false) => "-".to_string(),
+        (0, true) => "fold".to_string(),
+        (n, false) => n.to_string(),
+        (n, true) => format!("{n}, fold"),
+    };
+    let cells = [
+        r.op.to_string(),
+        r.category.to_string(),
+        frontend.to_string(),
+        triton,
+        r.codegen.clone(),
+        r.synth.clone(),
+        egraph,
+    ];
+    let mut i = 0;
+    cells.map(|c| {
+        i += 1;
+        fit(&c, COMPACT_WIDTH[i - 1])
+    })
+}
+
+/// Prints `table` under `header`, each column as wide as its widest cell.
+fn print_table<const N: usize>(header: [&str; N], table: &[[String; N]]) {
+    let mut width = header.map(str::len);
+    for row in table {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |row: &[String]| {
+        let padded: Vec<String> = row
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        println!("{}", padded.join("  ").trim_end());
+    };
+    line(&header.map(String::from));
+    for row in table {
+        line(row);
+    }
 }
 
 const HEADER: [&str; 10] = [
@@ -75,28 +156,23 @@ pub fn run(args: OpsArgs) -> DriverResult<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let table: Vec<[String; 10]> = rows.iter().map(cells).collect();
-    let mut width = HEADER.map(str::len);
-    for row in &table {
-        for (w, c) in width.iter_mut().zip(row) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |row: &[String]| {
-        let padded: Vec<String> = row
-            .iter()
-            .zip(width)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        println!("{}", padded.join("  ").trim_end());
-    };
-    line(&HEADER.map(String::from));
-    for row in &table {
-        line(row);
+    if args.wide {
+        let table: Vec<[String; 10]> = rows.iter().map(cells).collect();
+        print_table(HEADER, &table);
+    } else {
+        let table: Vec<[String; 7]> = rows.iter().map(compact_cells).collect();
+        print_table(COMPACT_HEADER, &table);
+        println!(
+            "\nfront: the Python frontend reads the emitted call back (as ops: as other ops)\n\
+             triton: the template's kind, host view, library call, or gap (the reason: --wide)\n\
+             e-graph: rules matching the op, fold when constant folding evaluates it\n\
+             --wide: every column in full; --json: one object per op"
+        );
     }
     let count = |f: &dyn Fn(&OpRow) -> bool| rows.iter().filter(|r| f(r)).count();
     println!(
-        "\n{} ops: frontend reads {}, Triton templates {}, generated as kernels {}, synthesized {}, in e-graph rules {}",
+        "\n{} ops: frontend reads {}, Triton templates {}, generated as kernels {},\n\
+         synthesized {}, in e-graph rules {}",
         rows.len(),
         count(&|r| r.frontend == "yes"),
         count(&|r| r.triton.starts_with("template:")),

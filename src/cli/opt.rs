@@ -12,11 +12,14 @@ use std::process::ExitCode;
 #[derive(Args, Debug)]
 #[command(
     about = "Run a pass pipeline over an IR file",
-    long_about = "Parses and verifies a `.drt` IR file, runs the pass pipeline given by \
+    long_about = concat!(
+        "Parses and verifies a `.drt` IR file, runs the pass pipeline given by \
 --passes over it and prints the resulting IR to stdout. The verifier runs after every pass; \
 a pass that leaves invalid IR stops the run with the verifier's errors and the pass's name.\n\n\
 A pipeline is a comma-separated list of passes, each with optional options in braces: \
 `dce,cse{commutative=false},dce`.",
+        exit_status_help!()
+    ),
     after_help = after_help()
 )]
 pub struct OptArgs {

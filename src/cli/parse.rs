@@ -17,8 +17,14 @@ pub enum IrFormat {
     Json,
 }
 
-/// Arguments of `drtc parse`.
 #[derive(clap::Args, Debug)]
+#[command(
+    about = "Lower a PyTorch program (KernelBench or seed format) to IR and print it",
+    long_about = concat!(
+        "Reads a KernelBench program (`Model`), a seed program (`fused_operator`) or a `.jsonl` of seed programs, lowers it to drtc's IR and prints the IR as text or JSON, or only its signature (input, parameter and output types). --frontend defaults to `auto`, as for `drtc compile`: drtc's own parser when it accepts the program, torch.export otherwise (whole models with `if`, `for`, `nn.Sequential`, LSTM...); `native` never starts Python. --set and --shrink rewrite module constants first, as for `drtc compile`.\n\nExample:\n  drtc parse model.py --shrink --signature",
+        exit_status_help!()
+    )
+)]
 pub struct ParseArgs {
     /// A KernelBench `.py` file, a seed program, or a `.jsonl` file (one program per line, field `pytorch`).
     pub file: PathBuf,
@@ -32,10 +38,19 @@ pub struct ParseArgs {
     /// {"inputs": [...], "params": {...}, "outputs": [...]}.
     #[arg(long)]
     pub signature: bool,
-    /// Which frontend reads the program: `native` (drtc's parser, no Python), `export`
-    /// (torch.export in drtc's Python environment) or `auto` (native, else export).
-    #[arg(long, value_enum, default_value = "native")]
+    /// Which frontend reads the program, as for `drtc compile` (same default): `native`
+    /// (drtc's parser, no Python), `export` (torch.export in drtc's Python environment) or
+    /// `auto` (native when it accepts the program, export otherwise).
+    #[arg(long, value_enum, default_value = "auto")]
     pub frontend: drtc::driver::frontend::Frontend,
+    /// Override a module-level constant of the program, e.g. `--set batch_size=2`
+    /// (repeatable), as for `drtc compile`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<drtc::driver::constants::ConstantOverride>,
+    /// Cap size constants by name (batch, spatial, channel, matrix dims), as for `drtc
+    /// compile`; explicit --set values win. Says what it changed on stderr.
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 /// One graph as the arguments ask: its signature, text or JSON.
@@ -68,11 +83,13 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
     }
     let mut failures = vec![];
     let mut printed = vec![];
-    if args.frontend != drtc::driver::frontend::Frontend::Native {
+    let overrides = super::decompose::overrides(&args.file, &contents, &args.set, args.shrink);
+    super::decompose::say_overrides(&overrides, &args.set);
+    if args.frontend != drtc::driver::frontend::Frontend::Native || !overrides.is_empty() {
         let loaded = drtc::driver::program::load_programs_with_types(
             &args.file,
             &contents,
-            &[],
+            &overrides,
             args.line,
             None,
             args.frontend,

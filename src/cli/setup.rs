@@ -8,6 +8,13 @@ use drtc::runtime::{env, setup, DrtcHome};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
+#[command(
+    about = "Create drtc's pinned Python environment (torch, triton, numpy, ortools)",
+    long_about = concat!(
+        "Creates (or brings up to date) the virtual environment drtc runs its Python work in, under $DRTC_HOME (default ~/.cache/drtc), with the pinned versions of torch, triton, numpy and ortools; uv when available, else pip. A fast no-op when it is already up to date. $DRTC_PYTHON, when set, names another interpreter drtc uses instead.\n\nExample:\n  drtc setup --dry-run",
+        exit_status_help!()
+    )
+)]
 pub struct SetupArgs {
     /// Print what would be done, do nothing.
     #[arg(long)]

@@ -20,18 +20,23 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Build whole programs from one kernel module per subproblem.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Reads the programs (the file given to `drtc decompose`, with the \
+    about = "Build whole programs from one kernel module per subproblem",
+    long_about = concat!(
+        "Reads the programs (the file given to `drtc decompose`, with the \
 same --set/--shrink), their subproblems (`drtc decompose`'s output) and one kernel module per \
 subproblem (JSON lines with the module's Python source in `module` or `code`, matched by \
 `source_line` and `subproblem`, or else by position), and writes for each program a module \
-that `drtc verify` accepts. One program: OUT is that module; several: OUT is a directory with \
-one module per program.\n\nThe stitched module guards its inputs as `drtc compile`'s modules do \
+that `drtc verify` accepts. OUT ending in `.jsonl`: one JSON line per program \
+(`source_line`, `module`), as `drtc compile` writes for `.jsonl` input; otherwise, one \
+program: OUT is that module file; several: OUT is a directory with one module per program \
+(`program_LINE.py`).\n\nThe stitched module guards its inputs as `drtc compile`'s modules do \
 (--guard): other shapes or dtypes are compiled again with drtc's own templates, computed by \
 the reference, or refused with a ValueError.\n\nExample:\n  drtc stitch --programs model.py --subproblems \
-sub.jsonl --kernels kernels.jsonl -o model_stitched.py"
+sub.jsonl --kernels kernels.jsonl -o model_stitched.py",
+        exit_status_help!()
+    )
 )]
 pub struct StitchArgs {
     /// The programs that were decomposed.
@@ -43,7 +48,8 @@ pub struct StitchArgs {
     /// One kernel module per subproblem (JSON lines).
     #[arg(long)]
     pub kernels: PathBuf,
-    /// The stitched module (one program) or a directory of them.
+    /// The stitched module (one program), a directory of them (`program_LINE.py`), or with a
+    /// `.jsonl` name one JSON line per program.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Override a module-level constant of the program (repeatable), as for decompose.
@@ -88,6 +94,7 @@ fn strings(v: &Value, key: &str) -> Vec<String> {
 pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.programs)?;
     let ov = overrides(&args.programs, &contents, &args.set, args.shrink);
+    super::decompose::say_overrides(&ov, &args.set);
     let programs =
         load_programs(&args.programs, &contents, &ov, None).map_err(DriverError::Reported)?;
     let subs = json_lines(&args.subproblems)?;
@@ -122,7 +129,7 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
         };
         keyed.insert(key, module.to_string());
     }
-    let mut modules: Vec<(String, String)> = vec![];
+    let mut modules: Vec<(String, Option<usize>, String)> = vec![];
     let mut missing = vec![];
     for p in programs {
         let mut p = p.map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
@@ -152,6 +159,7 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
         };
         modules.push((
             stem,
+            p.line,
             stitched_module(&p, &pieces, args.guard.mode(), this_drtc()),
         ));
     }
@@ -167,14 +175,38 @@ pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
             source,
         })
     };
-    if modules.len() == 1 {
-        write(&args.output, &modules[0].1)?;
+    let as_lines = args.output.extension().is_some_and(|e| e == "jsonl");
+    if as_lines {
+        // one JSON line per program, as `drtc compile` writes for `.jsonl` input
+        let lines: Vec<String> = modules
+            .iter()
+            .map(|(_, line, text)| {
+                serde_json::json!({"source_line": line, "module": text}).to_string()
+            })
+            .collect();
+        write(&args.output, &(lines.join("\n") + "\n"))?;
+    } else if modules.len() == 1 {
+        if args.output.is_dir() {
+            return Err(DriverError::Reported(format!(
+                "one program: -o names the module file, and `{}` is a directory",
+                args.output.display()
+            )));
+        }
+        write(&args.output, &modules[0].2)?;
     } else {
+        if args.output.exists() && !args.output.is_dir() {
+            return Err(DriverError::Reported(format!(
+                "{} programs: -o names a directory (one module per program) or a `.jsonl` \
+                 file (one JSON line per program), and `{}` is a file",
+                modules.len(),
+                args.output.display()
+            )));
+        }
         std::fs::create_dir_all(&args.output).map_err(|source| DriverError::Write {
             path: args.output.display().to_string(),
             source,
         })?;
-        for (name, text) in &modules {
+        for (name, _, text) in &modules {
             write(&args.output.join(name), text)?;
         }
     }

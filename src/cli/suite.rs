@@ -22,12 +22,13 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// Exit status when `--stop-after` left tasks to run (resume with `--resume`).
-const EXIT_UNFINISHED: u8 = 3;
+const EXIT_UNFINISHED: u8 = super::exit::UNFINISHED;
 
-/// Compile, verify and time a whole benchmark directory.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Compiles every `.py` program of DIR (sorted by their numeric prefix), \
+    about = "Compile, verify and time every program of a benchmark directory",
+    long_about = concat!(
+        "Compiles every `.py` program of DIR (sorted by their numeric prefix), \
 verifies each generated module against its reference and, on a GPU, times it against eager \
 PyTorch (and, with --baseline compile, torch.compile of the reference) with the runtime's \
 protocol: CUDA events, L2 flushed, interleaved on the same inputs, medians. Each task's JSON \
@@ -38,10 +39,12 @@ phases still run one at a time, when no other worker runs anything on that GPU.\
 table (task, status, kernels, compile ms, eager ms, torch.compile ms, drtc ms, speedups) and \
 the summary: accuracy, fast_1 and geometric-mean speedup against each baseline (failed tasks \
 count as 1.0), compile-time median and maximum, peak verification memory over the \
-reference's.\n\nExit status: 0 when every task ran (whatever its result), 3 when \
---stop-after left tasks to run.\n\nExamples:\n  drtc suite ../shared/kernelbench/level2 \
+reference's.\n\nExit status: 0 when every task ran (whatever its result: the table says which failed), \
+4 when --stop-after left tasks to run (run again with --resume); 2 and 3 as below.\n\nExamples:\n  drtc suite ../shared/kernelbench/level2 \
 --device cpu --shrink --json out.jsonl\n  drtc suite level2 --device cuda --baseline compile \
---torch-precision highest --jobs 4 --json r.jsonl --markdown r.md --resume"
+--torch-precision highest --jobs 4 --json r.jsonl --markdown r.md --resume",
+        exit_status_help!()
+    )
 )]
 pub struct SuiteArgs {
     /// A directory of programs (KernelBench `.py` files or seed programs).
@@ -115,7 +118,7 @@ pub struct SuiteArgs {
     #[arg(long, default_value_t = 900)]
     pub task_timeout: u64,
     /// Start no new task after this many seconds (finished rows are kept: rerun with
-    /// --resume); exit status 3 when tasks are left.
+    /// --resume); exit status 4 when tasks are left.
     #[arg(long)]
     pub stop_after: Option<u64>,
 }
@@ -195,6 +198,21 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
             args.filter.is_empty() || args.filter.iter().any(|f| n.contains(f.as_str()))
         })
         .collect();
+    if files.is_empty() {
+        return Err(DriverError::Reported(if args.filter.is_empty() {
+            format!("`{}` has no `.py` programs", args.dir.display())
+        } else {
+            format!(
+                "no `.py` program of `{}` has a name containing {}",
+                args.dir.display(),
+                args.filter
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            )
+        }));
+    }
     files.sort_by_key(|p| numeric_prefix(&stem(p)));
     let opts = CompileOptions {
         precision: args.precision.precision(),

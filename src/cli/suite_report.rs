@@ -8,14 +8,17 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Rebuild a suite's table from its JSON rows.
 #[derive(Args, Debug)]
 #[command(
-    long_about = "Reads the JSON rows `drtc suite --json FILE` wrote (one per finished task; \
+    about = "Rebuild a suite's table and summary from its JSON rows",
+    long_about = concat!(
+        "Reads the JSON rows `drtc suite --json FILE` wrote (one per finished task; \
 a stopped run's file works too) and prints the same table and summary the suite prints: \
 status, kernels, compile time, eager / torch.compile / drtc medians, speedups, fast_1 and \
 geometric means against each baseline.\n\nExample:\n  drtc suite-report results.jsonl \
---markdown table.md"
+--markdown table.md",
+        exit_status_help!()
+    )
 )]
 pub struct SuiteReportArgs {
     /// The results file (JSON lines).

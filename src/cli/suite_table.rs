@@ -29,7 +29,9 @@ pub fn detail(r: &Value) -> String {
     let status = r["status"].as_str().unwrap_or("?");
     let d = match status {
         "frontend" | "compile" | "unshrinkable" => {
-            format!("{status}: {}", r["error"].as_str().unwrap_or(""))
+            // rows written before renderers dropped their own `Error:` have it: one prefix
+            let error = super::without_error_prefix(r["error"].as_str().unwrap_or(""));
+            format!("{status}: {error}")
         }
         "failed" | "timeout" => format!("{status}: {}", strs(&r["reasons"]).join("; ")),
         s => s.to_string(),

@@ -30,8 +30,14 @@ pub enum DiversityArg {
     SeedOnly,
 }
 
-/// Synthesize valid, diverse PyTorch programs (seed format) with CP-SAT.
 #[derive(Args, Debug)]
+#[command(
+    about = "Synthesize valid, diverse PyTorch programs (seed format) with CP-SAT",
+    long_about = concat!(
+        "Draws op sequences (--ops or --level, from --op-set), wires them, solves shapes and parameters with CP-SAT inside the --flops range, rebuilds every program with the IR builder and verifier, checks with the range analysis that it stays finite and (--validate cpu) runs it in PyTorch on --trials input seeds. Writes one JSON line per program: the seed-format `pytorch` source and its ops, shapes and FLOPs. The same --seed and options give the same programs.\n\nExample:\n  drtc synth --ops 3 --count 100 -o synth.jsonl",
+        exit_status_help!()
+    )
+)]
 pub struct SynthArgs {
     /// Ops per program.
     #[arg(long, conflicts_with = "level")]
@@ -308,7 +314,8 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     Ok(if kept == args.count {
         ExitCode::SUCCESS
     } else {
-        ExitCode::FAILURE
+        // fewer programs than asked: the synthesizer failed (exit 3)
+        ExitCode::from(super::exit::DRTC_FAILED)
     })
 }
 

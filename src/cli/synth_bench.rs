@@ -10,8 +10,14 @@ use indicatif::ProgressBar;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// Measure synthesis throughput (programs/s) and time per solve.
 #[derive(Args, Debug)]
+#[command(
+    about = "Measure synthesis throughput (programs/s) and time per solve",
+    long_about = concat!(
+        "Synthesizes --count programs at each op count of --ops on this machine's cores, without validation (it measures the synthesizer alone), and prints programs per second and the time per CP-SAT solve; --diversity-plans also measures how varied the solver's solutions of fixed structures are.\n\nExample:\n  drtc synth-bench --ops 1,3,10 --count 50",
+        exit_status_help!()
+    )
+)]
 pub struct SynthBenchArgs {
     /// Op counts to measure, comma-separated.
     #[arg(long, default_value = "1,2,3,5,10,20")]

@@ -11,9 +11,14 @@ use drtc_frontends::synth::report::{overlap, scan_benchmark_dir, Record, Report}
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Summarize a synthesized set: op and op-pair histograms, ranks, dims, FLOPs, distinct
-/// rate, overlap with a benchmark.
 #[derive(Args, Debug)]
+#[command(
+    about = "Summarize a synthesized set: op and op-pair histograms, ranks, dims, FLOPs, distinct rate, overlap with a benchmark",
+    long_about = concat!(
+        "Reads a JSON-lines file `drtc synth` wrote and prints the op and op-pair histograms with their uniformity over --op-set, the rank, dimension and FLOP distributions, the distinct program rate and, with --against, how many op sequences also occur in a benchmark folder. --plots DIR also writes PNG charts there.\n\nExample:\n  drtc synth-report synth.jsonl --against ../shared/kernelbench/level1 --plots plots",
+        exit_status_help!()
+    )
+)]
 pub struct SynthReportArgs {
     /// A JSON-lines file written by `drtc synth`.
     pub input: PathBuf,
@@ -150,8 +155,12 @@ pub fn run(args: SynthReportArgs) -> DriverResult<ExitCode> {
             let p = dir.join(chart.file());
             render(chart, &p).map_err(write_err(&p))?;
         }
-        let files: Vec<&str> = all.iter().map(|c| c.file()).collect();
-        println!("plots: {}: {}", dir.display(), files.join(", "));
+        // joined as paths: `--plots plots/` prints `plots/ops.png`, not `plots//ops.png`
+        let files: Vec<String> = all
+            .iter()
+            .map(|c| dir.join(c.file()).display().to_string())
+            .collect();
+        println!("plots: {}", files.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -39,8 +39,8 @@ pub struct PairArgs {
     /// Line of a `.jsonl` reference (1-based).
     #[arg(long)]
     pub line: Option<usize>,
-    /// Trials on fresh random inputs (at least 5).
-    #[arg(long, default_value_t = 5)]
+    /// Trials on fresh random inputs (at least 5: fewer are refused).
+    #[arg(long, default_value_t = 5, value_parser = super::llm_args::trials)]
     pub trials: u32,
     /// Base seed for parameters and trial inputs.
     #[arg(long, default_value_t = 0)]
@@ -63,9 +63,25 @@ pub struct PairArgs {
     /// Print the full report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Override a module-level constant of the reference, e.g. `--set batch_size=2`
+    /// (repeatable), as for `drtc compile`: its inputs and init inputs change with it, so
+    /// the candidate must handle those shapes.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<drtc::driver::constants::ConstantOverride>,
+    /// Cap the reference's size constants by name, as `drtc compile --shrink` does (says
+    /// what it set on stderr); explicit --set values win.
+    #[arg(long)]
+    pub shrink: bool,
 }
 
 #[derive(Args, Debug)]
+#[command(
+    about = "Verify a candidate against its PyTorch reference (exit 0 only when verified)",
+    long_about = concat!(
+        "Runs the reference and the candidate on --trials sets of fresh random inputs (at least 5) and checks every output with semantics.md's rules: count, types, shapes, dtypes, devices, NaN/Inf, values (--rule), aliasing, inputs left unchanged, module state, and with --strict which PyTorch calls the candidate makes. The candidate runs in a sandboxed process of its own; the reference and the comparison stay in drtc's worker.\n\nThe reference is a KernelBench file (`Model`, `get_inputs`, `get_init_inputs`), a seed program (`fused_operator`) or a line of a seed `.jsonl` (--line); the candidate defines `ModelNew` or `triton_fused_operator`. --rule defaults to `allclose-1e-4`, the rule of `drtc compile`'s default precision policy (fp32).\n\nExample:\n  drtc verify model.py model_triton.py --device cpu",
+        exit_status_help!()
+    )
+)]
 pub struct VerifyArgs {
     #[command(flatten)]
     pub pair: PairArgs,
@@ -74,8 +90,14 @@ pub struct VerifyArgs {
     pub device: Option<DeviceArg>,
 }
 
+/// A runtime error as a driver error: a program that cannot be resolved is the input's
+/// fault (exit 2); anything else is drtc's runtime failing (exit 3).
 pub(super) fn runtime_error(e: impl Into<drtc::runtime::RuntimeError>) -> DriverError {
-    DriverError::Reported(e.into().to_string())
+    let e = e.into();
+    match e {
+        drtc::runtime::RuntimeError::Program { .. } => DriverError::Reported(e.to_string()),
+        _ => DriverError::Failed(e.to_string()),
+    }
 }
 
 /// Builds the request and a pool of one worker for `device`.
@@ -84,7 +106,32 @@ pub(super) fn prepare(
     device: DeviceKind,
 ) -> DriverResult<(VerifyRequest, WorkerPool)> {
     let home = DrtcHome::from_env();
-    let reference = program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+    let mut reference =
+        program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+    if pair.shrink || !pair.set.is_empty() {
+        // the reference with its constants overridden, next to drtc's other programs
+        let text = super::read_file(&reference)?;
+        let ov = super::decompose::overrides(&reference, &text, &pair.set, pair.shrink);
+        super::decompose::say_overrides(&ov, &pair.set);
+        let changed = drtc::driver::constants::apply_overrides(&text, &ov).map_err(|missing| {
+            DriverError::Reported(format!(
+                "--set names no module-level constant of `{}`: {}",
+                pair.reference.display(),
+                missing.join(", ")
+            ))
+        })?;
+        let dir = home.dir("programs").map_err(runtime_error)?;
+        let stem = reference
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("reference");
+        let out = dir.join(format!("{stem}-set-{}.py", std::process::id()));
+        std::fs::write(&out, changed).map_err(|source| DriverError::Write {
+            path: out.display().to_string(),
+            source,
+        })?;
+        reference = out;
+    }
     let candidate = program::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let mut options = PoolOptions::new(device);
@@ -140,9 +187,8 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
             println!("{line}");
         }
     }
-    Ok(if report.verified {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    if super::exit::reference_broken(&report) {
+        eprintln!("error: the reference itself failed, so nothing was verified: fix the reference");
+    }
+    Ok(super::exit::of_report(&report))
 }

@@ -173,6 +173,12 @@ pub fn load_programs_with_types(
     Ok(out)
 }
 
+/// One Python program given as text (named `name` in messages) through `frontend`: what
+/// the Python package's `parse` and `compile` share with the CLI.
+pub fn load_source(text: &str, name: &str, frontend: Frontend) -> Result<LoadedProgram, LoadError> {
+    load_one(text, name, None, None, frontend)
+}
+
 /// One Python program through the chosen frontend.
 fn load_one(
     text: &str,

@@ -141,18 +141,14 @@ pub fn shrink_overrides(source: &str) -> Vec<ConstantOverride> {
 pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOverride> {
     let groups = max_groups(source);
     let spatial = spatial_cap.max(window_span(source) + 4);
-    let cap_for = |name: &str| {
-        cap_for(name).map(|c| {
-            let channel_like = c == CHANNEL_CAP;
-            if c == SPATIAL_CAP {
-                spatial
-            } else if channel_like {
-                // a multiple of the group count, with at least 4 channels per group
-                ((c + groups - 1) / groups).max(if groups > 1 { 4 } else { 1 }) * groups
-            } else {
-                c
-            }
-        })
+    // the value a size constant `name = v` is shrunk to, when it is smaller than `v`
+    let target = |name: &str, v: i64| {
+        let t = match cap_for(name)? {
+            SPATIAL_CAP => spatial,
+            CHANNEL_CAP => channel_value(v, groups),
+            c => c,
+        };
+        (t < v).then_some(t)
     };
     let mut out: Vec<ConstantOverride> = vec![];
     for line in source.lines() {
@@ -175,16 +171,14 @@ pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOver
             continue;
         };
         for (name, value) in pairs {
-            let (Some(cap), Some(v)) = (cap_for(name), int_value(value)) else {
+            let Some(t) = int_value(value).and_then(|v| target(name, v)) else {
                 continue;
             };
-            if v > cap {
-                out.retain(|o| o.name != name);
-                out.push(ConstantOverride {
-                    name: name.to_string(),
-                    value: cap.to_string(),
-                });
-            }
+            out.retain(|o| o.name != name);
+            out.push(ConstantOverride {
+                name: name.to_string(),
+                value: t.to_string(),
+            });
         }
     }
     // lists of layer sizes: `layer_sizes = [400, 800]`, `hidden_sizes = [1024] * 16`
@@ -221,17 +215,36 @@ pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOver
             continue;
         };
         for name in &parts[..parts.len() - 1] {
-            if let Some(cap) = cap_for(name) {
-                if v > cap && !out.iter().any(|o| o.name == *name) {
+            if let Some(t) = target(name, v) {
+                if !out.iter().any(|o| o.name == *name) {
                     out.push(ConstantOverride {
                         name: name.to_string(),
-                        value: cap.to_string(),
+                        value: t.to_string(),
                     });
                 }
             }
         }
     }
     out
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// What a channel-like constant `v` shrinks to: about [`CHANNEL_CAP`], a multiple of the
+/// group count (at least 4 channels per group) and of every power of two up to 16 that
+/// divides `v`, so a model's own `assert channels % 4 == 0` still holds.
+fn channel_value(v: i64, groups: i64) -> i64 {
+    let twos = gcd(v, 16).max(1);
+    let unit = twos / gcd(twos, groups) * groups;
+    let least = if groups > 1 { 4 * groups } else { 1 };
+    let t = unit * (CHANNEL_CAP / unit).max(1);
+    t.max((least + unit - 1) / unit * unit)
 }
 
 /// `[400, 800]` or `[1024] * 16` with every size capped at `cap`; `None` when the text is
@@ -306,5 +319,18 @@ mod tests {
             ]
         );
         assert!(shrink_overrides("block_widths = [8, 16]\nsizes = foo()\n").is_empty());
+    }
+
+    #[test]
+    fn shrunk_channels_keep_their_small_power_of_two_factors_and_groups() {
+        let one = |src: &str| shrink_overrides(src)[0].value.clone();
+        // a model's own `assert out_channels % 4 == 0` still holds
+        assert_eq!(one("out_channels = 36\n"), "32");
+        assert_eq!(one("out_channels = 100\n"), "32");
+        assert_eq!(one("out_channels = 96\ngroups = 3\n"), "48");
+        assert_eq!(one("out_channels = 1024\ngroups = 8\n"), "32");
+        assert_eq!(one("out_channels = 40\ngroups = 3\n"), "24");
+        // never grown (16 groups of at least 4 channels need 64)
+        assert!(shrink_overrides("out_channels = 40\ngroups = 16\n").is_empty());
     }
 }

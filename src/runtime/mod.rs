@@ -28,4 +28,4 @@ pub use env::{DrtcHome, PythonEnv, PythonSource};
 pub use error::RuntimeError;
 pub use pool::{DeviceKind, PoolOptions, WorkerPool};
 pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
-pub use verify::{Check, CheckFailure, MemoryReport, VerifyReport, VerifyRequest};
+pub use verify::{Check, CheckFailure, MemoryReport, VerifyReport, VerifyRequest, MIN_TRIALS};

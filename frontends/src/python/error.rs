@@ -80,7 +80,8 @@ impl FrontendError {
         }
     }
 
-    /// Renders the error with the source line and a caret under the span (no colours).
+    /// Renders the error with the source line and a caret under the span (no colours),
+    /// without an `error:` prefix: whoever prints it adds drtc's one prefix.
     pub fn render(&self, source_name: &str, source: &str) -> String {
         use ariadne::{Config, Label, Report, ReportKind, Source};
         let len = source.len();
@@ -100,8 +101,13 @@ impl FrontendError {
             .write((source_name, Source::from(source)), &mut out)
             .is_err()
         {
-            return format!("error: {self}");
+            return self.to_string();
         }
-        String::from_utf8_lossy(&out).into_owned()
+        // ariadne heads the report with `Error: `; drtc's callers add their one prefix
+        let text = String::from_utf8_lossy(&out).into_owned();
+        match text.strip_prefix("Error: ") {
+            Some(rest) => rest.to_string(),
+            None => text,
+        }
     }
 }

@@ -29,10 +29,10 @@ impl ParseError {
         }
     }
 
-    /// Renders the error as
+    /// Renders the error (without an `error:` prefix: the caller adds drtc's one prefix) as
     ///
     /// ```text
-    /// error: unknown op `rleu` (did you mean `relu`?)
+    /// unknown op `rleu` (did you mean `relu`?)
     ///  --> model.drt:3:8
     ///   |
     /// 3 |   %1 = rleu(%0) : f32[4]
@@ -58,7 +58,7 @@ impl ParseError {
         let end = floor_char_boundary(src, self.span.end.min(line_limit).max(start));
         let width = src[start..end].chars().count().max(1);
         let mut out = String::new();
-        let _ = writeln!(out, "error: {}", self.message);
+        let _ = writeln!(out, "{}", self.message);
         let _ = writeln!(out, "{pad}--> {filename}:{}:{}", self.line, self.column);
         let _ = writeln!(out, "{pad} |");
         let _ = writeln!(out, "{gutter} | {text}");
@@ -114,7 +114,7 @@ mod tests {
         let e = ParseError::at(src, start..start + 4, "unknown op `rleu`");
         assert_eq!(
             e.render(src, "m.drt"),
-            "error: unknown op `rleu`\n --> m.drt:2:7\n  |\n2 | \t%1 = rleu(%0)\n  | \t     ^^^^\n"
+            "unknown op `rleu`\n --> m.drt:2:7\n  |\n2 | \t%1 = rleu(%0)\n  | \t     ^^^^\n"
         );
     }
 }

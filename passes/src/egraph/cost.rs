@@ -52,14 +52,41 @@ impl std::iter::Sum for Cost {
     }
 }
 
+/// `n` `unit` at a human scale: exact below 1000, else four significant digits with an SI
+/// prefix (`742.7 MB`, `1.447 Gflop-eq`).
+pub fn si(n: u64, unit: &str) -> String {
+    if n < 1000 {
+        return format!("{n} {unit}");
+    }
+    let mut v = n as f64;
+    let mut prefix = "";
+    for p in ["k", "M", "G", "T", "P", "E"] {
+        if v < 1000.0 {
+            break;
+        }
+        v /= 1000.0;
+        prefix = p;
+    }
+    let decimals = if v < 10.0 {
+        3
+    } else if v < 100.0 {
+        2
+    } else {
+        1
+    };
+    format!("{v:.decimals$} {prefix}{unit}")
+}
+
 impl std::fmt::Display for Cost {
+    /// The total in flop-equivalents (FLOPs plus bytes weighted by the machine balance),
+    /// then what it counts.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} ({} bytes, {} flops)",
-            self.total(),
-            self.bytes,
-            self.flops
+            "{} ({} moved, {})",
+            si(self.total(), "flop-eq"),
+            si(self.bytes, "B"),
+            si(self.flops, "FLOP")
         )
     }
 }

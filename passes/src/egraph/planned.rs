@@ -9,7 +9,7 @@
 //! pointwise ops inside a memory-bound kernel is free. The pass's accept test compares
 //! this cost of the rewritten graph against the input's instead.
 
-use super::cost::{is_view, MACHINE_BALANCE, VIEW_COST};
+use super::cost::{is_view, si, MACHINE_BALANCE, VIEW_COST};
 use crate::fuse::{plan_fusion, FuseOptions, Region, RegionKind};
 use drtc_ir::{Graph, Op};
 
@@ -38,8 +38,12 @@ impl std::fmt::Display for Planned {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} ({} kernels, {} bytes, {} flops, planned)",
-            self.total, self.launches, self.bytes, self.flops
+            "{} ({} kernel{}, {} moved, {}; planned)",
+            si(self.total, "flop-eq"),
+            self.launches,
+            if self.launches == 1 { "" } else { "s" },
+            si(self.bytes, "B"),
+            si(self.flops, "FLOP")
         )
     }
 }
