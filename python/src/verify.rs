@@ -88,6 +88,7 @@ impl PairFiles {
             strict: s.strict,
             library_ops: s.library_ops.clone(),
             rule: None,
+            seed_salt: None,
             trusted: false,
         }
     }

@@ -153,6 +153,7 @@ pub(super) fn prepare(
             }
             .to_string(),
         ),
+        seed_salt: None,
         trusted: false,
     };
     Ok((req, pool))

@@ -29,3 +29,4 @@ pub use error::RuntimeError;
 pub use pool::{DeviceKind, PoolOptions, WorkerPool};
 pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
 pub use verify::{Check, CheckFailure, MemoryReport, VerifyReport, VerifyRequest, MIN_TRIALS};
+pub use worker::content_hash;

@@ -25,11 +25,17 @@ pub struct VerifyRequest {
     /// The library ops strict mode allows (default: conv and matmul families).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub library_ops: Option<Vec<String>>,
-    /// The value rule for floats: `rel_norm` (default: the relative-norm rule, 1e-3) or
-    /// `allclose_1e-4` (also `allclose(atol=rtol=1e-4)` against the reference run with
-    /// full-fp32 matmuls: the fp32 precision policy, KernelBench's current rule).
+    /// The value rule for floats: `allclose_1e-4` (the default: `allclose(atol=rtol=1e-4)`
+    /// on top of the relative norm, against the reference run with full-fp32 matmuls: the
+    /// fp32 precision policy, KernelBench's current rule) or `rel_norm` (the relative-norm
+    /// rule alone, 1e-3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// What the checker adds to every trial's seed for an untrusted candidate; `None`: a
+    /// fresh random draw per request. drtc's own callers set it where a rerun must see the
+    /// same figures (the LLM backend's feedback, replayed from its answer cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_salt: Option<u64>,
     /// The candidate is a module drtc generated itself: it may run inside the checker's
     /// process. Every other candidate (a model's answer, a file given to `drtc verify`)
     /// runs in a sandboxed process of its own that never holds the reference, the
@@ -49,6 +55,7 @@ impl VerifyRequest {
             strict: false,
             library_ops: None,
             rule: None,
+            seed_salt: None,
             trusted: false,
         }
     }

@@ -129,6 +129,11 @@ pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
     Ok(dir.join("worker.py"))
 }
 
+/// A stable 64-bit hash of `bytes` (FNV-1a): cache file names, seeds drawn from content.
+pub fn content_hash(bytes: &[u8]) -> u64 {
+    fnv1a(bytes)
+}
+
 /// FNV-1a, 64 bits: a stable content hash for cache file names.
 pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

@@ -70,6 +70,9 @@ pub fn evaluate(
         strict,
         library_ops: library_ops.map(<[String]>::to_vec),
         rule: cx.settings.rule.clone(),
+        // seeds drawn from the answer itself: a rerun (the answer cache, --offline) sees
+        // the same figures, and no answer can know its inputs before it is written
+        seed_salt: Some(crate::runtime::content_hash(module.as_bytes())),
         trusted: false,
     };
     let eval = match cx.device() {
