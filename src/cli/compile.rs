@@ -124,7 +124,7 @@ pub fn this_drtc() -> Option<String> {
         .map(|p| p.display().to_string())
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(
     about = "Compile a program into one module of fused Triton kernels, verified against PyTorch",
     long_about = concat!(
@@ -162,6 +162,10 @@ pub struct CompileArgs {
     /// Write the module without verifying it.
     #[arg(long)]
     pub no_verify: bool,
+    /// Compile and verify again even when the verified-module cache holds this program
+    /// compiled with the same options, device, drtc and Python environment.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Write a JSON report (regions, kernels, fallbacks, verification, timing) here.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -604,6 +608,15 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
              graphs); the module runs its kernels eagerly"
         );
     }
+    let cached = super::compile_cache::for_compile(&args, &contents, device, &home);
+    if let Some(hit) = cached.as_ref().and_then(|c| c.hit().map(|h| (c, h))) {
+        let (cache, entry) = hit;
+        return Ok(super::exit::verified(cache.answer(
+            &entry,
+            &args.output,
+            args.report.as_deref(),
+        )));
+    }
     let search_on = args
         .search
         .scope()
@@ -854,6 +867,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
             failures,
             args.output.display()
         );
+    }
+    if let (Some(cache), 0) = (&cached, failures) {
+        cache.store(&args.output, &last_report);
     }
     if let Some(path) = &args.report {
         let report = if multi {
