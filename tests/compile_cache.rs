@@ -1,6 +1,7 @@
 //! The verified-module cache through `drtc compile`: a second compile of the same program
 //! with the same options returns the same module and report, marked as a hit, without
 //! verifying again; `--no-cache`, another option or another program text compile anew.
+//! `--timings` prints where a compile's time went and leaves the key alone.
 
 use drtc::runtime::{DrtcHome, PythonEnv};
 use serde_json::Value;
@@ -44,9 +45,17 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
     let program = dir.path().join("seed.py");
     std::fs::copy(data("seed_relu_add.py"), &program).unwrap();
     let (out1, rep1) = (dir.path().join("m1.py"), dir.path().join("r1.json"));
-    let first = compile(&home, &program, &out1, &rep1, &[]);
+    let first = compile(&home, &program, &out1, &rep1, &["--timings"]);
     assert!(first.status.success(), "{}", stderr(&first));
     assert!(stderr(&first).contains("verifying against the reference"));
+    // --timings: where the time went (and it does not change the cache's key below)
+    let said = stderr(&first);
+    assert!(
+        said.contains("timings: compile") && said.contains("5 trials") && said.contains("load"),
+        "{said}"
+    );
+    let phases = &report(&rep1)["verification"]["phases"];
+    assert!(phases["trials_s"].as_f64().unwrap_or(0.0) > 0.0, "{phases}");
     assert!(report(&rep1).get("cache").is_none());
 
     let (out2, rep2) = (dir.path().join("m2.py"), dir.path().join("r2.json"));

@@ -162,6 +162,10 @@ pub struct CompileArgs {
     /// Write the module without verifying it.
     #[arg(long)]
     pub no_verify: bool,
+    /// Print where the time went: compiling, and verifying (loading, the trials, the
+    /// float64 truth, the worker's start and the transfers).
+    #[arg(long)]
+    pub timings: bool,
     /// Compile and verify again even when the verified-module cache holds this program
     /// compiled with the same options, device, drtc and Python environment.
     #[arg(long)]
@@ -250,6 +254,20 @@ fn check(
     candidate: &Path,
     precision: Precision,
 ) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    let mut v = check_once(pool, device, reference, candidate, precision);
+    // the wall time of the request: the worker's start on a first call, the transfers
+    v["wall_s"] = json!(started.elapsed().as_secs_f64());
+    v
+}
+
+fn check_once(
+    pool: &WorkerPool,
+    device: DeviceKind,
+    reference: &Path,
+    candidate: &Path,
+    precision: Precision,
+) -> serde_json::Value {
     let mut req = VerifyRequest::generated(reference, candidate);
     req.rule = Some(precision.rule().to_string());
     if device == DeviceKind::Cuda {
@@ -260,6 +278,8 @@ fn check(
                 "summary": b.verify.summary(),
                 "memory": b.verify.memory,
                 "cuda_graphs": b.verify.cuda_graphs,
+                "phases": b.verify.phases,
+                "trials": b.verify.trials.len(),
                 "timed_cuda_graphs": b.timing.as_ref().and_then(|t| t.cuda_graphs.clone()),
                 "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
                 "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
@@ -276,10 +296,32 @@ fn check(
                 "summary": r.summary(),
                 "memory": r.memory,
                 "cuda_graphs": r.cuda_graphs,
+                "phases": r.phases,
+                "trials": r.trials.len(),
             }),
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
     }
+}
+
+/// `--timings`: where the time went, compiling and verifying (the last verification when a
+/// retry ran).
+fn timings_line(compile: std::time::Duration, v: &serde_json::Value) -> String {
+    let mut s = format!("timings: compile {:.1} ms", compile.as_secs_f64() * 1e3);
+    if let Some(wall) = v["wall_s"].as_f64() {
+        s.push_str(&format!("; verification {wall:.2} s"));
+        let phases: Option<drtc::runtime::Phases> =
+            serde_json::from_value(v["phases"].clone()).ok();
+        if let Some(p) = phases {
+            let trials = v["trials"].as_u64().unwrap_or(0) as usize;
+            s.push_str(&format!(
+                " ({}; worker start and transfers {:.2} s)",
+                p.line(trials),
+                (wall - p.total_s).max(0.0)
+            ));
+        }
+    }
+    s
 }
 
 /// The line printed before verification starts, which can take far longer than compiling.
@@ -837,6 +879,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         }
                         if let Some(line) = graphs_line(&v) {
                             eprintln!("{line}");
+                        }
+                        if args.timings {
+                            eprintln!("{}", timings_line(compiled.elapsed, &v));
                         }
                     }
                     entry["verification"] = v;

@@ -30,8 +30,10 @@ pub fn for_compile(
     }
     let python = PythonEnv::locate(home).ok()?;
     let mut keyed = args.clone();
+    // where the outputs go and what is printed do not change the module
     keyed.output = Default::default();
     keyed.report = None;
+    keyed.timings = false;
     let path = std::fs::canonicalize(&args.file).unwrap_or_else(|_| args.file.clone());
     let mut settings: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| (k.starts_with("DRTC_") && k != "DRTC_HOME") || k.starts_with("TRITON_"))

@@ -28,5 +28,7 @@ pub use env::{DrtcHome, PythonEnv, PythonSource};
 pub use error::RuntimeError;
 pub use pool::{DeviceKind, PoolOptions, WorkerPool};
 pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
-pub use verify::{Check, CheckFailure, MemoryReport, VerifyReport, VerifyRequest, MIN_TRIALS};
+pub use verify::{
+    Check, CheckFailure, MemoryReport, Phases, VerifyReport, VerifyRequest, MIN_TRIALS,
+};
 pub use worker::content_hash;

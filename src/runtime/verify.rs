@@ -237,6 +237,47 @@ pub struct TrialReport {
     /// "guard").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph: Option<String>,
+    /// Seconds the trial took (the reference, the candidate, the checks, the truth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// Seconds of those spent on the float64 truth (only where a value rule failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truth_seconds: Option<f64>,
+}
+
+/// Where one verification's time went, as the worker measured it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Phases {
+    /// Loading reference and candidate (an untrusted one's import in its own process).
+    #[serde(default)]
+    pub load_s: f64,
+    /// Every trial, the float64 truth included.
+    #[serde(default)]
+    pub trials_s: f64,
+    /// The float64 truth alone.
+    #[serde(default)]
+    pub truth_s: f64,
+    /// The whole request in the worker.
+    #[serde(default)]
+    pub total_s: f64,
+}
+
+impl Phases {
+    /// One line: `load 0.41 s, 5 trials 2.10 s (float64 truth 0.30 s), 2.55 s in the worker`.
+    pub fn line(&self, trials: usize) -> String {
+        let truth = if self.truth_s > 0.0 {
+            format!(" (float64 truth {:.2} s)", self.truth_s)
+        } else {
+            String::new()
+        };
+        format!(
+            "load {:.2} s, {trials} trial{} {:.2} s{truth}, {:.2} s in the worker",
+            self.load_s,
+            if trials == 1 { "" } else { "s" },
+            self.trials_s,
+            self.total_s
+        )
+    }
 }
 
 /// Peak GPU memory of one verification (CUDA only; `None` fields elsewhere).
@@ -317,6 +358,9 @@ pub struct VerifyReport {
     /// The value rule the floats were held to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// Where the time went (absent from workers that do not measure it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<Phases>,
 }
 
 impl VerifyReport {
@@ -370,6 +414,7 @@ impl VerifyReport {
             seed_salt: None,
             redrawn_parameters: None,
             rule: None,
+            phases: None,
         }
     }
 

@@ -14,6 +14,7 @@ peak and the verification's peak are measured (`memory.py`)."""
 
 import math
 import os
+import time
 import traceback
 
 import torch
@@ -76,7 +77,6 @@ class Stop(Exception):
 
 def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     """Runs trial `t`; returns its inputs (the next refill trial reuses the buffers)."""
-    strict, library_ops, rule = opts
     if kind == "fresh":
         inputs = pair.make_inputs(seed)
     else:  # "refill", "moved": new values in the same input buffers
@@ -86,6 +86,17 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
                 b.copy_(v)
     trial = {"index": t, "seed": seed, "inputs": kind, "passed": True}
     result["trials"].append(trial)
+    started = time.perf_counter()
+    try:
+        return _trial_body(pair, t, seed, kind, buffers, opts, result, tamper, peaks, trial,
+                           inputs)
+    finally:
+        trial["seconds"] = time.perf_counter() - started
+
+
+def _trial_body(pair, t, seed, kind, buffers, opts, result, tamper, peaks, trial, inputs):
+    """The trial itself (`_trial` times it)."""
+    strict, library_ops, rule = opts
 
     def fail(check, msg, output=None):
         trial["passed"] = False
@@ -178,6 +189,8 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     # could not hand their values to a candidate that reads uninitialized memory. Now
     # this trial's tensors (outputs, copies, snapshot, moved-out state) go when this call
     # returns.
+    if exact.seconds:
+        trial["truth_seconds"] = exact.seconds
     del facts, exact, pre_buffers
     return inputs
 
@@ -366,8 +379,10 @@ def verify_pair(req, tamper, spares):
               "poison": poison_note(), "strict": bool(req.get("strict", False))}
     pair = None
     peaks = None
+    started = time.perf_counter()
     try:
         pair = Pair(req, spares)
+        result["phases"] = {"load_s": time.perf_counter() - started}
         result["kind"] = pair.kind
         result["isolation"] = isolation_report(pair)
         peaks = Peaks()
@@ -401,4 +416,8 @@ def verify_pair(req, tamper, spares):
         except BaseException:
             pass  # a broken context; the failure above says why
     result["verified"] = not result["failures"] and len(result["trials"]) >= MIN_TRIALS
+    phases = result.setdefault("phases", {})
+    phases["trials_s"] = sum(t.get("seconds", 0.0) for t in result["trials"])
+    phases["truth_s"] = sum(t.get("truth_seconds", 0.0) for t in result["trials"])
+    phases["total_s"] = time.perf_counter() - started
     return result, pair

@@ -28,6 +28,7 @@ other checks (shape, NaN/Inf, non-finite positions, exact integers) are never re
 
 import contextlib
 import copy
+import time
 
 import torch
 
@@ -109,10 +110,12 @@ class Truth:
         self.why_not = ("no float64 truth to judge accuracy: the program draws random "
                         "numbers") if draws_random else None
         self.runs = None
+        self.seconds = 0.0  # spent computing the runs
 
     def get(self):
         """((outputs, state) in float64, (outputs, state) in fp32 without TF32)."""
         if self.runs is None:
+            started = time.perf_counter()
             try:
                 self.runs = (_run_copy(*self.args, torch.float64),
                              _run_copy(*self.args, torch.float32))
@@ -121,6 +124,8 @@ class Truth:
                     raise
                 self.why_not = f"the float64 truth could not be computed ({exc_line(e)})"
                 raise
+            finally:
+                self.seconds += time.perf_counter() - started
         return self.runs
 
 
