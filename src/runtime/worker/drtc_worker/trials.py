@@ -321,17 +321,45 @@ def redrawn_state(model, seed):
     return state
 
 
+def _attribute_snapshot(model):
+    """Every submodule's plain tensor attributes (not in `state_dict`): the objects and a
+    copy of their values, so a call that reassigns or updates them can be undone."""
+    snap = []
+    for _, m in model.named_modules():
+        saved = {k: (v, v.detach().clone()) for k, v in vars(m).items()
+                 if isinstance(v, torch.Tensor)}
+        snap.append((m, saved))
+    return snap
+
+
+def _restore_attributes(snap):
+    """Puts back what `_attribute_snapshot` saw: the same objects with the same values, and
+    no tensor attribute the call added."""
+    with torch.no_grad():
+        for m, saved in snap:
+            for k in [k for k, v in vars(m).items()
+                      if isinstance(v, torch.Tensor) and k not in saved]:
+                del m.__dict__[k]
+            for k, (obj, value) in saved.items():
+                m.__dict__[k] = obj
+                if obj.shape == value.shape and obj.dtype == value.dtype:
+                    obj.copy_(value)
+
+
 def _redrawn_trial(pair, t, seed, opts, result, tamper, peaks):
     """One more trial with re-drawn parameters, the same new state loaded into reference
     and candidate; the original state is restored after it. Skipped (and said so) when the
     reference's outputs are not finite under the new parameters."""
     original = {k: v.detach().clone() for k, v in pair.ref_model.state_dict().items()}
+    attributes = _attribute_snapshot(pair.ref_model)
     state = redrawn_state(pair.ref_model, seed)
     try:
         with torch.no_grad():
             pair.ref_model.load_state_dict(state, strict=True)
             torch.manual_seed(seed)
             probe = flatten(pair.run_reference(pair.make_inputs(seed)))
+        # the probe's call moved the plain tensor attributes (an RNN's `self.hidden`)
+        _restore_attributes(attributes)
         if not all(bool(torch.isfinite(o).all()) for o in probe
                    if isinstance(o, torch.Tensor) and (o.is_floating_point() or o.is_complex())):
             result["redrawn_parameters"] = "skipped: the reference is not finite with them"
