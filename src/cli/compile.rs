@@ -304,6 +304,16 @@ fn check_once(
     }
 }
 
+/// The options that change the module, as the verified-module cache's key sees them:
+/// every one but where the outputs go and what is printed.
+fn cache_options(args: &CompileArgs) -> String {
+    let mut keyed = args.clone();
+    keyed.output = Default::default();
+    keyed.report = None;
+    keyed.timings = false;
+    format!("{keyed:?}")
+}
+
 /// `--timings`: where the time went, compiling and verifying (the last verification when a
 /// retry ran).
 fn timings_line(compile: std::time::Duration, v: &serde_json::Value) -> String {
@@ -650,7 +660,14 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
              graphs); the module runs its kernels eagerly"
         );
     }
-    let cached = super::compile_cache::for_compile(&args, &contents, device, &home);
+    let cached = super::compile_cache::for_compile(
+        !(args.no_cache || args.no_verify || multi),
+        &cache_options(&args),
+        &args.file,
+        &contents,
+        device,
+        &home,
+    );
     if let Some(hit) = cached.as_ref().and_then(|c| c.hit().map(|h| (c, h))) {
         let (cache, entry) = hit;
         return Ok(super::exit::verified(cache.answer(

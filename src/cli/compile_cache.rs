@@ -4,7 +4,6 @@
 //! hit answered without work, a verified result stored. Only single programs that are
 //! verified take part (`--no-verify` and `.jsonl` inputs do not); `--no-cache` bypasses it.
 
-use super::compile::CompileArgs;
 use drtc::driver::module_cache::{self, CachedModule, ModuleCache, DEFAULT_CAPACITY};
 use drtc::runtime::{DeviceKind, DrtcHome, PythonEnv};
 use serde_json::{json, Value};
@@ -17,24 +16,21 @@ pub struct CacheUse {
     device: &'static str,
 }
 
-/// The cache use of `args`, or None where it takes no part.
+/// The cache use of a compile of `file` (text `contents`) with `options` (every option
+/// that changes the module, as text), or None where it takes no part (`applies` false).
 pub fn for_compile(
-    args: &CompileArgs,
+    applies: bool,
+    options: &str,
+    file: &Path,
     contents: &str,
     device: DeviceKind,
     home: &DrtcHome,
 ) -> Option<CacheUse> {
-    let multi = args.file.extension().is_some_and(|e| e == "jsonl");
-    if args.no_cache || args.no_verify || multi {
+    if !applies {
         return None;
     }
     let python = PythonEnv::locate(home).ok()?;
-    let mut keyed = args.clone();
-    // where the outputs go and what is printed do not change the module
-    keyed.output = Default::default();
-    keyed.report = None;
-    keyed.timings = false;
-    let path = std::fs::canonicalize(&args.file).unwrap_or_else(|_| args.file.clone());
+    let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
     let mut settings: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| (k.starts_with("DRTC_") && k != "DRTC_HOME") || k.starts_with("TRITON_"))
         .collect();
@@ -46,7 +42,7 @@ pub fn for_compile(
             module_cache::environment_identity(&python.python).as_bytes(),
         ),
         ("device", device.name().as_bytes()),
-        ("options", format!("{keyed:?}").as_bytes()),
+        ("options", options.as_bytes()),
         ("settings", format!("{settings:?}").as_bytes()),
         ("path", path.display().to_string().as_bytes()),
         ("program", contents.as_bytes()),
