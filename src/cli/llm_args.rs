@@ -99,7 +99,7 @@ pub struct LlmArgs {
     #[arg(long, default_value_t = 8, value_parser = at_least_one)]
     pub max_region_ops: usize,
     /// Verification trials per candidate (at least 5).
-    #[arg(long, default_value_t = 5, value_parser = trials)]
+    #[arg(long, default_value_t = 5, value_parser = super::trials_arg::trials)]
     pub trials: u32,
     /// Seconds before a hanging candidate is killed (its worker is replaced).
     #[arg(long, default_value_t = 300)]
@@ -113,18 +113,6 @@ pub fn at_least_one(s: &str) -> Result<usize, String> {
         .map_err(|e| format!("`{s}` is not a count ({e})"))?;
     if n == 0 {
         return Err("must be at least 1".into());
-    }
-    Ok(n)
-}
-
-/// Verification trials: at least 5, the least the verifier runs (fewer are refused rather
-/// than silently raised).
-pub fn trials(s: &str) -> Result<u32, String> {
-    let n: u32 = s
-        .parse()
-        .map_err(|e| format!("`{s}` is not a count ({e})"))?;
-    if n < 5 {
-        return Err("must be at least 5 (the verifier's minimum number of trials)".into());
     }
     Ok(n)
 }

@@ -39,6 +39,7 @@ mod synth_bench;
 mod synth_charts;
 mod synth_plot;
 mod synth_report;
+mod trials_arg;
 mod verify;
 
 use clap::{Parser, Subcommand};

@@ -40,7 +40,7 @@ pub struct PairArgs {
     #[arg(long)]
     pub line: Option<usize>,
     /// Trials on fresh random inputs (at least 5: fewer are refused).
-    #[arg(long, default_value_t = 5, value_parser = super::llm_args::trials)]
+    #[arg(long, default_value_t = 5, value_parser = super::trials_arg::trials)]
     pub trials: u32,
     /// Base seed for parameters and trial inputs.
     #[arg(long, default_value_t = 0)]

@@ -9,8 +9,8 @@ mod program;
 
 pub use call::{assign_targets, torch_expr};
 pub use literal::{int_if_whole, literal, py, torch_dtype};
-pub use names::PyNames;
-pub use program::{emit_seed_program, py_ident, random_input};
+pub use names::{py_ident, PyNames};
+pub use program::{emit_seed_program, random_input};
 
 /// How the emitted Python is spelled where two conventions exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

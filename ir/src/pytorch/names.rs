@@ -6,8 +6,29 @@
 //! handed out before, so an emitted name is never an input's, and no assignment overwrites a
 //! value that is still read.
 
-use super::program::py_ident;
 use std::collections::{HashMap, HashSet};
+
+/// Python identifier for an input name (`conv.weight` -> `conv_weight`): other characters
+/// become `_`, a leading digit gets a `_` before it, a keyword one after it.
+pub fn py_ident(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    if KEYWORDS.contains(&s.as_str()) {
+        s.push('_');
+    }
+    s
+}
 
 /// Python's keywords (hard ones: soft keywords such as `match` are valid names).
 const KEYWORDS: [&str; 35] = [

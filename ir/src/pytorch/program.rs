@@ -7,69 +7,6 @@ use crate::{DType, Graph, TensorType, ValueId};
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// Python identifier for an input name (`conv.weight` -> `conv_weight`).
-pub fn py_ident(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
-        s.insert(0, '_');
-    }
-    if is_python_keyword(&s) {
-        s.push('_');
-    }
-    s
-}
-
-fn is_python_keyword(s: &str) -> bool {
-    matches!(
-        s,
-        "False"
-            | "None"
-            | "True"
-            | "and"
-            | "as"
-            | "assert"
-            | "async"
-            | "await"
-            | "break"
-            | "class"
-            | "continue"
-            | "def"
-            | "del"
-            | "elif"
-            | "else"
-            | "except"
-            | "finally"
-            | "for"
-            | "from"
-            | "global"
-            | "if"
-            | "import"
-            | "in"
-            | "is"
-            | "lambda"
-            | "nonlocal"
-            | "not"
-            | "or"
-            | "pass"
-            | "raise"
-            | "return"
-            | "try"
-            | "while"
-            | "with"
-            | "yield"
-            | "torch"
-    )
-}
-
 /// A random-input expression for a tensor of this type.
 pub fn random_input(ty: &TensorType) -> String {
     let shape = format!(
