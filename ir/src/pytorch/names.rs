@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 /// Python identifier for an input name (`conv.weight` -> `conv_weight`): other characters
-/// become `_`, a leading digit gets a `_` before it, a keyword one after it.
+/// become `_`, a leading digit gets a `_` before it, a keyword (or `torch`) one after it.
 pub fn py_ident(name: &str) -> String {
     let mut s: String = name
         .chars()
@@ -24,7 +24,8 @@ pub fn py_ident(name: &str) -> String {
     if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
         s.insert(0, '_');
     }
-    if KEYWORDS.contains(&s.as_str()) {
+    // a keyword, or the module every emitted program imports
+    if KEYWORDS.contains(&s.as_str()) || s == "torch" {
         s.push('_');
     }
     s
