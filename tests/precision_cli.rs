@@ -30,11 +30,14 @@ fn the_fp32_rule_is_stricter_than_the_relative_norm() {
         data("runtime/near_tolerance.py"),
     );
     let (r, c) = (r.to_str().unwrap(), c.to_str().unwrap());
-    let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu"]);
+    let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu", "--rule", "rel-norm"]);
     assert!(ok, "rel-norm rule: {out}{err}");
     let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu", "--rule", "allclose-1e-4"]);
     assert!(!ok, "allclose rule must reject: {out}{err}");
     assert!(out.contains("allclose(atol=rtol=1e-4) fails"), "{out}");
+    // the default is the fp32 policy's rule
+    let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu"]);
+    assert!(!ok, "the default rule must reject: {out}{err}");
 }
 
 #[test]
