@@ -166,10 +166,11 @@ pub struct CompileArgs {
     /// float64 truth, the worker's start and the transfers).
     #[arg(long)]
     pub timings: bool,
-    /// Compile and verify again even when the verified-module cache holds this program
-    /// compiled with the same options, device, drtc and Python environment.
+    /// Use the verified-module cache: return the module and report of an earlier verified
+    /// compile of this program with the same options, device, drtc and Python environment
+    /// without work, and keep this one's when it verifies.
     #[arg(long)]
-    pub no_cache: bool,
+    pub cache: bool,
     /// Write a JSON report (regions, kernels, fallbacks, verification, timing) here.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -311,6 +312,7 @@ fn cache_options(args: &CompileArgs) -> String {
     keyed.output = Default::default();
     keyed.report = None;
     keyed.timings = false;
+    keyed.cache = false;
     format!("{keyed:?}")
 }
 
@@ -661,7 +663,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         );
     }
     let cached = super::compile_cache::for_compile(
-        !(args.no_cache || args.no_verify || multi),
+        args.cache && !args.no_verify && !multi,
         &cache_options(&args),
         &args.file,
         &contents,

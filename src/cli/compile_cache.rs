@@ -1,8 +1,8 @@
 //! `drtc compile`'s use of the verified-module cache (`driver/module_cache.rs`): the key of
 //! one invocation (the program's text and path, every option but where the outputs go, the
 //! device, drtc's build, the Python environment and the `DRTC_*`/`TRITON_*` settings), a
-//! hit answered without work, a verified result stored. Only single programs that are
-//! verified take part (`--no-verify` and `.jsonl` inputs do not); `--no-cache` bypasses it.
+//! hit answered without work, a verified result stored. Only with `--cache`, and only single
+//! programs that are verified (`--no-verify` and `.jsonl` inputs take no part).
 
 use drtc::driver::module_cache::{self, CachedModule, ModuleCache, DEFAULT_CAPACITY};
 use drtc::runtime::{DeviceKind, DrtcHome, PythonEnv};
@@ -78,7 +78,7 @@ impl CacheUse {
         }
         eprintln!(
             "{} on {} (from the verified-module cache: the same program, options, device, \
-             drtc and Python environment; --no-cache compiles again)",
+             drtc and Python environment; without --cache it compiles again)",
             if verified { "verified" } else { "NOT verified" },
             self.device
         );
