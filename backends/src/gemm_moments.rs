@@ -3,7 +3,7 @@
 //! it writes the tile's column sums and squared deviations (`TileMoments`), and the batch
 //! norm's region merges those partials (`GivenMoments`) instead of reading the whole
 //! output once more for its statistics. On the H200 that pass was 0.077 ms of level-2
-//! task 39's 1.9 (268 MB read; `bench/results`, session 22). Exact in real arithmetic:
+//! task 39's 1.9 (268 MB read; `bench/results`, commit 711e57d). Exact in real arithmetic:
 //! the same sums and squared deviations per chunk of rows, merged by the same Chan update.
 //!
 //! The link is made only when the GEMM runs as the Triton template (the library path has
