@@ -22,6 +22,7 @@
 #[path = "adversarial/harness.rs"]
 mod harness;
 
+use drtc::driver::llm::parallel_map;
 use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool};
 use harness::*;
 use serde_json::Value;
@@ -103,7 +104,7 @@ fn hostile_answers_are_rejected_honest_ones_accepted_and_probes_contained() {
     let fx = Fixture::new();
     let (cases, skipped): (Vec<Case>, Vec<Case>) =
         m.cases.iter().cloned().partition(|c| !c.gpu_only);
-    let outcomes = run_parallel(&cases, jobs(), |c| {
+    let outcomes = parallel_map(jobs(), &cases, |c| {
         verify_cli(
             &fx,
             &fx.home(c.stem()),
@@ -283,7 +284,7 @@ fn persisting_answers_leave_later_verdicts_unchanged() {
             }
         }
     }
-    let alone_outcomes = run_parallel(&alone_jobs, jobs(), |(r, f)| {
+    let alone_outcomes = parallel_map(jobs(), &alone_jobs, |(r, f)| {
         let pool = one_worker_pool(&python, &fx.home(&format!("alone-{}", f.replace('/', "-"))));
         verify_in_pool(&pool, &fx.reference(&m, r), &fx.path(f))
     });
@@ -291,7 +292,7 @@ fn persisting_answers_leave_later_verdicts_unchanged() {
         alone_jobs.into_iter().zip(alone_outcomes).collect();
 
     // each persisting candidate, then its reference's follow-ups, in one pool
-    let sequences = run_parallel(&persist, jobs(), |c| {
+    let sequences = parallel_map(jobs(), &persist, |c| {
         let pool = one_worker_pool(&python, &fx.home(&format!("seq-{}", c.stem())));
         let reference = fx.reference(&m, &c.reference);
         let first = verify_in_pool(&pool, &reference, &fx.path(&c.candidate));

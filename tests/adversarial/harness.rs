@@ -526,34 +526,6 @@ pub fn verify_cli(
     }
 }
 
-/// Runs `f` over `items` on `jobs` threads; results in order.
-pub fn run_parallel<T: Sync, R: Send>(
-    items: &[T],
-    jobs: usize,
-    f: impl Fn(&T) -> R + Sync,
-) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.min(items.len()).max(1) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|m| {
-            m.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .expect("every item ran")
-        })
-        .collect()
-}
-
 pub fn site_packages(python: &Path) -> Option<PathBuf> {
     let out = Command::new(python)
         .args([

@@ -88,13 +88,12 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
     result["trials"].append(trial)
     started = time.perf_counter()
     try:
-        return _trial_body(pair, t, seed, kind, buffers, opts, result, tamper, peaks, trial,
-                           inputs)
+        return _trial_body(pair, t, seed, kind, opts, result, tamper, peaks, trial, inputs)
     finally:
         trial["seconds"] = time.perf_counter() - started
 
 
-def _trial_body(pair, t, seed, kind, buffers, opts, result, tamper, peaks, trial, inputs):
+def _trial_body(pair, t, seed, kind, opts, result, tamper, peaks, trial, inputs):
     """The trial itself (`_trial` times it)."""
     strict, library_ops, rule = opts
 
