@@ -693,7 +693,11 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         None
     } else {
         let python = PythonEnv::locate(&home).map_err(runtime_error)?;
-        Some(WorkerPool::new(python, &home, PoolOptions::new(device)).map_err(runtime_error)?)
+        Some(super::verify::worker_pool(
+            python,
+            &home,
+            PoolOptions::new(device),
+        )?)
     };
     let work = home.dir("compile").map_err(runtime_error)?;
     let bar = if multi {

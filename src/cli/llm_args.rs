@@ -195,7 +195,7 @@ impl LlmArgs {
         let mut options = PoolOptions::new(device);
         options.request_timeout = Duration::from_secs(self.candidate_timeout.max(1));
         options.bench_timeout = Duration::from_secs(self.candidate_timeout.max(600));
-        let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
+        let pool = super::verify::worker_pool(python, &home, options)?;
         let gpu = self
             .target_gpu
             .clone()

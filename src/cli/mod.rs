@@ -27,6 +27,7 @@ mod ops;
 mod opt;
 mod parse;
 mod search_arg;
+mod service;
 mod setup;
 mod stitch;
 mod suite;
@@ -231,6 +232,7 @@ pub enum Command {
     Eval(eval::EvalArgs),
     Dataset(dataset::DatasetArgs),
     Ops(ops::OpsArgs),
+    Service(service::ServiceArgs),
 }
 
 /// Runs a parsed command line; `matches` says which options were given explicitly.
@@ -263,5 +265,6 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> DriverResult<ExitCode> {
         Command::Eval(args) => eval::run(args),
         Command::Dataset(args) => dataset::run(args),
         Command::Ops(args) => ops::run(args),
+        Command::Service(args) => service::run(args),
     }
 }

@@ -11,7 +11,7 @@ use super::verify::runtime_error;
 use super::{DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::compile::CompileOptions;
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
+use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -273,7 +273,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     }
     options.request_timeout = Duration::from_secs(args.timeout);
     options.bench_timeout = Duration::from_secs(args.timeout);
-    let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
+    let pool = super::verify::worker_pool(python, &home, options)?;
     let cx = TaskContext {
         pool: &pool,
         device,

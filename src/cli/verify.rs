@@ -100,6 +100,21 @@ pub(super) fn runtime_error(e: impl Into<drtc::runtime::RuntimeError>) -> Driver
     }
 }
 
+/// The pool a command verifies with: on the verification service unless `DRTC_SERVICE=off`
+/// (a note on stderr when the service cannot start and this process's workers are used).
+pub(super) fn worker_pool(
+    python: PythonEnv,
+    home: &DrtcHome,
+    options: PoolOptions,
+) -> DriverResult<WorkerPool> {
+    let (pool, note) =
+        drtc::runtime::service::pool(python, home, options).map_err(runtime_error)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    Ok(pool)
+}
+
 /// Builds the request and a pool of one worker for `device`.
 pub(super) fn prepare(
     pair: &PairArgs,
@@ -138,7 +153,7 @@ pub(super) fn prepare(
     options.workers = Some(1);
     options.request_timeout = Duration::from_secs(pair.timeout);
     options.bench_timeout = Duration::from_secs(pair.timeout.max(600));
-    let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
+    let pool = worker_pool(python, &home, options)?;
     let req = VerifyRequest {
         reference,
         candidate,

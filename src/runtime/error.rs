@@ -34,6 +34,10 @@ pub enum RuntimeError {
     NoGpu { reason: String },
     #[error("{path}: {message}")]
     Program { path: PathBuf, message: String },
+    /// The verification service could not be reached or started, or an error it
+    /// returned (already rendered).
+    #[error("{0}")]
+    Service(String),
     #[error("setup failed: {0}")]
     Setup(String),
 }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod gate;
 pub mod pool;
 pub mod program;
+pub mod service;
 pub mod setup;
 pub mod time;
 pub mod verify;

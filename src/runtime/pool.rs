@@ -12,11 +12,13 @@ use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
 use super::gate::DeviceGate;
+use super::service::messages::{ServiceReply, ServiceRequest};
+use super::service::{client, ServiceClient, ServiceLaunch};
 use super::time::{BenchReport, BenchRequest, TimingReport};
 use super::verify::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
 use serde_json::Value;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -71,6 +73,9 @@ pub struct PoolOptions {
     pub bench_timeout: Duration,
     /// Deadline for a worker to import torch and say it is ready.
     pub startup_timeout: Duration,
+    /// Use (and start, when none runs) the verification service for these options
+    /// instead of workers of this process ([`super::service`]).
+    pub service: Option<ServiceLaunch>,
 }
 
 impl PoolOptions {
@@ -82,6 +87,7 @@ impl PoolOptions {
             request_timeout: Duration::from_secs(300),
             bench_timeout: Duration::from_secs(600),
             startup_timeout: Duration::from_secs(180),
+            service: None,
         }
     }
 }
@@ -108,11 +114,27 @@ pub struct WorkerPool {
     options: PoolOptions,
     restarts: AtomicUsize,
     requests: AtomicUsize,
+    /// The verification service that runs this pool's requests, when it is used.
+    remote: Option<ServiceClient>,
 }
 
 impl WorkerPool {
     /// Prepares a pool (workers start on first use). On CUDA, fails when no GPU is found.
     pub fn new(python: PythonEnv, home: &DrtcHome, options: PoolOptions) -> RuntimeResult<Self> {
+        if let Some(launch) = &options.service {
+            let remote = ServiceClient::connect_or_start(launch, home, &python, &options)?;
+            return Ok(WorkerPool {
+                slots: vec![],
+                gates: vec![],
+                gate_of: vec![],
+                idle: Mutex::new(vec![]),
+                available: Condvar::new(),
+                options,
+                restarts: AtomicUsize::new(0),
+                requests: AtomicUsize::new(0),
+                remote: Some(remote),
+            });
+        }
         let script = worker::install_script(home)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let devices: Vec<WorkerDevice> = match options.device {
@@ -178,21 +200,39 @@ impl WorkerPool {
             options,
             restarts: AtomicUsize::new(0),
             requests: AtomicUsize::new(0),
+            remote: None,
         })
     }
 
-    /// Number of workers (running or not).
+    /// The verification service this pool forwards to, when it uses one.
+    pub fn service(&self) -> Option<&ServiceClient> {
+        self.remote.as_ref()
+    }
+
+    /// Number of workers (running or not; the service's when it uses one).
     pub fn size(&self) -> usize {
-        self.slots.len()
+        match &self.remote {
+            Some(r) => r.status.workers.max(1),
+            None => self.slots.len(),
+        }
     }
 
     pub fn device(&self) -> DeviceKind {
         self.options.device
     }
 
-    /// Workers replaced after a hang, a death or a GPU fault.
+    /// Workers replaced after a hang, a death or a GPU fault (by the service, for all its
+    /// clients, when it uses one).
     pub fn restarts(&self) -> usize {
-        self.restarts.load(Ordering::Relaxed)
+        match self.remote_status() {
+            Some(s) => s.restarts,
+            None => self.restarts.load(Ordering::Relaxed),
+        }
+    }
+
+    fn remote_status(&self) -> Option<super::service::ServiceStatus> {
+        let r = self.remote.as_ref()?;
+        Some(client::status_at(r.socket()).unwrap_or_else(|_| r.status.clone()))
     }
 
     /// Requests answered or failed so far.
@@ -200,8 +240,11 @@ impl WorkerPool {
         self.requests.load(Ordering::Relaxed)
     }
 
-    /// Process ids of the running workers.
+    /// Process ids of the running workers (the service's, when it uses one).
     pub fn worker_pids(&self) -> Vec<u32> {
+        if let Some(s) = self.remote_status() {
+            return s.worker_pids;
+        }
         self.slots
             .iter()
             .filter_map(|s| {
@@ -213,6 +256,12 @@ impl WorkerPool {
 
     /// Starts every worker now (instead of on first use) and returns their `ready` info.
     pub fn warm_up(&self) -> RuntimeResult<Vec<Value>> {
+        if let Some(r) = &self.remote {
+            return match r.call(&ServiceRequest::WarmUp)? {
+                ServiceReply::Warm { workers } => Ok(workers),
+                other => Err(client::unexpected(&other)),
+            };
+        }
         std::thread::scope(|scope| {
             let handles: Vec<_> = self
                 .slots
@@ -242,7 +291,7 @@ impl WorkerPool {
         req: &VerifyRequest,
         timeout: Duration,
     ) -> RuntimeResult<VerifyReport> {
-        self.verify_in(req, timeout, false)
+        self.verify_in(req, timeout, false, None)
     }
 
     /// Verifies one candidate while no other worker on its device runs anything (a
@@ -252,20 +301,35 @@ impl WorkerPool {
         req: &VerifyRequest,
         timeout: Duration,
     ) -> RuntimeResult<VerifyReport> {
-        self.verify_in(req, timeout, true)
+        self.verify_in(req, timeout, true, None)
     }
 
-    fn verify_in(
+    /// Verifies one candidate; when `cancel` turns true (the verification service's client
+    /// left) the worker running it is killed and replaced, and the report says so.
+    pub fn verify_in(
         &self,
         req: &VerifyRequest,
         timeout: Duration,
         alone: bool,
+        cancel: Option<&AtomicBool>,
     ) -> RuntimeResult<VerifyReport> {
+        if let Some(r) = &self.remote {
+            let req = ServiceRequest::Verify {
+                req: absolute_paths(req)?,
+                timeout_s: timeout.as_secs_f64(),
+                alone,
+            };
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            return match r.call(&req)? {
+                ServiceReply::Verified { report } => Ok(*report),
+                other => Err(client::unexpected(&other)),
+            };
+        }
         let payload = verify_payload("verify", req, timeout)?;
         let i = self.acquire();
         let outcome = {
             let _pass = self.gates[self.gate_of[i]].enter(alone);
-            self.call_on(i, payload, timeout)
+            self.call_on(i, payload, timeout, cancel)
         };
         self.release(i);
         self.requests.fetch_add(1, Ordering::Relaxed);
@@ -281,7 +345,7 @@ impl WorkerPool {
         let results: Vec<Mutex<Option<RuntimeResult<VerifyReport>>>> =
             reqs.iter().map(|_| Mutex::new(None)).collect();
         std::thread::scope(|scope| {
-            for _ in 0..self.slots.len().min(reqs.len()) {
+            for _ in 0..self.size().min(reqs.len()) {
                 scope.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(req) = reqs.get(i) else { break };
@@ -332,6 +396,37 @@ impl WorkerPool {
         budget: Option<Duration>,
         alone: bool,
     ) -> RuntimeResult<BenchReport> {
+        if let Some(r) = &self.remote {
+            let mut req = req.clone();
+            req.verify = absolute_paths(&req.verify)?;
+            let req = ServiceRequest::Bench {
+                req,
+                budget_s: budget.map(|b| b.as_secs_f64()),
+                phase_timeout_s: self.options.bench_timeout.as_secs_f64(),
+                alone,
+            };
+            self.requests.fetch_add(1, Ordering::Relaxed);
+            return match r.call(&req)? {
+                ServiceReply::Benched { report } => Ok(*report),
+                other => Err(client::unexpected(&other)),
+            };
+        }
+        self.bench_with_limit(req, budget, self.options.bench_timeout, alone, None)
+    }
+
+    /// [`WorkerPool::bench_in`] on this process's workers with `phase_timeout` as the
+    /// deadline of each phase (the verification service runs its clients' requests so).
+    pub fn bench_with_limit(
+        &self,
+        req: &BenchRequest,
+        budget: Option<Duration>,
+        phase_timeout: Duration,
+        alone: bool,
+        cancel: Option<&AtomicBool>,
+    ) -> RuntimeResult<BenchReport> {
+        if self.remote.is_some() {
+            return self.bench_in(req, budget, alone);
+        }
         if self.options.device != DeviceKind::Cuda {
             return Err(RuntimeError::NoGpu {
                 reason: "timing needs a CUDA GPU; the Triton interpreter on CPU has no \
@@ -339,16 +434,12 @@ impl WorkerPool {
                     .into(),
             });
         }
-        let mut payload = verify_payload("prepare", &req.verify, self.options.bench_timeout)?;
+        let mut payload = verify_payload("prepare", &req.verify, phase_timeout)?;
         payload["compile_baseline"] = Value::Bool(req.compile_baseline);
         if let Some(p) = &req.torch_precision {
             payload["torch_precision"] = Value::from(p.as_str());
         }
-        let limit = |left: Option<Duration>| {
-            left.map_or(self.options.bench_timeout, |b| {
-                b.min(self.options.bench_timeout)
-            })
-        };
+        let limit = |left: Option<Duration>| left.map_or(phase_timeout, |b| b.min(phase_timeout));
         let i = self.acquire();
         let gate = &self.gates[self.gate_of[i]];
         let whole = alone.then(|| gate.exclusive());
@@ -356,7 +447,7 @@ impl WorkerPool {
             let _pass = whole.is_none().then(|| gate.shared());
             // the clock starts once the pass is held: waiting for the gate is not spent
             let started = Instant::now();
-            let prepared = self.call_on(i, payload, limit(budget));
+            let prepared = self.call_on(i, payload, limit(budget), cancel);
             (prepared, started.elapsed())
         };
         let result = prepared.and_then(|outcome| {
@@ -382,11 +473,11 @@ impl WorkerPool {
             let mut timing = None;
             let left = budget.map(|b| b.saturating_sub(spent));
             if ready && left.is_some_and(|l| l.is_zero()) {
-                let _ = self.call_on(i, serde_json::json!({"op": "release"}), limit(None));
+                let _ = self.call_on(i, serde_json::json!({"op": "release"}), limit(None), cancel);
                 timing_error = Some("not timed: no time left within the task's limit".into());
             } else if ready {
                 let _pass = whole.is_none().then(|| gate.exclusive());
-                match self.call_on(i, serde_json::json!({"op": "time"}), limit(left))? {
+                match self.call_on(i, serde_json::json!({"op": "time"}), limit(left), cancel)? {
                     Outcome::Failed(r) => {
                         timing_error = Some(format!(
                             "the worker failed while timing: {}",
@@ -446,7 +537,13 @@ impl WorkerPool {
         self.available.notify_one();
     }
 
-    fn call_on(&self, i: usize, payload: Value, timeout: Duration) -> RuntimeResult<Outcome> {
+    fn call_on(
+        &self,
+        i: usize,
+        payload: Value,
+        timeout: Duration,
+        cancel: Option<&AtomicBool>,
+    ) -> RuntimeResult<Outcome> {
         let mut slot = self.slots[i].lock().unwrap_or_else(|p| p.into_inner());
         let was_running = slot.worker.is_some();
         let worker = Self::ensure_started(&mut slot)?;
@@ -455,7 +552,7 @@ impl WorkerPool {
                 "worker without a ready message".into(),
             ));
         }
-        let outcome = match worker.request(payload, timeout) {
+        let outcome = match worker.request(payload, timeout, cancel) {
             Exchange::Reply(v) => {
                 if v.get("fatal") == Some(&Value::Bool(true)) {
                     self.restarts.fetch_add(1, Ordering::Relaxed);
@@ -469,6 +566,16 @@ impl WorkerPool {
                     ))));
                 }
                 Outcome::Reply(v)
+            }
+            Exchange::Cancelled => {
+                self.restarts.fetch_add(1, Ordering::Relaxed);
+                Outcome::Failed(Box::new(VerifyReport::worker_failure(
+                    Check::Other,
+                    "cancelled: the client that asked for this verification left (worker \
+                     killed and replaced)"
+                        .to_string(),
+                    String::new(),
+                )))
             }
             Exchange::TimedOut => {
                 self.restarts.fetch_add(1, Ordering::Relaxed);
@@ -525,6 +632,15 @@ impl Drop for WorkerPool {
             }
         }
     }
+}
+
+/// `req` with absolute paths: the service's workers do not share this process's idea of
+/// the current directory.
+fn absolute_paths(req: &VerifyRequest) -> RuntimeResult<VerifyRequest> {
+    let mut req = req.clone();
+    req.reference = worker::absolute(&req.reference)?;
+    req.candidate = worker::absolute(&req.candidate)?;
+    Ok(req)
 }
 
 /// The request a worker receives. `timeout_s` is the checker's own deadline for each

@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -80,6 +81,9 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         include_str!("worker/drtc_worker/isolated.py"),
     ),
 ];
+
+/// How often a cancellable request looks at its flag.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
 
 /// Lines of the worker's stderr kept for failure reports.
 const STDERR_TAIL_LINES: usize = 40;
@@ -168,6 +172,8 @@ pub enum Exchange {
     Reply(Value),
     /// No answer before the deadline; the worker has been killed.
     TimedOut,
+    /// The caller cancelled the request; the worker has been killed.
+    Cancelled,
     /// The worker died; how, and the end of its stderr.
     Died { status: String, stderr: String },
 }
@@ -286,6 +292,9 @@ impl Worker {
             Exchange::Died { status, stderr } => Err(RuntimeError::WorkerStart {
                 message: format!("it {status}; stderr:\n{stderr}"),
             }),
+            Exchange::Cancelled => Err(RuntimeError::WorkerStart {
+                message: "cancelled while starting".into(),
+            }),
         }
     }
 
@@ -301,7 +310,12 @@ impl Worker {
 
     /// Sends one request and waits for its answer at most `timeout`. On a timeout or a
     /// death the worker is killed (with its process group) and reaped.
-    pub fn request(&mut self, mut req: Value, timeout: Duration) -> Exchange {
+    pub fn request(
+        &mut self,
+        mut req: Value,
+        timeout: Duration,
+        cancel: Option<&AtomicBool>,
+    ) -> Exchange {
         self.next_id += 1;
         let id = self.next_id;
         req["id"] = Value::from(id);
@@ -319,19 +333,38 @@ impl Worker {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.read_line(left) {
-                Exchange::Reply(v) if v["id"] == id => {
-                    if v["fatal"] == Value::Bool(true) {
-                        // The worker exits by itself after a fatal answer (broken CUDA
-                        // context, tampered state); make sure of it.
-                        self.kill();
-                    }
-                    return Exchange::Reply(v);
+            if let Some(cancel) = cancel {
+                if cancel.load(Ordering::SeqCst) {
+                    self.kill();
+                    return Exchange::Cancelled;
                 }
+                if left > CANCEL_POLL {
+                    // wait in short steps, looking at the flag between them
+                    match self.lines.recv_timeout(CANCEL_POLL) {
+                        Ok(line) => match serde_json::from_str::<Value>(&line) {
+                            Ok(v) if v["id"] == id => return self.answered(v),
+                            _ => continue,
+                        },
+                        Err(RecvTimeoutError::Timeout) => continue,
+                        Err(RecvTimeoutError::Disconnected) => return self.died(),
+                    }
+                }
+            }
+            match self.read_line(left) {
+                Exchange::Reply(v) if v["id"] == id => return self.answered(v),
                 Exchange::Reply(_) => continue, // a stale or unsolicited line
                 other => return other,
             }
         }
+    }
+
+    fn answered(&mut self, v: Value) -> Exchange {
+        if v["fatal"] == Value::Bool(true) {
+            // The worker exits by itself after a fatal answer (broken CUDA context,
+            // tampered state); make sure of it.
+            self.kill();
+        }
+        Exchange::Reply(v)
     }
 
     fn read_line(&mut self, timeout: Duration) -> Exchange {

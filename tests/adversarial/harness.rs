@@ -296,10 +296,13 @@ impl Fixture {
         h
     }
 
-    /// `drtc` with this run's environment: its own home, drtc's Python, the secret.
+    /// `drtc` with this run's environment: its own home, drtc's Python, the secret, and
+    /// workers of its own process (no verification service: each answer's command must
+    /// leave nothing behind; `tests/service.rs` covers the service's own cleanup).
     pub fn drtc(&self, home: &Path) -> Command {
         let mut cmd = Command::new(drtc_bin());
         cmd.env("DRTC_HOME", home)
+            .env("DRTC_SERVICE", "off")
             .env("DRTC_PYTHON", &self.python)
             .env("DRTC_TEST_SECRET", &self.secret_env)
             .stdin(Stdio::null());
