@@ -1,7 +1,7 @@
 //! The verified-module cache through `drtc compile`: a second compile of the same program
 //! with the same options returns the same module and report, marked as a hit, without
-//! verifying again; without `--cache`, another option or another program text it compiles
-//! anew.
+//! verifying again (the default); with `--no-cache`, another option or another program
+//! text it compiles anew.
 //! `--timings` prints where a compile's time went and leaves the key alone.
 
 use drtc::runtime::{DrtcHome, PythonEnv};
@@ -46,7 +46,7 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
     let program = dir.path().join("seed.py");
     std::fs::copy(data("seed_relu_add.py"), &program).unwrap();
     let (out1, rep1) = (dir.path().join("m1.py"), dir.path().join("r1.json"));
-    let first = compile(&home, &program, &out1, &rep1, &["--cache", "--timings"]);
+    let first = compile(&home, &program, &out1, &rep1, &["--timings"]);
     assert!(first.status.success(), "{}", stderr(&first));
     assert!(stderr(&first).contains("verifying against the reference"));
     // --timings: where the time went (and it does not change the cache's key below)
@@ -60,7 +60,7 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
     assert!(report(&rep1).get("cache").is_none());
 
     let (out2, rep2) = (dir.path().join("m2.py"), dir.path().join("r2.json"));
-    let second = compile(&home, &program, &out2, &rep2, &["--cache"]);
+    let second = compile(&home, &program, &out2, &rep2, &[]);
     assert!(second.status.success(), "{}", stderr(&second));
     let said = stderr(&second);
     assert!(said.contains("from the verified-module cache"), "{said}");
@@ -73,9 +73,9 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
     assert_eq!(r2["cache"]["hit"], true, "{r2}");
     assert_eq!(r2["verification"]["verified"], true, "{r2}");
 
-    // no --cache, another option, another program text: each compiles and verifies anew
+    // --no-cache, another option, another program text: each compiles and verifies anew
     let (out3, rep3) = (dir.path().join("m3.py"), dir.path().join("r3.json"));
-    for extra in [&[][..], &["--cache", "--max-ops", "1"][..]] {
+    for extra in [&["--no-cache"][..], &["--max-ops", "1"][..]] {
         let o = compile(&home, &program, &out3, &rep3, extra);
         assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
         assert!(
@@ -88,7 +88,7 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
     let mut text = std::fs::read_to_string(&program).unwrap();
     text.push_str("\n# an edit\n");
     std::fs::write(&program, text).unwrap();
-    let o = compile(&home, &program, &out3, &rep3, &["--cache"]);
+    let o = compile(&home, &program, &out3, &rep3, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(report(&rep3).get("cache").is_none());
 }

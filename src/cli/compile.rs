@@ -166,11 +166,12 @@ pub struct CompileArgs {
     /// float64 truth, the worker's start and the transfers).
     #[arg(long)]
     pub timings: bool,
-    /// Use the verified-module cache: return the module and report of an earlier verified
-    /// compile of this program with the same options, device, drtc and Python environment
-    /// without work, and keep this one's when it verifies.
+    /// Bypass the verified-module cache. By default a compile of a program that was
+    /// verified before with the same options, device, drtc build and Python environment
+    /// returns that module and its report without work (said on stderr, `cache` in the
+    /// report), and a new verified module is kept (least recently used evicted).
     #[arg(long)]
-    pub cache: bool,
+    pub no_cache: bool,
     /// Write a JSON report (regions, kernels, fallbacks, verification, timing) here.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -312,7 +313,7 @@ fn cache_options(args: &CompileArgs) -> String {
     keyed.output = Default::default();
     keyed.report = None;
     keyed.timings = false;
-    keyed.cache = false;
+    keyed.no_cache = false;
     format!("{keyed:?}")
 }
 
@@ -663,7 +664,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         );
     }
     let cached = super::compile_cache::for_compile(
-        args.cache && !args.no_verify && !multi,
+        !args.no_cache && !args.no_verify && !multi,
         &cache_options(&args),
         &args.file,
         &contents,

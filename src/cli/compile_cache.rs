@@ -1,8 +1,9 @@
 //! `drtc compile`'s use of the verified-module cache (`driver/module_cache.rs`): the key of
 //! one invocation (the program's text and path, every option but where the outputs go, the
 //! device, drtc's build, the Python environment and the `DRTC_*`/`TRITON_*` settings), a
-//! hit answered without work, a verified result stored. Only with `--cache`, and only single
-//! programs that are verified (`--no-verify` and `.jsonl` inputs take no part).
+//! hit answered without work, a verified result stored. By default (`--no-cache` bypasses
+//! it), for single programs that are verified (`--no-verify` and `.jsonl` inputs take no
+//! part).
 
 use drtc::driver::module_cache::{self, CachedModule, ModuleCache, DEFAULT_CAPACITY};
 use drtc::runtime::{DeviceKind, DrtcHome, PythonEnv};
@@ -31,12 +32,19 @@ pub fn for_compile(
     }
     let python = PythonEnv::locate(home).ok()?;
     let path = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    // settings that only say where drtc keeps things or how it runs its workers do not
+    // change the module
     let mut settings: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| (k.starts_with("DRTC_") && k != "DRTC_HOME") || k.starts_with("TRITON_"))
+        .filter(|(k, _)| {
+            (k.starts_with("DRTC_")
+                && !["DRTC_HOME", "DRTC_SERVICE", "DRTC_SERVICE_IDLE_S"].contains(&k.as_str()))
+                || k.starts_with("TRITON_")
+        })
         .collect();
     settings.sort();
     let key = module_cache::key(&[
         ("drtc", env!("CARGO_PKG_VERSION").as_bytes()),
+        ("build", build_identity().as_bytes()),
         (
             "environment",
             module_cache::environment_identity(&python.python).as_bytes(),
@@ -53,6 +61,25 @@ pub fn for_compile(
         key,
         device: device.name(),
     })
+}
+
+/// This drtc executable as built: its path, size and modification time (a rebuilt drtc
+/// never answers from an older build's entries).
+fn build_identity() -> String {
+    let Ok(exe) = std::env::current_exe() else {
+        return String::new();
+    };
+    let meta = std::fs::metadata(&exe).ok();
+    let modified = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{}:{}:{modified}",
+        exe.display(),
+        meta.map_or(0, |m| m.len())
+    )
 }
 
 impl CacheUse {
@@ -78,7 +105,7 @@ impl CacheUse {
         }
         eprintln!(
             "{} on {} (from the verified-module cache: the same program, options, device, \
-             drtc and Python environment; without --cache it compiles again)",
+             drtc build and Python environment; --no-cache compiles again)",
             if verified { "verified" } else { "NOT verified" },
             self.device
         );
