@@ -352,6 +352,22 @@ fn verifying_line(device: DeviceKind) -> String {
     }
 }
 
+/// A spinner with the elapsed time on stderr while a long phase runs (drawn only on a
+/// terminal, and not beside the progress bar of a multi-program compile).
+fn phase_spinner(what: &str, show: bool) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let spin = ProgressBar::new_spinner();
+    spin.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    spin.set_message(what.to_string());
+    spin.enable_steady_tick(std::time::Duration::from_millis(120));
+    spin
+}
+
 /// The peak-memory line of a verification, when it was measured (CUDA).
 fn memory_line(v: &serde_json::Value) -> Option<String> {
     let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
@@ -754,7 +770,10 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         scope,
                     )
                     .map_err(DriverError::Reported)?;
+                    let spin =
+                        phase_spinner("searching (racing implementations on the GPU)", !multi);
                     let outcome = search_compiled(&mut compiled, &prog.form, popts.codegen(), &cx);
+                    spin.finish_and_clear();
                     for l in &outcome.log {
                         eprintln!("search: {l}");
                     }
@@ -804,7 +823,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     if !multi {
                         eprintln!("{}", verifying_line(device));
                     }
+                    let spin = phase_spinner("verifying", !multi);
                     let mut v = check(pool, device, &ref_path, &candidate, opts.precision);
+                    spin.finish_and_clear();
                     ok = v["verified"] == true;
                     // The layout first (the change measured to break the fp32 rule: cuDNN's
                     // channels-last TF32 algorithms), keeping the rewrites; then the rewrites,
