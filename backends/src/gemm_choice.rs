@@ -1,24 +1,21 @@
-//! The implementation of each GEMM region: the search's override when it has one, else
-//! the precision policy's choice by the error model (`triton/precision.rs`), except that a
-//! large product with too few output tiles for the template is a library call
-//! (`triton/contraction.rs`, [`FEW_TILES`]).
+//! The policy's implementation of each GEMM region, recorded in the lowering plan
+//! (`plan/`): the precision policy's choice by the error model (`triton/precision.rs`),
+//! except that a large product with too few output tiles for the template is a library
+//! call (`triton/contraction.rs`, [`FEW_TILES`]). The search and the retries edit the
+//! plan's choice (`plan/edit.rs`).
 
 use crate::options::CodegenOptions;
+use crate::plan::GemmPlan;
 use crate::triton::{
     choose, gemm_shape, predicted_error, template_tiles, too_few_tiles, GemmChoice, GemmImpl,
-    GemmShape, FEW_TILES,
+    FEW_TILES,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::Region;
 
-/// The implementation of contraction region `index`: the search's override, or the
-/// policy's choice by the error model; with the prediction, the reason and the shape.
-pub(crate) fn gemm_choice(
-    g: &Graph,
-    r: &Region,
-    index: usize,
-    opts: &CodegenOptions,
-) -> Option<(GemmImpl, f64, String, GemmShape)> {
+/// The policy's implementation of contraction region `r` by the error model, with the
+/// prediction, the reason and the shape; `None` when the template cannot take its product.
+pub(crate) fn gemm_choice(g: &Graph, r: &Region, opts: &CodegenOptions) -> Option<GemmPlan> {
     let shape = gemm_shape(g, &r.nodes)?;
     // under the interpreter every product stays a Triton kernel, however narrow: the CPU
     // tests exercise the template there, and no speed is measured
@@ -44,19 +41,11 @@ pub(crate) fn gemm_choice(
             };
         }
     }
-    Some(match opts.gemm.get(&index) {
-        Some((imp, why)) => (
-            *imp,
-            predicted_error(*imp, shape.k, opts.precision),
-            why.clone(),
-            shape,
-        ),
-        None => (
-            policy_choice.imp,
-            policy_choice.predicted,
-            policy_choice.reason,
-            shape,
-        ),
+    Some(GemmPlan {
+        imp: policy_choice.imp,
+        predicted_error: policy_choice.predicted,
+        reason: policy_choice.reason,
+        shape,
     })
 }
 
@@ -78,8 +67,8 @@ mod tests {
             interpret,
             ..CodegenOptions::default()
         };
-        let (imp, _, why, _) = gemm_choice(&g, &plan.regions[0], 0, &opts).unwrap();
-        (imp, why)
+        let p = gemm_choice(&g, &plan.regions[0], &opts).unwrap();
+        (p.imp, p.reason)
     }
 
     #[test]

@@ -11,49 +11,37 @@
 //! one partial stage is the moments of the GEMM's output itself); otherwise both regions
 //! are generated as before.
 
-use crate::gemm_choice::gemm_choice;
-use crate::layout::LayoutPlan;
-use crate::options::CodegenOptions;
-use crate::region::{region_kernel, Emit};
+use crate::plan::{LoweringPlan, MomentsLink};
+use crate::region::{region_kernel, Links};
 use crate::triton::{contraction_config, GemmImpl, GivenMoments, RegionCode, Scratch, TileMoments};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
-/// A contraction region's moments for a later reduction region.
-pub(crate) struct MomentsLink {
-    /// The consumer region's index, and its code generated with the partials given.
-    pub consumer: usize,
-    pub code: RegionCode,
-    /// The partial buffers, allocated before the contraction's launch.
-    pub scratch: Vec<Scratch>,
-    /// What the contraction's epilogue writes.
-    pub moments: TileMoments,
-}
-
 /// The link from contraction region `i` to the first later reduction region that reads
-/// its output and takes the tile moments, if any.
-pub(crate) fn link_moments(
+/// its output and takes the tile moments, if any: the lowering plan's decision
+/// (`plan/partners.rs`). Whether the consumer takes them is its template's answer, so the
+/// consumer's code is generated here with the partials offered.
+pub(crate) fn find_link(
     g: &Graph,
     plan: &FusionPlan,
+    lowering: &LoweringPlan,
     i: usize,
-    opts: &CodegenOptions,
-    layout: &LayoutPlan,
 ) -> Option<MomentsLink> {
     let r = &plan.regions[i];
     if r.kind != RegionKind::Contraction {
         return None;
     }
-    let (imp, _, _, shape) = gemm_choice(g, r, i, opts)?;
-    let GemmImpl::Triton { dot } = imp else {
+    let gemm = lowering.regions[i].implementation.gemm()?;
+    let GemmImpl::Triton { dot } = gemm.imp else {
         return None;
     };
+    let shape = &gemm.shape;
     if shape.batch != 1 {
         return None;
     }
-    let config = opts
-        .configs
-        .get(&i)
-        .cloned()
+    let config = lowering.regions[i]
+        .config
+        .clone()
         .unwrap_or_else(|| contraction_config(shape.m, shape.n, shape.k, shape.half, dot));
     let bm = config.block("BLOCK_M");
     let chunks = shape.m.div_ceil(bm);
@@ -72,40 +60,74 @@ pub(crate) fn link_moments(
         let Some(j) = (i + 1..plan.regions.len()).find(reads) else {
             continue;
         };
-        let rj = &plan.regions[j];
-        let emit = Emit {
-            config: opts.configs.get(&j).cloned(),
-            channels_last: layout.regions.contains(&j),
-            given: Some(GivenMoments {
-                value: v,
-                chunks,
-                chunk: bm,
-            }),
-            moments: None,
-        };
-        let name = format!("drtc_k{j}_{}", rj.kind);
-        let Ok(mut code) = region_kernel(g, rj, j, &name, opts, &emit) else {
-            continue;
-        };
-        let Some((sum, m2)) = code.given.clone() else {
-            continue;
-        };
-        let (scratch, rest): (Vec<Scratch>, Vec<Scratch>) = code
-            .scratch
-            .into_iter()
-            .partition(|s| s.name == sum || s.name == m2);
-        code.scratch = rest;
-        return Some(MomentsLink {
+        let link = MomentsLink {
             consumer: j,
-            code,
-            scratch,
-            moments: TileMoments {
-                value: v,
-                sum,
-                m2,
-                chunks,
-            },
-        });
+            value: v,
+            chunks,
+            chunk: bm,
+        };
+        if consumer_code(g, plan, lowering, &link).is_some() {
+            return Some(link);
+        }
     }
     None
+}
+
+/// The consumer's code generated with the partials of `link` given, when it takes them.
+fn consumer_code(
+    g: &Graph,
+    plan: &FusionPlan,
+    lowering: &LoweringPlan,
+    link: &MomentsLink,
+) -> Option<RegionCode> {
+    let j = link.consumer;
+    let rj = &plan.regions[j];
+    let links = Links {
+        given: Some(GivenMoments {
+            value: link.value,
+            chunks: link.chunks,
+            chunk: link.chunk,
+        }),
+        moments: None,
+    };
+    let name = format!("drtc_k{j}_{}", rj.kind);
+    let code = region_kernel(g, rj, j, &name, lowering, &links).ok()?;
+    code.given.is_some().then_some(code)
+}
+
+/// The code of a planned link: what the contraction's epilogue writes, the partial buffers
+/// it writes them into (allocated before its launch), and the consumer's code.
+pub(crate) struct LinkCode {
+    pub consumer: usize,
+    pub code: RegionCode,
+    pub scratch: Vec<Scratch>,
+    pub moments: TileMoments,
+}
+
+/// The code of contraction region `i`'s planned link, if it has one.
+pub(crate) fn link_code(
+    g: &Graph,
+    plan: &FusionPlan,
+    lowering: &LoweringPlan,
+    i: usize,
+) -> Option<LinkCode> {
+    let link = lowering.regions[i].moments.as_ref()?;
+    let mut code = consumer_code(g, plan, lowering, link)?;
+    let (sum, m2) = code.given.clone()?;
+    let (scratch, rest): (Vec<Scratch>, Vec<Scratch>) = code
+        .scratch
+        .into_iter()
+        .partition(|s| s.name == sum || s.name == m2);
+    code.scratch = rest;
+    Some(LinkCode {
+        consumer: link.consumer,
+        code,
+        scratch,
+        moments: TileMoments {
+            value: link.value,
+            sum,
+            m2,
+            chunks: link.chunks,
+        },
+    })
 }

@@ -8,6 +8,7 @@ pub mod graphs;
 pub mod guard;
 pub mod layout;
 mod options;
+pub mod plan;
 mod region;
 pub mod state;
 pub mod stitch;

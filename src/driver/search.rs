@@ -16,45 +16,41 @@
 //!
 //! The cache key names the region's contents and shapes, the device, the Triton version
 //! and the precision policy; an entry whose recorded device, version or policy differs is
-//! ignored. Regions are searched one after another, earlier regions' choices fixed.
+//! ignored. Regions are searched one after another, earlier regions' choices fixed: each
+//! candidate is an edit of the lowering plan chosen so far (`plan/edit.rs`: "region 3:
+//! library call"), emitted as a module; the winner's edit is kept.
 
 use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use drtc_backends::conv_choice::{conv_precisions, region_conv};
-use drtc_backends::layout::{plan_layout, LayoutChoice};
-use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
+use drtc_backends::layout::{LayoutChoice, LayoutPlan};
+use drtc_backends::plan::{LoweringPlan, PlanError};
+use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{gemm_shape, ConvImpl, GemmImpl, LaunchConfig, Precision};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
-use std::collections::HashMap;
 use std::path::Path;
 
 /// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
 /// it the two implementations differ by microseconds, less than the timing's noise.
 pub const QUICK_MIN_FLOP: f64 = 1e9;
 
-/// Searches `compiled`'s regions and regenerates its module with the fastest verified
-/// choices (`base`: the options the module was generated with).
+/// Searches `compiled`'s regions and emits its module from the lowering plan with the
+/// fastest verified choices (`base`: the options the module was generated with).
 pub fn search_compiled(
     compiled: &mut Compiled,
     form: &ModuleForm,
     base: CodegenOptions,
     cx: &SearchContext,
 ) -> SearchOutcome {
-    let mut outcome = search(&compiled.graph, &compiled.plan, form, &base, cx);
-    let chosen = CodegenOptions {
-        configs: outcome.configs.clone(),
-        gemm: outcome.gemm.clone(),
-        conv: outcome.conv.clone(),
-        layout: outcome.layout.unwrap_or(base.layout),
-        ..base
-    };
-    compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
+    let start = LoweringPlan::new(&compiled.graph, &compiled.plan, &base);
+    let mut outcome = search(&compiled.graph, &compiled.plan, form, start, cx);
+    compiled.module = compiled.emit(&outcome.plan, form);
     let gp = (&compiled.graph, &compiled.plan);
-    if let Some(line) = race_graphs(gp, &mut compiled.module, form, &chosen, cx) {
+    if let Some(line) = race_graphs(gp, &mut compiled.module, form, cx) {
         outcome.timed += line.timed;
         outcome.cache_hits += line.cache_hit as usize;
         outcome.log.push(line.log);
@@ -63,16 +59,12 @@ pub fn search_compiled(
 }
 
 /// What the search chose and did.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SearchOutcome {
-    pub configs: HashMap<usize, LaunchConfig>,
-    /// GEMM implementations chosen, with the reason.
-    pub gemm: HashMap<usize, (GemmImpl, String)>,
-    /// Convolution implementations chosen, with the reason.
-    pub conv: HashMap<usize, (ConvImpl, String)>,
-    /// The module's convolution layout, when a race chose the library call in the
-    /// reference's layout over the channels-last module's candidates.
-    pub layout: Option<LayoutChoice>,
+    /// The lowering plan with the chosen candidates' edits (and, when a race chose the
+    /// library call in the reference's layout over a channels-last module's candidates,
+    /// every convolution in NCHW).
+    pub plan: LoweringPlan,
     /// One line per region: chosen candidate, timings, or cache hit.
     pub log: Vec<String>,
     pub timed: usize,
@@ -197,16 +189,13 @@ fn search_key(g: &Graph, plan: &FusionPlan, i: usize, cx_id: &str) -> String {
 /// For a convolution region the module runs channels-last (where cuDNN's channels-last
 /// algorithms may fail the fp32 rule): the library call with the whole module in the
 /// reference's layout, raced with the other candidates.
-fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: LayoutChoice) -> Option<Candidate> {
+fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: &LayoutPlan) -> Option<Candidate> {
     let conv = region_conv(g, plan, i)?;
-    plan_layout(g, plan, layout)
-        .convs
-        .contains(&conv.node)
-        .then_some(Candidate {
-            conv: Some(ConvImpl::Library),
-            layout: Some(LayoutChoice::Nchw),
-            ..Default::default()
-        })
+    layout.convs.contains(&conv.node).then_some(Candidate {
+        conv: Some(ConvImpl::Library),
+        layout: Some(LayoutChoice::Nchw),
+        ..Default::default()
+    })
 }
 
 /// The cached candidate for `key`, when it was recorded for this device, Triton version
@@ -221,23 +210,30 @@ fn cached(cache: &Path, key: &str, cx_id: &str, cands: &[Candidate]) -> Option<C
     cands.iter().find(|c| c.describe() == want).cloned()
 }
 
-/// Searches every kernel region of `plan` (the policy is `base.precision`).
+/// Searches every kernel region of `plan`, editing `base` (the policy is its
+/// precision).
 pub fn search(
     g: &Graph,
     plan: &FusionPlan,
     form: &ModuleForm,
-    base: &CodegenOptions,
+    base: LoweringPlan,
     cx: &SearchContext,
 ) -> SearchOutcome {
-    let mut out = SearchOutcome::default();
+    let policy = base.options.precision;
+    let mut out = SearchOutcome {
+        plan: base,
+        log: vec![],
+        timed: 0,
+        cache_hits: 0,
+    };
     let _ = std::fs::create_dir_all(&cx.cache);
     let _ = std::fs::create_dir_all(&cx.work);
-    let cx_id = cx.id(base.precision);
+    let cx_id = cx.id(policy);
+    let gp = (g, plan);
     for i in 0..plan.regions.len() {
-        let layout = out.layout.unwrap_or(base.layout);
-        let mut cands = candidates(g, plan, i, base.precision, cx.scope);
+        let mut cands = candidates(g, plan, i, policy, cx.scope);
         if !cands.is_empty() {
-            cands.extend(nchw_library(g, plan, i, layout));
+            cands.extend(nchw_library(g, plan, i, &out.plan.layout));
         }
         let is_gemm = cands.iter().any(|c| c.imp.is_some());
         if cands.len() < 2 {
@@ -245,25 +241,25 @@ pub fn search(
         }
         let key = search_key(g, plan, i, &cx_id);
         if let Some(c) = cached(&cx.cache, &key, &cx_id, &cands) {
-            out.log.push(format!("region {i}: cached {}", c.describe()));
-            apply(&mut out, i, &c, "cached search result");
+            match apply(&mut out.plan, gp, i, &c, "cached search result") {
+                Ok(()) => out.log.push(format!("region {i}: cached {}", c.describe())),
+                Err(e) => out.log.push(format!(
+                    "region {i}: cached {} not applied: {e}",
+                    c.describe()
+                )),
+            }
             out.cache_hits += 1;
             continue;
         }
         let mut best: Option<(Timed, Candidate)> = None;
         let mut tried = vec![];
         for (k, cand) in cands.iter().enumerate() {
-            let mut opts = base.clone();
-            opts.configs = out.configs.clone();
-            opts.gemm = out.gemm.clone();
-            opts.conv = out.conv.clone();
-            let mut trial = SearchOutcome::default();
-            apply(&mut trial, i, cand, "search candidate");
-            opts.configs.extend(trial.configs);
-            opts.gemm.extend(trial.gemm);
-            opts.conv.extend(trial.conv);
-            opts.layout = trial.layout.unwrap_or(layout);
-            let module = generate_module(g, plan, form, &opts);
+            let mut trial = out.plan.clone();
+            if let Err(e) = apply(&mut trial, gp, i, cand, "search candidate") {
+                tried.push(format!("{} {e}", cand.describe()));
+                continue;
+            }
+            let module = emit_module(g, plan, &trial, form);
             out.timed += 1;
             match bench_module(cx, &module.source, &format!("{i}_{k}")) {
                 Ok(t) => {
@@ -296,23 +292,24 @@ pub fn search(
                     cands.len(),
                     t.describe()
                 );
-                apply(&mut out, i, &c, &why);
+                if let Err(e) = apply(&mut out.plan, gp, i, &c, &why) {
+                    out.log
+                        .push(format!("region {i}: {} not applied: {e}", c.describe()));
+                }
             }
             None if is_gemm && cx.scope == SearchScope::Full => {
                 out.log.push(format!(
                     "region {i}: no implementation verified, computed with PyTorch [{}]",
                     tried.join(", ")
                 ));
-                out.gemm.insert(
-                    i,
-                    (
-                        GemmImpl::PyTorch,
-                        format!(
-                            "every implementation failed verification ({}); computed with PyTorch",
-                            tried.join("; ")
-                        ),
-                    ),
+                let why = format!(
+                    "every implementation failed verification ({}); computed with PyTorch",
+                    tried.join("; ")
                 );
+                if let Err(e) = out.plan.set_gemm(gp, i, GemmImpl::PyTorch, &why) {
+                    out.log
+                        .push(format!("region {i}: pytorch not applied: {e}"));
+                }
             }
             None => out.log.push(format!(
                 "region {i}: no variant verified; heuristic kept [{}]",
@@ -323,19 +320,27 @@ pub fn search(
     out
 }
 
-fn apply(out: &mut SearchOutcome, i: usize, c: &Candidate, why: &str) {
+/// Candidate `c` of region `i` as an edit of `lowering` (`why`: the reason reported).
+fn apply(
+    lowering: &mut LoweringPlan,
+    gp: (&Graph, &FusionPlan),
+    i: usize,
+    c: &Candidate,
+    why: &str,
+) -> Result<(), PlanError> {
     if let Some(cfg) = &c.config {
-        out.configs.insert(i, cfg.clone());
+        lowering.set_config(gp, i, cfg.clone())?;
     }
     if let Some(imp) = c.imp {
-        out.gemm.insert(i, (imp, why.to_string()));
+        lowering.set_gemm(gp, i, imp, why)?;
     }
     if let Some(conv) = c.conv {
-        out.conv.insert(i, (conv, why.to_string()));
+        lowering.set_conv(gp, i, conv, why)?;
     }
     if let Some(layout) = c.layout {
-        out.layout = Some(layout);
+        lowering.set_layout(gp, layout);
     }
+    Ok(())
 }
 
 #[cfg(test)]
