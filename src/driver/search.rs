@@ -28,7 +28,7 @@ use drtc_backends::conv_choice::{conv_precisions, region_conv};
 use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{gemm_shape, ConvImpl, GemmImpl, LaunchConfig, Precision};
+use drtc_backends::triton::{ConvImpl, GemmImpl, LaunchConfig};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -100,13 +100,13 @@ impl Candidate {
 }
 
 fn candidates(
-    g: &Graph,
-    plan: &FusionPlan,
+    (g, plan): (&Graph, &FusionPlan),
+    lowering: &LoweringPlan,
     i: usize,
-    policy: Precision,
     scope: SearchScope,
 ) -> Vec<Candidate> {
     let region = &plan.regions[i];
+    let policy = lowering.options.precision;
     // a convolution the small-reduction template covers: the library call against the
     // template at each precision the policy admits (both scopes)
     if let Some(conv) = region_conv(g, plan, i) {
@@ -125,10 +125,11 @@ fn candidates(
             })
             .collect();
     }
-    let gemm = gemm_variants(g, region, policy);
+    // a GEMM region: the plan's shape
+    let shape = lowering.regions[i].implementation.gemm().map(|p| &p.shape);
+    let gemm = shape.map_or(vec![], |s| gemm_variants(s, policy));
     if scope == SearchScope::Quick {
-        let large =
-            gemm_shape(g, &region.nodes).is_some_and(|s| s.flops() as f64 >= QUICK_MIN_FLOP);
+        let large = shape.is_some_and(|s| s.flops() as f64 >= QUICK_MIN_FLOP);
         if !large {
             return vec![];
         }
@@ -231,7 +232,7 @@ pub fn search(
     let cx_id = cx.id(policy);
     let gp = (g, plan);
     for i in 0..plan.regions.len() {
-        let mut cands = candidates(g, plan, i, policy, cx.scope);
+        let mut cands = candidates(gp, &out.plan, i, cx.scope);
         if !cands.is_empty() {
             cands.extend(nchw_library(g, plan, i, &out.plan.layout));
         }
@@ -346,6 +347,7 @@ fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drtc_backends::triton::Precision;
     use drtc_passes::fuse::{plan_fusion, FuseOptions};
 
     fn linear(batch: usize, k: usize, n: usize) -> (Graph, FusionPlan) {
@@ -357,6 +359,22 @@ mod tests {
         let g = drtc_ir::text::parse(&src).unwrap();
         let plan = plan_fusion(&g, &FuseOptions::default());
         (g, plan)
+    }
+
+    /// The candidates of region `i` under `policy`'s lowering plan.
+    fn cands(
+        g: &Graph,
+        plan: &FusionPlan,
+        i: usize,
+        policy: Precision,
+        scope: SearchScope,
+    ) -> Vec<Candidate> {
+        let opts = CodegenOptions {
+            precision: policy,
+            ..Default::default()
+        };
+        let lowering = LoweringPlan::new(g, plan, &opts);
+        candidates((g, plan), &lowering, i, scope)
     }
 
     fn contraction(plan: &FusionPlan) -> usize {
@@ -372,20 +390,20 @@ mod tests {
         let (g, plan) = linear(1024, 8192, 8192);
         let i = contraction(&plan);
         for policy in [Precision::Fp32, Precision::Tf32] {
-            let quick = candidates(&g, &plan, i, policy, SearchScope::Quick);
+            let quick = cands(&g, &plan, i, policy, SearchScope::Quick);
             assert_eq!(quick.len(), 2, "{policy:?}: {quick:?}");
             assert!(quick.iter().all(|c| c.config.is_none()));
             assert!(matches!(quick[0].imp, Some(GemmImpl::Triton { .. })));
             assert_eq!(quick[1].imp, Some(GemmImpl::Library));
             // full also tries the template's configurations
-            let full = candidates(&g, &plan, i, policy, SearchScope::Full);
+            let full = cands(&g, &plan, i, policy, SearchScope::Full);
             assert!(full.len() > 2, "{full:?}");
         }
         // 2 * 64 * 256 * 256 = 8.4 MFLOP: below QUICK_MIN_FLOP, nothing to race
         let (g, plan) = linear(64, 256, 256);
         let i = contraction(&plan);
-        assert!(candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
-        assert!(!candidates(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
+        assert!(cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
+        assert!(!cands(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
     }
 
     #[test]
@@ -393,7 +411,7 @@ mod tests {
         // K = 2949 (level-1 task 8's): rows of K are not 16-byte aligned
         let (g, plan) = linear(8205, 2949, 5921);
         let i = contraction(&plan);
-        let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+        let quick = cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
         let imps: Vec<_> = quick.iter().map(|c| c.imp).collect();
         assert_eq!(
             imps[1..],
@@ -404,7 +422,7 @@ mod tests {
         let padded = |k, n| {
             let (g, plan) = linear(8205, k, n);
             let i = contraction(&plan);
-            let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+            let quick = cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
             quick.iter().any(|c| c.imp == Some(GemmImpl::PaddedLibrary))
         };
         assert!(padded(2948, 5921));
@@ -418,7 +436,7 @@ mod tests {
         // the library's 0.47): only the library call is left, nothing to race
         let (g, plan) = linear(256, 524288, 256);
         let i = contraction(&plan);
-        let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+        let quick = cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
         assert!(!quick.is_empty(), "the library call is still a candidate");
         assert!(
             quick
@@ -433,7 +451,7 @@ mod tests {
         // K = 1048576: no Triton precision is admitted under fp32, only the library call
         let (g, plan) = linear(64, 1 << 20, 64);
         let i = contraction(&plan);
-        let quick = candidates(&g, &plan, i, Precision::Fp32, SearchScope::Quick);
+        let quick = cands(&g, &plan, i, Precision::Fp32, SearchScope::Quick);
         assert!(quick.len() < 2, "{quick:?}");
     }
 
@@ -455,7 +473,7 @@ mod tests {
             .find(|&i| region_conv(&ga, &pa, i).is_some())
             .expect("a convolution region the template covers");
         // the race: the library call and the template (tf32x3 under fp32)
-        let quick = candidates(&ga, &pa, i, Precision::Fp32, SearchScope::Quick);
+        let quick = cands(&ga, &pa, i, Precision::Fp32, SearchScope::Quick);
         let names: Vec<String> = quick.iter().map(Candidate::describe).collect();
         assert_eq!(names, ["conv:library", "conv:triton:tf32x3"]);
         // the same convolution, another consumer: another key
