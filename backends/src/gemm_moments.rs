@@ -3,8 +3,9 @@
 //! it writes the tile's column sums and squared deviations (`TileMoments`), and the batch
 //! norm's region merges those partials (`GivenMoments`) instead of reading the whole
 //! output once more for its statistics. On the H200 that pass was 0.077 ms of level-2
-//! task 39's 1.9 (268 MB read; `bench/results`, commit 711e57d). Exact in real arithmetic:
-//! the same sums and squared deviations per chunk of rows, merged by the same Chan update.
+//! task 39's 1.9 (268 MB read; `bench/results/kernel_variants_h200_711e57d.txt`). Exact in
+//! real arithmetic: the same sums and squared deviations per chunk of rows, merged by the
+//! same Chan update.
 //!
 //! The link is made only when the GEMM runs as the Triton template (the library path has
 //! no epilogue to put it in) and the consumer takes it (`reduction::takes_moments`: its
