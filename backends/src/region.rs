@@ -72,12 +72,13 @@ pub(crate) fn region_kernel(
             .ok_or_else(uncovered)
         }
         RegionKind::Contraction => {
-            let imp = match &plan.implementation {
-                Implementation::Gemm(p) => p.imp,
+            let gemm = match &plan.implementation {
+                Implementation::Gemm(p) => p,
                 Implementation::Template | Implementation::Conv(_) | Implementation::Host => {
                     return Err(uncovered())
                 }
             };
+            let imp = gemm.imp;
             let mode = match imp {
                 GemmImpl::Triton { dot } => DotMode {
                     dot,
@@ -88,7 +89,8 @@ pub(crate) fn region_kernel(
                 }
             };
             let interpret = lowering.options.interpret;
-            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, interpret, config)
+            let region = (&r.nodes[..], &r.outputs[..]);
+            contraction_kernel(g, name, region, &gemm.shape, mode, interpret, config)
                 .map(one)
                 .ok_or_else(uncovered)
         }

@@ -214,17 +214,17 @@ pub struct TileMoments {
     pub chunks: u64,
 }
 
-/// Generates the kernel of a contraction region.
+/// Generates the kernel of a contraction region whose product is `shape` (the lowering
+/// plan's, [`gemm_shape`]).
 pub fn contraction_kernel(
     g: &Graph,
     name: &str,
-    nodes: &[NodeId],
-    outputs: &[ValueId],
+    (nodes, outputs): (&[NodeId], &[ValueId]),
+    shape: &GemmShape,
     mode: DotMode,
     interpret: bool,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
-    let shape = gemm_shape(g, nodes)?;
     let main = shape.main;
     let mn = g.node(main);
     let out_ty = g.ty(mn.outputs[0]);
