@@ -110,4 +110,7 @@ fn the_plan_as_json() {
         .unwrap()
         .starts_with("gemm "));
     assert!(gemm["reason"].is_string());
+    // the fp32 policy's product: three TF32 dots
+    assert_eq!(gemm["precision"], "tf32x3");
+    assert_eq!(gemm["moments_to"], 1);
 }

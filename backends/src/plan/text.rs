@@ -2,6 +2,7 @@
 //! (the compile report's `lowering`).
 
 use super::{Implementation, LoweringPlan, RegionPlan};
+use crate::triton::{ConvImpl, GemmImpl, Precision};
 use serde_json::{json, Value};
 use std::fmt;
 
@@ -55,8 +56,26 @@ impl RegionPlan {
         notes
     }
 
-    /// This region as JSON.
-    pub fn json(&self) -> Value {
+    /// The arithmetic of the region under `policy`: a dot precision, the library's
+    /// matmul precision, fp32 for templates; `None` for host regions.
+    fn precision(&self, policy: Precision) -> Option<String> {
+        let library = || format!("torch matmul precision {}", policy.torch_matmul_precision());
+        match &self.implementation {
+            Implementation::Template => Some("fp32".into()),
+            Implementation::Gemm(p) => Some(match p.imp {
+                GemmImpl::Triton { dot } => dot.name().to_string(),
+                GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => library(),
+            }),
+            Implementation::Conv(p) => Some(match p.imp {
+                ConvImpl::Triton { dot } => dot.name().to_string(),
+                ConvImpl::Library => "the library's (cuDNN at PyTorch's defaults)".into(),
+            }),
+            Implementation::Host => None,
+        }
+    }
+
+    /// This region as JSON (`policy`: the module's precision policy).
+    pub fn json(&self, policy: Precision) -> Value {
         let mut v = json!({
             "index": self.index,
             "kind": self.kind.name(),
@@ -66,15 +85,14 @@ impl RegionPlan {
             "epilogue_of": self.epilogue_of,
             "moments_to": self.moments.as_ref().map(|l| l.consumer),
             "moments_from": self.moments_from,
+            "precision": self.precision(policy),
         });
         match &self.implementation {
             Implementation::Gemm(p) => {
-                v["precision"] = json!(p.imp.describe());
                 v["predicted_error"] = json!(p.predicted_error);
                 v["reason"] = json!(p.reason);
             }
             Implementation::Conv(p) => {
-                v["precision"] = json!(p.imp.describe());
                 v["reason"] = json!(p.reason);
                 v["partner"] = json!(p.partner);
             }
@@ -94,7 +112,7 @@ impl LoweringPlan {
             "cuda_graphs": o.graphs.name(),
             "interpret": o.interpret,
             "conv_layouts": self.layout.notes,
-            "regions": self.regions.iter().map(RegionPlan::json).collect::<Vec<_>>(),
+            "regions": self.regions.iter().map(|r| r.json(o.precision)).collect::<Vec<_>>(),
         })
     }
 }
