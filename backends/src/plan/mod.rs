@@ -44,6 +44,8 @@ pub struct LoweringPlan {
 pub struct RegionPlan {
     pub index: usize,
     pub kind: RegionKind,
+    /// The region's ops in program order (for reading the plan).
+    pub ops: Vec<&'static str>,
     pub implementation: Implementation,
     /// A launch configuration chosen by the search; `None`: the template's heuristic.
     pub config: Option<LaunchConfig>,
@@ -71,6 +73,7 @@ impl LoweringPlan {
             .map(|(i, r)| RegionPlan {
                 index: i,
                 kind: r.kind,
+                ops: r.nodes.iter().map(|&n| g.node(n).op.name()).collect(),
                 implementation: implementation(g, fusion, i, opts),
                 config: None,
                 channels_last: layout.regions.contains(&i),

@@ -79,6 +79,7 @@ impl RegionPlan {
         let mut v = json!({
             "index": self.index,
             "kind": self.kind.name(),
+            "ops": self.ops,
             "implementation": self.implementation.describe(),
             "config": self.config.as_ref().map(|c| c.describe()),
             "channels_last": self.channels_last,
@@ -131,9 +132,10 @@ impl fmt::Display for LoweringPlan {
         for r in &self.regions {
             write!(
                 f,
-                "region {} ({}): {}",
+                "region {} ({}: {}): {}",
                 r.index,
                 r.kind,
+                r.ops.join(", "),
                 r.implementation_text()
             )?;
             for n in r.notes() {
