@@ -648,6 +648,11 @@ pub fn emit_module(
     lowering: &LoweringPlan,
     form: &ModuleForm,
 ) -> GeneratedModule {
+    assert_eq!(
+        lowering.regions.len(),
+        plan.regions.len(),
+        "a lowering plan is emitted with the fusion plan it was made from"
+    );
     let opts = &lowering.options;
     let mut namer = host_names();
     let mut names = HashMap::new();
