@@ -10,69 +10,14 @@
 //! The link is made only when the GEMM runs as the Triton template (the library path has
 //! no epilogue to put it in) and the consumer takes it (`reduction::takes_moments`: its
 //! one partial stage is the moments of the GEMM's output itself); otherwise both regions
-//! are generated as before.
+//! are generated as before. The lowering plan decides it (`plan/partners.rs`); this file
+//! emits it.
 
 use crate::plan::{LoweringPlan, MomentsLink};
 use crate::region::{region_kernel, Links};
-use crate::triton::{contraction_config, GemmImpl, GivenMoments, RegionCode, Scratch, TileMoments};
+use crate::triton::{GivenMoments, RegionCode, Scratch, TileMoments};
 use drtc_ir::Graph;
-use drtc_passes::fuse::{FusionPlan, RegionKind};
-
-/// The link from contraction region `i` to the first later reduction region that reads
-/// its output and takes the tile moments, if any: the lowering plan's decision
-/// (`plan/partners.rs`). Whether the consumer takes them is its template's answer, so the
-/// consumer's code is generated here with the partials offered.
-pub(crate) fn find_link(
-    g: &Graph,
-    plan: &FusionPlan,
-    lowering: &LoweringPlan,
-    i: usize,
-) -> Option<MomentsLink> {
-    let r = &plan.regions[i];
-    if r.kind != RegionKind::Contraction {
-        return None;
-    }
-    let gemm = lowering.regions[i].implementation.gemm()?;
-    let GemmImpl::Triton { dot } = gemm.imp else {
-        return None;
-    };
-    let shape = &gemm.shape;
-    if shape.batch != 1 {
-        return None;
-    }
-    let config = lowering.regions[i]
-        .config
-        .clone()
-        .unwrap_or_else(|| contraction_config(shape.m, shape.n, shape.k, shape.half, dot));
-    let bm = config.block("BLOCK_M");
-    let chunks = shape.m.div_ceil(bm);
-    let plain = |v: &drtc_ir::ValueId| {
-        let t = g.ty(*v);
-        t.rank() == 2 && t.shape == [shape.m as i64, shape.n as i64] && t.dtype.is_float()
-    };
-    for &v in r.outputs.iter().filter(|v| plain(v)) {
-        let reads = |j: &usize| {
-            plan.regions[*j].kind == RegionKind::Reduction
-                && plan.regions[*j]
-                    .nodes
-                    .iter()
-                    .any(|&n| g.node(n).inputs.contains(&v))
-        };
-        let Some(j) = (i + 1..plan.regions.len()).find(reads) else {
-            continue;
-        };
-        let link = MomentsLink {
-            consumer: j,
-            value: v,
-            chunks,
-            chunk: bm,
-        };
-        if consumer_code(g, plan, lowering, &link).is_some() {
-            return Some(link);
-        }
-    }
-    None
-}
+use drtc_passes::fuse::FusionPlan;
 
 /// The consumer's code generated with the partials of `link` given, when it takes them.
 fn consumer_code(

@@ -2,7 +2,6 @@
 //! stitch them into one runnable module.
 
 pub mod conv_choice;
-mod gemm_choice;
 mod gemm_moments;
 pub mod graphs;
 pub mod guard;

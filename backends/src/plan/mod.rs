@@ -12,6 +12,7 @@
 //! filetest form snapshotted by `tests/plan.rs`) and as JSON in the compile report.
 
 mod edit;
+mod gemm_choice;
 mod implementation;
 mod partners;
 mod text;
@@ -21,12 +22,12 @@ pub use implementation::{ConvPlan, GemmPlan, Implementation};
 pub use partners::MomentsLink;
 
 use crate::conv_choice::{conv_partner, region_conv};
-use crate::gemm_choice::gemm_choice;
 use crate::layout::{plan_layout, LayoutPlan};
 use crate::options::CodegenOptions;
 use crate::triton::{ConvImpl, LaunchConfig};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
+use gemm_choice::gemm_choice;
 
 /// What code generation does with every region of one fusion plan.
 #[derive(Clone, Debug)]

@@ -1,11 +1,11 @@
-//! The policy's implementation of each GEMM region, recorded in the lowering plan
-//! (`plan/`): the precision policy's choice by the error model (`triton/precision.rs`),
+//! The policy's implementation of each GEMM region, recorded in the lowering plan: the
+//! precision policy's choice by the error model (`triton/precision.rs`),
 //! except that a large product with too few output tiles for the template is a library
 //! call (`triton/contraction.rs`, [`FEW_TILES`]). The search and the retries edit the
 //! plan's choice (`plan/edit.rs`).
 
+use super::GemmPlan;
 use crate::options::CodegenOptions;
-use crate::plan::GemmPlan;
 use crate::triton::{
     choose, gemm_shape, predicted_error, template_tiles, too_few_tiles, GemmChoice, GemmImpl,
     FEW_TILES,
