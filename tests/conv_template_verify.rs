@@ -8,7 +8,6 @@ use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::program::load_programs;
 use drtc_backends::conv_choice::region_conv;
 use drtc_backends::layout::LayoutChoice;
-use drtc_backends::stitch::generate_module;
 use drtc_backends::triton::{ConvImpl, DotPrecision};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -38,14 +37,16 @@ fn template_modules_verify_in_both_layouts() {
                 ..Default::default()
             };
             let c = compile_graph(p.graph, &p.form, &opts).unwrap();
-            let mut cg = opts.codegen();
+            let mut lowering = c.lowering(&opts);
             let convs: Vec<usize> = (0..c.plan.regions.len())
                 .filter(|&i| region_conv(&c.graph, &c.plan, i).is_some())
                 .collect();
             assert_eq!(convs.len(), 1);
-            cg.conv
-                .insert(convs[0], (ConvImpl::Triton { dot }, "test".into()));
-            let m = generate_module(&c.graph, &c.plan, &p.form, &cg);
+            let imp = ConvImpl::Triton { dot };
+            lowering
+                .set_conv((&c.graph, &c.plan), convs[0], imp, "test")
+                .unwrap();
+            let m = c.emit(&lowering, &p.form);
             assert!(!m.source.contains("functional.conv2d("), "the library call");
             let fused = m.regions.iter().find(|r| r.conv.is_some()).unwrap();
             assert!(fused.kernel.as_ref().unwrap().0.ends_with("_conv"));

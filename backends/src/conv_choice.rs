@@ -1,14 +1,12 @@
 //! The implementation of each convolution region: the library call (cuDNN through
 //! PyTorch, the pointwise consumer in its own Triton kernel) unless the search measured
-//! drtc's small-reduction template (`triton/conv.rs`) faster and verified it; then the
-//! template computes the convolution with its single pointwise consumer region fused
-//! (the consumer's kernel is not emitted), or alone when there is none.
+//! drtc's small-reduction template (`triton/conv.rs`) faster and verified it (an edit of
+//! the lowering plan, `plan/edit.rs`); then the template computes the convolution with its
+//! single pointwise consumer region fused (the consumer's kernel is not emitted), or
+//! alone when there is none.
 
 use crate::layout::{channels_last_order, LayoutPlan};
-use crate::options::CodegenOptions;
-use crate::triton::{
-    conv_kernel, conv_shape, ConvImpl, ConvShape, DotPrecision, Precision, TritonKernel,
-};
+use crate::triton::{conv_kernel, conv_shape, ConvShape, DotPrecision, Precision, TritonKernel};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
@@ -60,23 +58,6 @@ pub fn conv_partner(g: &Graph, plan: &FusionPlan, index: usize) -> Option<usize>
         }
         _ => None,
     }
-}
-
-/// The implementation of convolution region `index`: the search's override, else the
-/// library call. `None` for other regions.
-pub(crate) fn conv_choice(
-    g: &Graph,
-    plan: &FusionPlan,
-    index: usize,
-    opts: &CodegenOptions,
-) -> Option<(ConvImpl, String)> {
-    region_conv(g, plan, index)?;
-    Some(
-        opts.conv
-            .get(&index)
-            .cloned()
-            .unwrap_or((ConvImpl::Library, "the library call (default)".into())),
-    )
 }
 
 /// The template's kernel for convolution region `index` at `dot`, fused with `partner`

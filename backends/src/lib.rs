@@ -2,12 +2,12 @@
 //! stitch them into one runnable module.
 
 pub mod conv_choice;
-mod gemm_choice;
 mod gemm_moments;
 pub mod graphs;
 pub mod guard;
 pub mod layout;
 mod options;
+pub mod plan;
 mod region;
 pub mod state;
 pub mod stitch;

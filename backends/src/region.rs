@@ -1,9 +1,10 @@
-//! One kernel region's code: the template that covers its kind, with the launch
-//! configuration, layout and moment links (`gemm_moments.rs`) the stitcher decided.
+//! One kernel region's code: the template that covers its kind, with the implementation,
+//! launch configuration and layout the lowering plan records, and the moment links
+//! (`gemm_moments.rs`) the stitcher passes.
 
-use crate::gemm_choice::gemm_choice;
-use crate::layout::{channels_last_order, plan_layout};
+use crate::layout::channels_last_order;
 use crate::options::CodegenOptions;
+use crate::plan::{Implementation, LoweringPlan};
 use crate::triton::{
     contraction_kernel, pointwise_kernel, pointwise_kernel_in_order, reduction_kernel,
     window_kernel, DotMode, GemmImpl, GivenMoments, LaunchConfig, RegionCode, TileMoments,
@@ -12,30 +13,27 @@ use crate::triton::{
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
 
-/// How one kernel region is generated, besides the module's options.
+/// The moment links of one kernel region (`gemm_moments.rs`).
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Emit {
-    /// A launch configuration instead of the heuristic.
-    pub config: Option<LaunchConfig>,
-    /// The region reads and writes channels-last (`layout.rs`).
-    pub channels_last: bool,
-    /// A reduction region: moment partials a GEMM epilogue writes (`gemm_moments.rs`).
+pub(crate) struct Links {
+    /// A reduction region: moment partials a GEMM epilogue writes.
     pub given: Option<GivenMoments>,
     /// A contraction region: the tile moments its epilogue writes for a later region.
     pub moments: Option<TileMoments>,
 }
 
-/// The kernels of kernel region `r`, or why it has none (then it is computed with
-/// PyTorch, and the report says why).
+/// The kernels of kernel region `r` (region `index` of `lowering`), or why it has none
+/// (then it is computed with PyTorch, and the report says why).
 pub(crate) fn region_kernel(
     g: &Graph,
     r: &Region,
     index: usize,
     name: &str,
-    opts: &CodegenOptions,
-    emit: &Emit,
+    lowering: &LoweringPlan,
+    links: &Links,
 ) -> Result<RegionCode, String> {
-    let (config, channels_last) = (emit.config.clone(), emit.channels_last);
+    let plan = &lowering.regions[index];
+    let (config, channels_last) = (plan.config.clone(), plan.channels_last);
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],
         scratch: vec![],
@@ -69,21 +67,30 @@ pub(crate) fn region_kernel(
                 space,
                 config,
                 order.as_deref(),
-                emit.given,
+                links.given,
             )
             .ok_or_else(uncovered)
         }
         RegionKind::Contraction => {
-            let mode = match gemm_choice(g, r, index, opts).ok_or_else(uncovered)?.0 {
+            let gemm = match &plan.implementation {
+                Implementation::Gemm(p) => p,
+                Implementation::Template | Implementation::Conv(_) | Implementation::Host => {
+                    return Err(uncovered())
+                }
+            };
+            let imp = gemm.imp;
+            let mode = match imp {
                 GemmImpl::Triton { dot } => DotMode {
                     dot,
-                    moments: emit.moments.clone(),
+                    moments: links.moments.clone(),
                 },
-                imp @ (GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch) => {
+                GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => {
                     return Err(format!("the GEMM is computed as {}", imp.describe()))
                 }
             };
-            contraction_kernel(g, name, &r.nodes, &r.outputs, mode, opts.interpret, config)
+            let interpret = lowering.options.interpret;
+            let region = (&r.nodes[..], &r.outputs[..]);
+            contraction_kernel(g, name, region, &gemm.shape, mode, interpret, config)
                 .map(one)
                 .ok_or_else(uncovered)
         }
@@ -107,19 +114,15 @@ pub fn generate_region_kernel(
     opts: &CodegenOptions,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
-    let layout = plan_layout(g, plan, opts.layout);
-    let emit = Emit {
-        config,
-        channels_last: layout.regions.contains(&index),
-        ..Emit::default()
-    };
+    let mut lowering = LoweringPlan::new(g, plan, opts);
+    lowering.regions.get_mut(index)?.config = config;
     region_kernel(
         g,
         &plan.regions[index],
         index,
         &format!("drtc_k{index}"),
-        opts,
-        &emit,
+        &lowering,
+        &Links::default(),
     )
     .ok()
     .and_then(|c| c.kernels.into_iter().last())

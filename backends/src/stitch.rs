@@ -2,21 +2,19 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
-use crate::conv_choice::{conv_choice, conv_partner, conv_region_kernel};
-use crate::gemm_choice::gemm_choice;
-use crate::gemm_moments::link_moments;
+use crate::conv_choice::conv_region_kernel;
+use crate::gemm_moments::link_code;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
 use crate::guard::{guard_section, GuardInput};
-use crate::layout::{memory_format, plan_layout, LayoutPlan};
+use crate::layout::{memory_format, LayoutPlan};
 pub use crate::options::CodegenOptions;
+use crate::plan::{GemmPlan, LoweringPlan};
 pub use crate::region::generate_region_kernel;
-use crate::region::{region_kernel, Emit};
+use crate::region::{region_kernel, Links};
 pub use crate::state::{forward_tail, self_path, StateUpdate};
 use crate::torch::{assign_targets, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
-use crate::triton::{
-    pointwise_kernel, BatchStats, ConvImpl, GemmImpl, GemmShape, LaunchConfig, TritonKernel,
-};
+use crate::triton::{pointwise_kernel, BatchStats, ConvImpl, GemmImpl, LaunchConfig, TritonKernel};
 use drtc_ir::pytorch::PyNames;
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
@@ -38,16 +36,6 @@ pub enum ModuleForm {
     Seed,
 }
 
-/// How a GEMM region was computed, and why.
-#[derive(Clone, Debug)]
-pub struct GemmReport {
-    pub imp: GemmImpl,
-    pub shape: GemmShape,
-    /// The error model's prediction for the chosen implementation.
-    pub predicted_error: f64,
-    pub reason: String,
-}
-
 /// What happened to one region.
 #[derive(Clone, Debug)]
 pub struct RegionReport {
@@ -61,8 +49,9 @@ pub struct RegionReport {
     pub fallback: bool,
     /// Why a kernel region is computed with PyTorch, when it is.
     pub fallback_reason: Option<String>,
-    /// Contraction regions: the implementation and precision chosen, and why.
-    pub gemm: Option<GemmReport>,
+    /// Contraction regions: the implementation and precision chosen, and why (the
+    /// lowering plan's).
+    pub gemm: Option<GemmPlan>,
     /// Convolution regions, and the regions whose kernel computes a convolution: the
     /// implementation (`conv_choice.rs`) and why.
     pub conv: Option<String>,
@@ -79,6 +68,9 @@ pub struct GeneratedModule {
     pub channels_last: bool,
     /// Whether the entry point uses CUDA graphs, and why (or why not).
     pub graphs: GraphDecision,
+    /// What the module was emitted from: the search and the retries edit a copy and emit
+    /// again.
+    pub plan: LoweringPlan,
 }
 
 impl GeneratedModule {
@@ -186,7 +178,7 @@ struct Host<'g> {
     /// by PyTorch (einsum, a fallback GEMM) runs at it, whatever the caller's setting.
     matmul_precision: &'static str,
     /// Which convolutions and values are channels-last.
-    layout: LayoutPlan,
+    layout: &'g LayoutPlan,
     /// GPU launches of one forward (the CUDA-graph cost rule).
     launches: usize,
 }
@@ -249,7 +241,7 @@ impl Host<'_> {
         main: NodeId,
         index: usize,
         pad: bool,
-        opts: &CodegenOptions,
+        config: Option<&LaunchConfig>,
     ) -> Result<Option<TritonKernel>, String> {
         let g = self.g;
         let node = g.node(main);
@@ -310,11 +302,7 @@ impl Host<'_> {
         }
         let domain = g.ty(out).shape.clone();
         let name = format!("drtc_k{index}_epilogue");
-        let cfg = opts
-            .configs
-            .get(&index)
-            .cloned()
-            .filter(|c| c.block("BLOCK") > 1);
+        let cfg = config.cloned().filter(|c| c.block("BLOCK") > 1);
         match pointwise_kernel(g, &name, &rest, &outs, &domain, cfg) {
             Some(k) => {
                 self.launch(&k, &[]);
@@ -641,13 +629,31 @@ fn channels_last_params(g: &Graph, form: &ModuleForm, layout: &LayoutPlan) -> Ve
     out
 }
 
-/// Stitches the plan of `g` into a module of the given form.
+/// Stitches the plan of `g` into a module of the given form: the lowering plan of `opts`
+/// ([`LoweringPlan::new`]), emitted.
 pub fn generate_module(
     g: &Graph,
     plan: &FusionPlan,
     form: &ModuleForm,
     opts: &CodegenOptions,
 ) -> GeneratedModule {
+    emit_module(g, plan, &LoweringPlan::new(g, plan, opts), form)
+}
+
+/// Emits the module `lowering` describes for fusion plan `plan` of `g`: every decision is
+/// the lowering plan's, read here and never made again.
+pub fn emit_module(
+    g: &Graph,
+    plan: &FusionPlan,
+    lowering: &LoweringPlan,
+    form: &ModuleForm,
+) -> GeneratedModule {
+    assert_eq!(
+        lowering.regions.len(),
+        plan.regions.len(),
+        "a lowering plan is emitted with the fusion plan it was made from"
+    );
+    let opts = &lowering.options;
     let mut namer = host_names();
     let mut names = HashMap::new();
     let mut params = vec![];
@@ -689,7 +695,7 @@ pub fn generate_module(
         matmul_precision: opts.precision.torch_matmul_precision(),
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
-        layout: plan_layout(g, plan, opts.layout),
+        layout: &lowering.layout,
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];
@@ -698,10 +704,12 @@ pub fn generate_module(
     // convolutions given drtc's template, by the region that emits them: their pointwise
     // consumer (fused) or themselves; (conv region, partner, precision, reason)
     let mut conv_at = HashMap::new();
-    for i in 0..plan.regions.len() {
-        if let Some((ConvImpl::Triton { dot }, why)) = conv_choice(g, plan, i, opts) {
-            let partner = conv_partner(g, plan, i);
-            conv_at.insert(partner.unwrap_or(i), (i, partner, dot, why));
+    for (i, rp) in lowering.regions.iter().enumerate() {
+        let Some(conv) = rp.implementation.conv() else {
+            continue;
+        };
+        if let (ConvImpl::Triton { dot }, Some(at)) = (conv.imp, conv.emitted_at(i)) {
+            conv_at.insert(at, (i, conv.partner, dot, conv.reason.clone()));
         }
     }
     let fused_later: HashMap<usize, usize> = conv_at
@@ -739,7 +747,7 @@ pub fn generate_module(
         }
         if let Some((ci, partner, dot, why)) = conv_at.get(&i) {
             let imp = ConvImpl::Triton { dot: *dot };
-            match conv_region_kernel(g, plan, *ci, *partner, *dot, &host.layout) {
+            match conv_region_kernel(g, plan, *ci, *partner, *dot, host.layout) {
                 Some(k) => {
                     report.kernel = Some((k.name.clone(), k.config.clone()));
                     report.conv = Some(format!("{imp}: {why}"));
@@ -761,35 +769,26 @@ pub fn generate_module(
                 }
             }
         }
-        let gemm = if r.kind == RegionKind::Contraction {
-            gemm_choice(g, r, i, opts)
-        } else {
-            None
-        };
-        if let Some((imp, predicted, reason, shape)) = gemm.clone() {
-            report.gemm = Some(GemmReport {
-                imp,
-                shape,
-                predicted_error: predicted,
-                reason,
-            });
+        let rp = &lowering.regions[i];
+        let gemm = rp.implementation.gemm();
+        if let Some(p) = gemm {
+            report.gemm = Some(p.clone());
             host.uses_gemm = true;
         }
-        let host_gemm = gemm.as_ref().filter(|c| {
+        let host_gemm = gemm.filter(|p| {
             matches!(
-                c.0,
+                p.imp,
                 GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch
             )
         });
-        if let Some((imp, ..)) = host_gemm {
-            if *imp == GemmImpl::PyTorch {
+        if let Some(p) = host_gemm {
+            if p.imp == GemmImpl::PyTorch {
                 report.fallback = true;
                 report.fallback_reason = Some("the GEMM's implementation is PyTorch".into());
                 host.torch_nodes(&r.nodes);
             } else {
-                let main = gemm.as_ref().map(|c| c.3.main).expect("a GEMM region");
-                let pad = *imp == GemmImpl::PaddedLibrary;
-                match host.library_gemm(r, main, i, pad, opts) {
+                let pad = p.imp == GemmImpl::PaddedLibrary;
+                match host.library_gemm(r, p.shape.main, i, pad, rp.config.as_ref()) {
                     Ok(Some(k)) => report.kernel = Some((k.name.clone(), k.config.clone())),
                     Ok(None) => {}
                     Err(why) => {
@@ -800,16 +799,14 @@ pub fn generate_module(
             }
         } else if r.kind.is_kernel() {
             let name = format!("drtc_k{i}_{}", r.kind);
-            let link = link_moments(g, plan, i, opts, &host.layout);
-            let emit = Emit {
-                config: opts.configs.get(&i).cloned(),
-                channels_last: host.layout.regions.contains(&i),
+            let link = link_code(g, plan, lowering, i);
+            let links = Links {
                 given: None,
                 moments: link.as_ref().map(|l| l.moments.clone()),
             };
             let code = match linked.remove(&i) {
                 Some(code) => Ok(code),
-                None => region_kernel(g, r, i, &name, opts, &emit),
+                None => region_kernel(g, r, i, &name, lowering, &links),
             };
             match code {
                 Ok(mut code) => {
@@ -910,7 +907,7 @@ pub fn generate_module(
     }
     // weights of channels-last convolutions: ModelNew converts them once, the guard
     // accepts them so
-    let cl_params = channels_last_params(g, form, &host.layout);
+    let cl_params = channels_last_params(g, form, host.layout);
     let mut guard_inputs = GuardInput::of_graph(g, &params);
     for (k, &v) in g.inputs().iter().enumerate() {
         if cl_params.contains(&v) {
@@ -929,5 +926,6 @@ pub fn generate_module(
         layout: host.layout.notes.clone(),
         channels_last: host.layout.any(),
         graphs,
+        plan: lowering.clone(),
     }
 }

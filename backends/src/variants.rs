@@ -2,8 +2,8 @@
 //! fastest one is cached (region contents, shapes and device).
 
 use crate::triton::{
-    candidates, contraction_variants, gemm_shape, pointwise_variants, reduction_shape,
-    reduction_variants, too_few_tiles, GemmImpl, LaunchConfig, Precision,
+    candidates, contraction_variants, pointwise_variants, reduction_shape, reduction_variants,
+    too_few_tiles, GemmImpl, GemmShape, LaunchConfig, Precision,
 };
 use drtc_ir::{DType, Graph, Op};
 use drtc_passes::fuse::{Region, RegionKind};
@@ -52,26 +52,19 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
     }
 }
 
-/// The implementations worth trying for a contraction region under `policy`: the
-/// library call (with its fused epilogue; also on zero-padded operand copies when K or N
-/// is not a multiple of 4), and the fastest Triton precision the error model admits with each of
-/// its launch configurations. Empty for other regions.
+/// The implementations worth trying for a GEMM region of `shape` (the lowering plan's)
+/// under `policy`: the library call (with its fused epilogue; also on zero-padded operand
+/// copies when K or N is not a multiple of 4), and the fastest Triton precision the error
+/// model admits with each of its launch configurations.
 pub fn gemm_variants(
-    g: &Graph,
-    region: &Region,
+    shape: &GemmShape,
     policy: Precision,
 ) -> Vec<(GemmImpl, Option<LaunchConfig>)> {
-    if region.kind != RegionKind::Contraction {
-        return vec![];
-    }
-    let Some(shape) = gemm_shape(g, &region.nodes) else {
-        return vec![];
-    };
     let all = candidates(policy, shape.k, shape.half);
     let mut out = vec![];
     // the template, unless it would leave most of the GPU idle (`FEW_TILES`)
     let triton = all.iter().find(|c| match c.imp {
-        GemmImpl::Triton { dot } => c.admitted && !too_few_tiles(&shape, dot),
+        GemmImpl::Triton { dot } => c.admitted && !too_few_tiles(shape, dot),
         GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => false,
     });
     if let Some(t) = triton {

@@ -7,7 +7,8 @@
 mod common;
 
 use drtc_backends::conv_choice::{conv_partner, region_conv};
-use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
+use drtc_backends::plan::LoweringPlan;
+use drtc_backends::stitch::{emit_module, generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::torch::emit_seed_program;
 use drtc_backends::triton::{ConvImpl, DotPrecision};
 use drtc_ir::Graph;
@@ -64,14 +65,15 @@ fn every_template_precision_matches_pytorch() {
         let reference = emit_seed_program(&g);
         for dot in [DotPrecision::Tf32, DotPrecision::Tf32x3, DotPrecision::Ieee] {
             let imp = ConvImpl::Triton { dot };
-            let mut opts = CodegenOptions {
+            let opts = CodegenOptions {
                 interpret: true,
                 ..Default::default()
             };
+            let mut lowering = LoweringPlan::new(&g, &plan, &opts);
             for i in conv_regions(&g, &plan) {
-                opts.conv.insert(i, (imp, "test".into()));
+                lowering.set_conv((&g, &plan), i, imp, "test").unwrap();
             }
-            let m = generate_module(&g, &plan, &ModuleForm::Seed, &opts);
+            let m = emit_module(&g, &plan, &lowering, &ModuleForm::Seed);
             assert!(!m.source.contains("torch.nn.functional.conv"), "{prog}");
             let convs: Vec<_> = m.regions.iter().filter(|r| r.conv.is_some()).collect();
             assert_eq!(convs.len(), conv_regions(&g, &plan).len(), "{prog}");
@@ -104,13 +106,13 @@ fn every_template_precision_matches_pytorch() {
 #[test]
 fn the_fused_kernel_snapshot() {
     let (g, plan) = load("conv_template");
-    let mut opts = CodegenOptions::default();
+    let mut lowering = LoweringPlan::new(&g, &plan, &CodegenOptions::default());
     for i in conv_regions(&g, &plan) {
         let dot = DotPrecision::Tf32x3;
-        opts.conv
-            .insert(i, (ConvImpl::Triton { dot }, "snapshot".into()));
+        let imp = ConvImpl::Triton { dot };
+        lowering.set_conv((&g, &plan), i, imp, "snapshot").unwrap();
     }
-    let m = generate_module(&g, &plan, &ModuleForm::Seed, &opts);
+    let m = emit_module(&g, &plan, &lowering, &ModuleForm::Seed);
     let start = m.source.find("@triton.jit\ndef drtc_k").expect("a kernel");
     let end = m.source[start..]
         .find("\n\n")

@@ -7,11 +7,14 @@
 
 mod common;
 
-use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
+use drtc_backends::plan::LoweringPlan;
+use drtc_backends::stitch::{
+    emit_module, generate_module, CodegenOptions, GeneratedModule, ModuleForm,
+};
 use drtc_backends::torch::emit_seed_program;
 use drtc_backends::triton::{DotPrecision, GemmImpl, Precision};
 use drtc_ir::Graph;
-use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan, RegionKind};
+use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
 use std::path::Path;
 
 fn load(name: &str) -> (Graph, FusionPlan, String) {
@@ -25,18 +28,17 @@ fn load(name: &str) -> (Graph, FusionPlan, String) {
 }
 
 fn module(g: &Graph, plan: &FusionPlan, imp: Option<GemmImpl>, interpret: bool) -> GeneratedModule {
-    let mut opts = CodegenOptions {
+    let opts = CodegenOptions {
         interpret,
         ..Default::default()
     };
+    let mut lowering = LoweringPlan::new(g, plan, &opts);
     if let Some(imp) = imp {
-        for (i, r) in plan.regions.iter().enumerate() {
-            if r.kind == RegionKind::Contraction {
-                opts.gemm.insert(i, (imp, "test".into()));
-            }
+        for i in lowering.gemm_regions() {
+            lowering.set_gemm((g, plan), i, imp, "test").unwrap();
         }
     }
-    generate_module(g, plan, &ModuleForm::Seed, &opts)
+    emit_module(g, plan, &lowering, &ModuleForm::Seed)
 }
 
 #[test]

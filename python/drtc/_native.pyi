@@ -45,7 +45,8 @@ class Compiled:
     ir: str
     @property
     def report(self) -> dict[str, Any]:
-        """regions, kernels, fallback_ops, fusion_log, compile_ms (and verification)."""
+        """regions, kernels, fallback_ops, fusion_log, lowering (the lowering plan), compile_ms
+        (and verification)."""
 
 Frontend = Literal["auto", "native", "export"]
 

@@ -17,7 +17,6 @@ use drtc::runtime::{
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;
-use drtc_backends::stitch::generate_module;
 use drtc_backends::triton::{GemmImpl, Precision};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -456,8 +455,9 @@ fn reasons_of(v: &serde_json::Value) -> String {
 
 /// After a failed verification of a module with GEMM regions: every GEMM region through
 /// the library call (the reference's own computation, epilogue fused), and if that fails
-/// too, every GEMM region with PyTorch. Rewrites `candidate`; returns the module, its
-/// verification and a note for the report.
+/// too, every GEMM region with PyTorch: edits of the compile options' lowering plan
+/// ("region 3: library call"). Rewrites `candidate`; returns the module, its verification
+/// and a note for the report.
 #[allow(clippy::too_many_arguments)]
 fn retry_gemm(
     pool: &WorkerPool,
@@ -475,14 +475,13 @@ fn retry_gemm(
 )> {
     let why = reasons_of(first);
     let mut tried = vec![];
+    let gp = (&compiled.graph, &compiled.plan);
     for imp in [GemmImpl::Library, GemmImpl::PyTorch] {
-        let mut cg = opts.codegen();
-        for r in compiled.module.regions.iter().filter(|r| r.gemm.is_some()) {
-            let prev = r
-                .gemm
-                .as_ref()
-                .map(|g| g.imp.describe())
-                .unwrap_or_default();
+        let mut lowering = compiled.lowering(opts);
+        for r in compiled.module.regions.iter() {
+            let Some(prev) = r.gemm.as_ref().map(|g| g.imp.describe()) else {
+                continue;
+            };
             let reason = match imp {
                 GemmImpl::PyTorch => format!(
                     "every implementation failed verification ({prev}, library); computed \
@@ -490,9 +489,11 @@ fn retry_gemm(
                 ),
                 _ => format!("{prev} failed verification ({why}); library call instead"),
             };
-            cg.gemm.insert(r.index, (imp, reason));
+            lowering
+                .set_gemm(gp, r.index, imp, &reason)
+                .map_err(|e| DriverError::Failed(format!("internal error: {e}")))?;
         }
-        let module = generate_module(&compiled.graph, &compiled.plan, form, &cg);
+        let module = compiled.emit(&lowering, form);
         write(candidate, &module.source)?;
         let v = check(pool, device, reference, candidate, opts.precision);
         tried.push(imp.describe());
@@ -548,7 +549,7 @@ fn retry_nchw(
         let cx = SearchContext::in_home(pool, home, reference, opts.precision.rule(), scope)
             .map_err(DriverError::Reported)?;
         let gp = (&compiled.graph, &compiled.plan);
-        if let Some(race) = race_graphs(gp, &mut module, form, &opts.nchw_codegen(), &cx) {
+        if let Some(race) = race_graphs(gp, &mut module, form, &cx) {
             eprintln!("search: {}", race.log);
         }
     }

@@ -221,11 +221,9 @@ fn race_fallback_graphs(
     compiled: &mut Compiled,
     form: &ModuleForm,
     scx: &SearchContext,
-    cx: &TaskContext,
 ) {
     let gp = (&compiled.graph, &compiled.plan);
-    let opts = cx.opts.nchw_codegen();
-    if let Some(race) = race_graphs(gp, &mut compiled.module, form, &opts, scx) {
+    if let Some(race) = race_graphs(gp, &mut compiled.module, form, scx) {
         row["search"]["fallback_graphs"] = json!(race.log);
     }
 }
@@ -289,7 +287,7 @@ fn layout_fallback(
     compiled.module = compiled.nchw_module(form, &cx.opts);
     if let Some(scx) = cx.search.and_then(|hs| search_context(refp, hs, cx).ok()) {
         // the reference layout's module has its own launch count: race its graphs too
-        race_fallback_graphs(row, compiled, form, &scx, cx);
+        race_fallback_graphs(row, compiled, form, &scx);
     }
     module_fields(row, &compiled.module);
     if let Err(e) = std::fs::write(cand, &compiled.module.source) {

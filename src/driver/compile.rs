@@ -4,7 +4,8 @@
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::GuardOptions;
 use drtc_backends::layout::LayoutChoice;
-use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
+use drtc_backends::plan::LoweringPlan;
+use drtc_backends::stitch::{emit_module, CodegenOptions, GeneratedModule, ModuleForm};
 use drtc_backends::triton::Precision;
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
@@ -40,26 +41,14 @@ pub struct CompileOptions {
 }
 
 impl CompileOptions {
-    /// The code generator's options of this compilation (no search choices yet).
+    /// The code generator's options of this compilation.
     pub fn codegen(&self) -> CodegenOptions {
         CodegenOptions {
             precision: self.precision,
             interpret: self.interpret,
-            configs: Default::default(),
             guard: self.guard.clone(),
-            gemm: Default::default(),
-            conv: Default::default(),
             layout: self.layout,
             graphs: self.graphs,
-        }
-    }
-
-    /// The same with every convolution in the reference's layout (NCHW): the fallback of a
-    /// channels-last module that fails verification.
-    pub fn nchw_codegen(&self) -> CodegenOptions {
-        CodegenOptions {
-            layout: LayoutChoice::Nchw,
-            ..self.codegen()
         }
     }
 }
@@ -115,7 +104,8 @@ pub fn compile_graph(
     // planning costs, so it always runs
     plan.verify(&graph)
         .map_err(|e| format!("internal error: invalid fusion plan: {e}"))?;
-    let module = generate_module(&graph, &plan, form, &opts.codegen());
+    let lowering = LoweringPlan::new(&graph, &plan, &opts.codegen());
+    let module = emit_module(&graph, &plan, &lowering, form);
     Ok(Compiled {
         graph,
         plan,
@@ -141,10 +131,24 @@ impl Compiled {
         Some(compile_graph(graph, form, &plain))
     }
 
+    /// The lowering plan of the compile options, before any search: what the retries
+    /// edit.
+    pub fn lowering(&self, opts: &CompileOptions) -> LoweringPlan {
+        LoweringPlan::new(&self.graph, &self.plan, &opts.codegen())
+    }
+
     /// The module again with every convolution in the reference's layout (NCHW): the
-    /// fallback when a channels-last module fails verification.
+    /// fallback when a channels-last module fails verification (the compile options' plan
+    /// with its layout edited; the search's choices are not kept).
     pub fn nchw_module(&self, form: &ModuleForm, opts: &CompileOptions) -> GeneratedModule {
-        generate_module(&self.graph, &self.plan, form, &opts.nchw_codegen())
+        let mut lowering = self.lowering(opts);
+        lowering.set_layout((&self.graph, &self.plan), LayoutChoice::Nchw);
+        self.emit(&lowering, form)
+    }
+
+    /// The module `lowering` describes.
+    pub fn emit(&self, lowering: &LoweringPlan, form: &ModuleForm) -> GeneratedModule {
+        emit_module(&self.graph, &self.plan, lowering, form)
     }
 
     /// The region summary of a compiled program, for reports: regions, kernels, fallbacks,
@@ -181,6 +185,7 @@ impl Compiled {
             "conv_layouts": c.module.layout,
             "cuda_graphs": c.module.graphs_json(),
             "fusion_log": c.plan.log,
+            "lowering": c.module.plan.json(),
             "compile_ms": c.elapsed.as_secs_f64() * 1e3,
         })
     }

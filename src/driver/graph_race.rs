@@ -9,7 +9,7 @@
 
 use crate::driver::search_context::{bench_module, SearchContext, Timed};
 use drtc_backends::graphs::GraphMode;
-use drtc_backends::stitch::{generate_module, CodegenOptions, GeneratedModule, ModuleForm};
+use drtc_backends::stitch::{emit_module, GeneratedModule, ModuleForm};
 use drtc_backends::variants::fnv1a;
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -22,26 +22,24 @@ pub struct GraphRace {
     pub cache_hit: bool,
 }
 
-/// Races `module` (generated from `g` and `plan` with `chosen`) with its CUDA graphs
-/// against the same module without them, when `--cuda-graphs auto` turned them on; keeps
-/// the faster verified one (the module with graphs when neither verifies: the compile
-/// step's own verification reports it). `None` when there is nothing to race.
+/// Races `module` (emitted from `g` and `plan`) with its CUDA graphs against the same
+/// module without them (its lowering plan with graphs off), when `--cuda-graphs auto`
+/// turned them on; keeps the faster verified one (the module with graphs when neither
+/// verifies: the compile step's own verification reports it). `None` when there is
+/// nothing to race.
 pub fn race_graphs(
     (g, plan): (&Graph, &FusionPlan),
     module: &mut GeneratedModule,
     form: &ModuleForm,
-    chosen: &CodegenOptions,
     cx: &SearchContext,
 ) -> Option<GraphRace> {
-    if chosen.graphs != GraphMode::Auto || !module.graphs.enabled {
+    if module.plan.options.graphs != GraphMode::Auto || !module.graphs.enabled {
         return None;
     }
-    let off_opts = CodegenOptions {
-        graphs: GraphMode::Off,
-        ..chosen.clone()
-    };
-    let eager = generate_module(g, plan, form, &off_opts);
-    let cx_id = cx.id(chosen.precision);
+    let mut eager_plan = module.plan.clone();
+    eager_plan.set_graphs(GraphMode::Off);
+    let eager = emit_module(g, plan, &eager_plan, form);
+    let cx_id = cx.id(module.plan.options.precision);
     let key = format!(
         "graphs_{:016x}",
         fnv1a(format!("{cx_id}|{}", module.source).as_bytes())

@@ -16,45 +16,41 @@
 //!
 //! The cache key names the region's contents and shapes, the device, the Triton version
 //! and the precision policy; an entry whose recorded device, version or policy differs is
-//! ignored. Regions are searched one after another, earlier regions' choices fixed.
+//! ignored. Regions are searched one after another, earlier regions' choices fixed: each
+//! candidate is an edit of the lowering plan chosen so far (`plan/edit.rs`: "region 3:
+//! library call"), emitted as a module; the winner's edit is kept.
 
 use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use drtc_backends::conv_choice::{conv_precisions, region_conv};
-use drtc_backends::layout::{plan_layout, LayoutChoice};
-use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{gemm_shape, ConvImpl, GemmImpl, LaunchConfig, Precision};
+use drtc_backends::layout::{LayoutChoice, LayoutPlan};
+use drtc_backends::plan::{LoweringPlan, PlanError};
+use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
+use drtc_backends::triton::{ConvImpl, GemmImpl, LaunchConfig};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
-use std::collections::HashMap;
 use std::path::Path;
 
 /// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
 /// it the two implementations differ by microseconds, less than the timing's noise.
 pub const QUICK_MIN_FLOP: f64 = 1e9;
 
-/// Searches `compiled`'s regions and regenerates its module with the fastest verified
-/// choices (`base`: the options the module was generated with).
+/// Searches `compiled`'s regions and emits its module from the lowering plan with the
+/// fastest verified choices (`base`: the options the module was generated with).
 pub fn search_compiled(
     compiled: &mut Compiled,
     form: &ModuleForm,
     base: CodegenOptions,
     cx: &SearchContext,
 ) -> SearchOutcome {
-    let mut outcome = search(&compiled.graph, &compiled.plan, form, &base, cx);
-    let chosen = CodegenOptions {
-        configs: outcome.configs.clone(),
-        gemm: outcome.gemm.clone(),
-        conv: outcome.conv.clone(),
-        layout: outcome.layout.unwrap_or(base.layout),
-        ..base
-    };
-    compiled.module = generate_module(&compiled.graph, &compiled.plan, form, &chosen);
+    let start = LoweringPlan::new(&compiled.graph, &compiled.plan, &base);
+    let mut outcome = search(&compiled.graph, &compiled.plan, form, start, cx);
+    compiled.module = compiled.emit(&outcome.plan, form);
     let gp = (&compiled.graph, &compiled.plan);
-    if let Some(line) = race_graphs(gp, &mut compiled.module, form, &chosen, cx) {
+    if let Some(line) = race_graphs(gp, &mut compiled.module, form, cx) {
         outcome.timed += line.timed;
         outcome.cache_hits += line.cache_hit as usize;
         outcome.log.push(line.log);
@@ -63,16 +59,12 @@ pub fn search_compiled(
 }
 
 /// What the search chose and did.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SearchOutcome {
-    pub configs: HashMap<usize, LaunchConfig>,
-    /// GEMM implementations chosen, with the reason.
-    pub gemm: HashMap<usize, (GemmImpl, String)>,
-    /// Convolution implementations chosen, with the reason.
-    pub conv: HashMap<usize, (ConvImpl, String)>,
-    /// The module's convolution layout, when a race chose the library call in the
-    /// reference's layout over the channels-last module's candidates.
-    pub layout: Option<LayoutChoice>,
+    /// The lowering plan with the chosen candidates' edits (and, when a race chose the
+    /// library call in the reference's layout over a channels-last module's candidates,
+    /// every convolution in NCHW).
+    pub plan: LoweringPlan,
     /// One line per region: chosen candidate, timings, or cache hit.
     pub log: Vec<String>,
     pub timed: usize,
@@ -108,13 +100,13 @@ impl Candidate {
 }
 
 fn candidates(
-    g: &Graph,
-    plan: &FusionPlan,
+    (g, plan): (&Graph, &FusionPlan),
+    lowering: &LoweringPlan,
     i: usize,
-    policy: Precision,
     scope: SearchScope,
 ) -> Vec<Candidate> {
     let region = &plan.regions[i];
+    let policy = lowering.options.precision;
     // a convolution the small-reduction template covers: the library call against the
     // template at each precision the policy admits (both scopes)
     if let Some(conv) = region_conv(g, plan, i) {
@@ -133,10 +125,11 @@ fn candidates(
             })
             .collect();
     }
-    let gemm = gemm_variants(g, region, policy);
+    // a GEMM region: the plan's shape
+    let shape = lowering.regions[i].implementation.gemm().map(|p| &p.shape);
+    let gemm = shape.map_or(vec![], |s| gemm_variants(s, policy));
     if scope == SearchScope::Quick {
-        let large =
-            gemm_shape(g, &region.nodes).is_some_and(|s| s.flops() as f64 >= QUICK_MIN_FLOP);
+        let large = shape.is_some_and(|s| s.flops() as f64 >= QUICK_MIN_FLOP);
         if !large {
             return vec![];
         }
@@ -197,16 +190,13 @@ fn search_key(g: &Graph, plan: &FusionPlan, i: usize, cx_id: &str) -> String {
 /// For a convolution region the module runs channels-last (where cuDNN's channels-last
 /// algorithms may fail the fp32 rule): the library call with the whole module in the
 /// reference's layout, raced with the other candidates.
-fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: LayoutChoice) -> Option<Candidate> {
+fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: &LayoutPlan) -> Option<Candidate> {
     let conv = region_conv(g, plan, i)?;
-    plan_layout(g, plan, layout)
-        .convs
-        .contains(&conv.node)
-        .then_some(Candidate {
-            conv: Some(ConvImpl::Library),
-            layout: Some(LayoutChoice::Nchw),
-            ..Default::default()
-        })
+    layout.convs.contains(&conv.node).then_some(Candidate {
+        conv: Some(ConvImpl::Library),
+        layout: Some(LayoutChoice::Nchw),
+        ..Default::default()
+    })
 }
 
 /// The cached candidate for `key`, when it was recorded for this device, Triton version
@@ -221,23 +211,30 @@ fn cached(cache: &Path, key: &str, cx_id: &str, cands: &[Candidate]) -> Option<C
     cands.iter().find(|c| c.describe() == want).cloned()
 }
 
-/// Searches every kernel region of `plan` (the policy is `base.precision`).
+/// Searches every kernel region of `plan`, editing `base` (the policy is its
+/// precision).
 pub fn search(
     g: &Graph,
     plan: &FusionPlan,
     form: &ModuleForm,
-    base: &CodegenOptions,
+    base: LoweringPlan,
     cx: &SearchContext,
 ) -> SearchOutcome {
-    let mut out = SearchOutcome::default();
+    let policy = base.options.precision;
+    let mut out = SearchOutcome {
+        plan: base,
+        log: vec![],
+        timed: 0,
+        cache_hits: 0,
+    };
     let _ = std::fs::create_dir_all(&cx.cache);
     let _ = std::fs::create_dir_all(&cx.work);
-    let cx_id = cx.id(base.precision);
+    let cx_id = cx.id(policy);
+    let gp = (g, plan);
     for i in 0..plan.regions.len() {
-        let layout = out.layout.unwrap_or(base.layout);
-        let mut cands = candidates(g, plan, i, base.precision, cx.scope);
+        let mut cands = candidates(gp, &out.plan, i, cx.scope);
         if !cands.is_empty() {
-            cands.extend(nchw_library(g, plan, i, layout));
+            cands.extend(nchw_library(g, plan, i, &out.plan.layout));
         }
         let is_gemm = cands.iter().any(|c| c.imp.is_some());
         if cands.len() < 2 {
@@ -245,25 +242,25 @@ pub fn search(
         }
         let key = search_key(g, plan, i, &cx_id);
         if let Some(c) = cached(&cx.cache, &key, &cx_id, &cands) {
-            out.log.push(format!("region {i}: cached {}", c.describe()));
-            apply(&mut out, i, &c, "cached search result");
+            match apply(&mut out.plan, gp, i, &c, "cached search result") {
+                Ok(()) => out.log.push(format!("region {i}: cached {}", c.describe())),
+                Err(e) => out.log.push(format!(
+                    "region {i}: cached {} not applied: {e}",
+                    c.describe()
+                )),
+            }
             out.cache_hits += 1;
             continue;
         }
         let mut best: Option<(Timed, Candidate)> = None;
         let mut tried = vec![];
         for (k, cand) in cands.iter().enumerate() {
-            let mut opts = base.clone();
-            opts.configs = out.configs.clone();
-            opts.gemm = out.gemm.clone();
-            opts.conv = out.conv.clone();
-            let mut trial = SearchOutcome::default();
-            apply(&mut trial, i, cand, "search candidate");
-            opts.configs.extend(trial.configs);
-            opts.gemm.extend(trial.gemm);
-            opts.conv.extend(trial.conv);
-            opts.layout = trial.layout.unwrap_or(layout);
-            let module = generate_module(g, plan, form, &opts);
+            let mut trial = out.plan.clone();
+            if let Err(e) = apply(&mut trial, gp, i, cand, "search candidate") {
+                tried.push(format!("{} {e}", cand.describe()));
+                continue;
+            }
+            let module = emit_module(g, plan, &trial, form);
             out.timed += 1;
             match bench_module(cx, &module.source, &format!("{i}_{k}")) {
                 Ok(t) => {
@@ -296,23 +293,24 @@ pub fn search(
                     cands.len(),
                     t.describe()
                 );
-                apply(&mut out, i, &c, &why);
+                if let Err(e) = apply(&mut out.plan, gp, i, &c, &why) {
+                    out.log
+                        .push(format!("region {i}: {} not applied: {e}", c.describe()));
+                }
             }
             None if is_gemm && cx.scope == SearchScope::Full => {
                 out.log.push(format!(
                     "region {i}: no implementation verified, computed with PyTorch [{}]",
                     tried.join(", ")
                 ));
-                out.gemm.insert(
-                    i,
-                    (
-                        GemmImpl::PyTorch,
-                        format!(
-                            "every implementation failed verification ({}); computed with PyTorch",
-                            tried.join("; ")
-                        ),
-                    ),
+                let why = format!(
+                    "every implementation failed verification ({}); computed with PyTorch",
+                    tried.join("; ")
                 );
+                if let Err(e) = out.plan.set_gemm(gp, i, GemmImpl::PyTorch, &why) {
+                    out.log
+                        .push(format!("region {i}: pytorch not applied: {e}"));
+                }
             }
             None => out.log.push(format!(
                 "region {i}: no variant verified; heuristic kept [{}]",
@@ -323,24 +321,33 @@ pub fn search(
     out
 }
 
-fn apply(out: &mut SearchOutcome, i: usize, c: &Candidate, why: &str) {
+/// Candidate `c` of region `i` as an edit of `lowering` (`why`: the reason reported).
+fn apply(
+    lowering: &mut LoweringPlan,
+    gp: (&Graph, &FusionPlan),
+    i: usize,
+    c: &Candidate,
+    why: &str,
+) -> Result<(), PlanError> {
     if let Some(cfg) = &c.config {
-        out.configs.insert(i, cfg.clone());
+        lowering.set_config(gp, i, cfg.clone())?;
     }
     if let Some(imp) = c.imp {
-        out.gemm.insert(i, (imp, why.to_string()));
+        lowering.set_gemm(gp, i, imp, why)?;
     }
     if let Some(conv) = c.conv {
-        out.conv.insert(i, (conv, why.to_string()));
+        lowering.set_conv(gp, i, conv, why)?;
     }
     if let Some(layout) = c.layout {
-        out.layout = Some(layout);
+        lowering.set_layout(gp, layout);
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use drtc_backends::triton::Precision;
     use drtc_passes::fuse::{plan_fusion, FuseOptions};
 
     fn linear(batch: usize, k: usize, n: usize) -> (Graph, FusionPlan) {
@@ -352,6 +359,22 @@ mod tests {
         let g = drtc_ir::text::parse(&src).unwrap();
         let plan = plan_fusion(&g, &FuseOptions::default());
         (g, plan)
+    }
+
+    /// The candidates of region `i` under `policy`'s lowering plan.
+    fn cands(
+        g: &Graph,
+        plan: &FusionPlan,
+        i: usize,
+        policy: Precision,
+        scope: SearchScope,
+    ) -> Vec<Candidate> {
+        let opts = CodegenOptions {
+            precision: policy,
+            ..Default::default()
+        };
+        let lowering = LoweringPlan::new(g, plan, &opts);
+        candidates((g, plan), &lowering, i, scope)
     }
 
     fn contraction(plan: &FusionPlan) -> usize {
@@ -367,20 +390,20 @@ mod tests {
         let (g, plan) = linear(1024, 8192, 8192);
         let i = contraction(&plan);
         for policy in [Precision::Fp32, Precision::Tf32] {
-            let quick = candidates(&g, &plan, i, policy, SearchScope::Quick);
+            let quick = cands(&g, &plan, i, policy, SearchScope::Quick);
             assert_eq!(quick.len(), 2, "{policy:?}: {quick:?}");
             assert!(quick.iter().all(|c| c.config.is_none()));
             assert!(matches!(quick[0].imp, Some(GemmImpl::Triton { .. })));
             assert_eq!(quick[1].imp, Some(GemmImpl::Library));
             // full also tries the template's configurations
-            let full = candidates(&g, &plan, i, policy, SearchScope::Full);
+            let full = cands(&g, &plan, i, policy, SearchScope::Full);
             assert!(full.len() > 2, "{full:?}");
         }
         // 2 * 64 * 256 * 256 = 8.4 MFLOP: below QUICK_MIN_FLOP, nothing to race
         let (g, plan) = linear(64, 256, 256);
         let i = contraction(&plan);
-        assert!(candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
-        assert!(!candidates(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
+        assert!(cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick).is_empty());
+        assert!(!cands(&g, &plan, i, Precision::Tf32, SearchScope::Full).is_empty());
     }
 
     #[test]
@@ -388,7 +411,7 @@ mod tests {
         // K = 2949 (level-1 task 8's): rows of K are not 16-byte aligned
         let (g, plan) = linear(8205, 2949, 5921);
         let i = contraction(&plan);
-        let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+        let quick = cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
         let imps: Vec<_> = quick.iter().map(|c| c.imp).collect();
         assert_eq!(
             imps[1..],
@@ -399,7 +422,7 @@ mod tests {
         let padded = |k, n| {
             let (g, plan) = linear(8205, k, n);
             let i = contraction(&plan);
-            let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+            let quick = cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
             quick.iter().any(|c| c.imp == Some(GemmImpl::PaddedLibrary))
         };
         assert!(padded(2948, 5921));
@@ -413,7 +436,7 @@ mod tests {
         // the library's 0.47): only the library call is left, nothing to race
         let (g, plan) = linear(256, 524288, 256);
         let i = contraction(&plan);
-        let quick = candidates(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
+        let quick = cands(&g, &plan, i, Precision::Tf32, SearchScope::Quick);
         assert!(!quick.is_empty(), "the library call is still a candidate");
         assert!(
             quick
@@ -428,7 +451,7 @@ mod tests {
         // K = 1048576: no Triton precision is admitted under fp32, only the library call
         let (g, plan) = linear(64, 1 << 20, 64);
         let i = contraction(&plan);
-        let quick = candidates(&g, &plan, i, Precision::Fp32, SearchScope::Quick);
+        let quick = cands(&g, &plan, i, Precision::Fp32, SearchScope::Quick);
         assert!(quick.len() < 2, "{quick:?}");
     }
 
@@ -450,7 +473,7 @@ mod tests {
             .find(|&i| region_conv(&ga, &pa, i).is_some())
             .expect("a convolution region the template covers");
         // the race: the library call and the template (tf32x3 under fp32)
-        let quick = candidates(&ga, &pa, i, Precision::Fp32, SearchScope::Quick);
+        let quick = cands(&ga, &pa, i, Precision::Fp32, SearchScope::Quick);
         let names: Vec<String> = quick.iter().map(Candidate::describe).collect();
         assert_eq!(names, ["conv:library", "conv:triton:tf32x3"]);
         // the same convolution, another consumer: another key

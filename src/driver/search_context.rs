@@ -114,7 +114,8 @@ impl Timed {
     /// The candidate's time over the reference's from the same pass: what candidates are
     /// compared by. Candidates are timed in separate passes, and the H200 runs moved
     /// every side of a task together by up to 10-20% between runs (eager, torch.compile
-    /// and drtc alike, `bench/results`, commit 711e57d), which the ratio cancels.
+    /// and drtc alike; `bench/results/level2_gemm_h200_606b060_tf32_vs_compile.md` against
+    /// an earlier run of the same code), which the ratio cancels.
     pub fn relative(&self) -> f64 {
         if self.reference_ms > 0.0 {
             self.ms / self.reference_ms

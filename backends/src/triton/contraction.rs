@@ -76,7 +76,8 @@ pub fn gemm_shape(g: &Graph, nodes: &[NodeId]) -> Option<GemmShape> {
 
 /// Fewer output tiles than this leave most of a 132-SM GPU idle under the template, which
 /// has no split-K: each tile's program walks all of K alone, where cuBLAS splits K across
-/// the machine. Measured in the H200 races (`bench/results`, commit 711e57d): level-1 task 6
+/// the machine. Measured in the H200 races
+/// (`bench/results/level1_gemm_h200_711e57d_tf32_vs_compile.md`): level-1 task 6
 /// (256 x 256 x 524288, 4 tiles) tf32x3 24.9 ms against the library's 0.47; task 4
 /// (2048 x 1 x 1048576, 32 tiles) 38.7 against 2.36. So a product of at least
 /// [`FEW_TILES_MIN_FLOPS`] with fewer tiles is a library call (`gemm_choice.rs`) and
@@ -213,17 +214,17 @@ pub struct TileMoments {
     pub chunks: u64,
 }
 
-/// Generates the kernel of a contraction region.
+/// Generates the kernel of a contraction region whose product is `shape` (the lowering
+/// plan's, [`gemm_shape`]).
 pub fn contraction_kernel(
     g: &Graph,
     name: &str,
-    nodes: &[NodeId],
-    outputs: &[ValueId],
+    (nodes, outputs): (&[NodeId], &[ValueId]),
+    shape: &GemmShape,
     mode: DotMode,
     interpret: bool,
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
-    let shape = gemm_shape(g, nodes)?;
     let main = shape.main;
     let mn = g.node(main);
     let out_ty = g.ty(mn.outputs[0]);

@@ -13,7 +13,7 @@
 //! - Products: `tl.dot` with `input_precision` tf32 or tf32x3, or, for ieee, rank-1
 //!   updates `acc += a * w` per tap (fp32 FMAs on the CUDA cores: the same arithmetic as
 //!   an ieee dot, without its layout conversions).
-//! - Measured on the H200 (`bench/conv_direct_probe.py`, `bench/results`): the reason
+//! - Measured on the H200 (`bench/results/conv_direct_probe_h200.txt`): the reason
 //!   to have it is cuDNN's NCHW fp32 path on few input channels, which runs far from the
 //!   tensor cores, and the output pass a separate epilogue costs.
 //!

@@ -55,8 +55,9 @@ fn welford_merge(out: &mut String, indent: &str, x: &str, (mean, m2): (&str, &st
 /// spreads each row's columns over warps, so a per-block merge costs a shared-memory
 /// reduction and a barrier per block; a short wide tile reduces a block within warps, and
 /// three per-lane accumulators would cost it registers (occupancy) instead. Measured on the
-/// H200 (bench/results, commit 7ae8965): channels-last instance norm and spatial means (64-row
-/// tiles) gained, NCHW group norms (2 x 2048 tiles) lost.
+/// H200 (`bench/results/level2_h200_7ae8965_default_vs_compile.md`, then
+/// `level2_sub_h200_7ae8965-c_default_vs_compile.md` with this rule): channels-last instance
+/// norm and spatial means (64-row tiles) gained, NCHW group norms (2 x 2048 tiles) lost.
 pub(super) const LANE_MOMENTS_MIN_ROWS: u64 = 16;
 
 /// How a looped pass keeps a row's mean and M2: the names of the running values (mean, M2,

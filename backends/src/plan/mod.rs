@@ -1,0 +1,130 @@
+//! The lowering plan: what code generation decided for each region of a fusion plan, as
+//! data, between the fusion plan and the emitted module. Computed once from the graph,
+//! the fusion plan and the options (`LoweringPlan::new`): per region its implementation
+//! (a Triton template, a GEMM's template/library call/PyTorch with its precision and
+//! reason, a convolution's library call or template), its launch configuration, its
+//! layout and its partners (a convolution's fused pointwise consumer, a GEMM's moments
+//! for a later batch norm); for the module its layout decisions and options.
+//!
+//! The stitcher (`stitch.rs`, `region.rs`) only reads it. The search and the retry ladder
+//! edit it (`edit.rs`: "region 3: library call") and emit again; each edit re-derives
+//! what depends on it (the layout, the partners). It prints as text (`text.rs`, the
+//! filetest form snapshotted by `tests/plan.rs`) and as JSON in the compile report.
+
+mod edit;
+mod gemm_choice;
+mod implementation;
+mod partners;
+mod text;
+
+pub use edit::PlanError;
+pub use implementation::{ConvPlan, GemmPlan, Implementation};
+pub use partners::MomentsLink;
+
+use crate::conv_choice::{conv_partner, region_conv};
+use crate::layout::{plan_layout, LayoutPlan};
+use crate::options::CodegenOptions;
+use crate::triton::{ConvImpl, LaunchConfig};
+use drtc_ir::Graph;
+use drtc_passes::fuse::{FusionPlan, RegionKind};
+use gemm_choice::gemm_choice;
+
+/// What code generation does with every region of one fusion plan.
+#[derive(Clone, Debug)]
+pub struct LoweringPlan {
+    /// The module's options (precision policy, interpreter, guards, layout rule, graphs).
+    pub options: CodegenOptions,
+    /// Which convolutions, values and regions are channels-last (`layout.rs`).
+    pub layout: LayoutPlan,
+    /// One entry per region of the fusion plan, in its order.
+    pub regions: Vec<RegionPlan>,
+}
+
+/// What code generation does with one region.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegionPlan {
+    pub index: usize,
+    pub kind: RegionKind,
+    /// The region's ops in program order (for reading the plan).
+    pub ops: Vec<&'static str>,
+    pub implementation: Implementation,
+    /// A launch configuration chosen by the search; `None`: the template's heuristic.
+    pub config: Option<LaunchConfig>,
+    /// The region's kernel walks (and writes) channels-last order.
+    pub channels_last: bool,
+    /// A pointwise region whose place the template kernel of this convolution region takes
+    /// (the convolution with this region as its epilogue).
+    pub epilogue_of: Option<usize>,
+    /// A contraction region run by the template: the tile moments its epilogue writes for
+    /// a later reduction region (`gemm_moments.rs`).
+    pub moments: Option<MomentsLink>,
+    /// A reduction region: the contraction region whose epilogue writes its moments.
+    pub moments_from: Option<usize>,
+}
+
+impl LoweringPlan {
+    /// The plan of `fusion` under `opts`: each region's implementation by the policy, the
+    /// heuristic launch configurations, the layout rule's decisions, and the partners.
+    pub fn new(g: &Graph, fusion: &FusionPlan, opts: &CodegenOptions) -> LoweringPlan {
+        let layout = plan_layout(g, fusion, opts.layout);
+        let regions = fusion
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| RegionPlan {
+                index: i,
+                kind: r.kind,
+                ops: r.nodes.iter().map(|&n| g.node(n).op.name()).collect(),
+                implementation: implementation(g, fusion, i, opts),
+                config: None,
+                channels_last: layout.regions.contains(&i),
+                epilogue_of: None,
+                moments: None,
+                moments_from: None,
+            })
+            .collect();
+        let mut plan = LoweringPlan {
+            options: opts.clone(),
+            layout,
+            regions,
+        };
+        plan.link(g, fusion);
+        plan
+    }
+
+    /// The indices of the GEMM regions.
+    pub fn gemm_regions(&self) -> Vec<usize> {
+        self.regions
+            .iter()
+            .filter(|r| r.implementation.gemm().is_some())
+            .map(|r| r.index)
+            .collect()
+    }
+}
+
+/// The policy's implementation of region `i`, before any search.
+fn implementation(
+    g: &Graph,
+    fusion: &FusionPlan,
+    i: usize,
+    opts: &CodegenOptions,
+) -> Implementation {
+    let r = &fusion.regions[i];
+    match r.kind {
+        RegionKind::Contraction => match gemm_choice(g, r, opts) {
+            Some(p) => Implementation::Gemm(p),
+            None => Implementation::Template,
+        },
+        RegionKind::Library if region_conv(g, fusion, i).is_some() => {
+            Implementation::Conv(ConvPlan {
+                imp: ConvImpl::Library,
+                reason: "the library call (default)".into(),
+                partner: conv_partner(g, fusion, i),
+            })
+        }
+        RegionKind::Library | RegionKind::View | RegionKind::Fallback => Implementation::Host,
+        RegionKind::Pointwise | RegionKind::Reduction | RegionKind::Window => {
+            Implementation::Template
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Partners: regions whose code depends on another region's implementation. A
+//! convolution run by the template computes its pointwise consumer region in the same
+//! kernel (`conv_choice.rs`); a GEMM run by the template writes tile moments that a later
+//! batch norm's region merges (`gemm_moments.rs` emits the link). Derived from the
+//! implementations, configurations and layout, so re-derived after every edit.
+
+use super::LoweringPlan;
+use crate::layout::channels_last_order;
+use crate::triton::{contraction_config, reduction_kernel, GemmImpl, GivenMoments};
+use drtc_ir::{Graph, ValueId};
+use drtc_passes::fuse::{FusionPlan, RegionKind};
+
+/// A contraction region's tile moments of one output, merged by a later reduction region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MomentsLink {
+    /// The reduction region that takes them.
+    pub consumer: usize,
+    /// The contraction's output whose column moments are written.
+    pub value: ValueId,
+    /// Row chunks (tiles along M) and rows per chunk (the template's BLOCK_M).
+    pub chunks: u64,
+    pub chunk: u64,
+}
+
+impl LoweringPlan {
+    /// Derives every region's partners from the implementations, configurations and
+    /// layout.
+    pub(super) fn link(&mut self, g: &Graph, fusion: &FusionPlan) {
+        for r in &mut self.regions {
+            r.epilogue_of = None;
+            r.moments = None;
+            r.moments_from = None;
+        }
+        let fused: Vec<(usize, usize)> = self
+            .regions
+            .iter()
+            .filter_map(|r| {
+                let conv = r.implementation.conv()?;
+                let at = conv.emitted_at(r.index)?;
+                (at != r.index).then_some((at, r.index))
+            })
+            .collect();
+        for (at, conv) in fused {
+            self.regions[at].epilogue_of = Some(conv);
+        }
+        let links: Vec<(usize, MomentsLink)> = (0..self.regions.len())
+            .filter_map(|i| self.find_link(g, fusion, i).map(|l| (i, l)))
+            .collect();
+        for (i, link) in links {
+            self.regions[link.consumer].moments_from = Some(i);
+            self.regions[i].moments = Some(link);
+        }
+    }
+
+    /// The link from contraction region `i` to the first later reduction region that reads
+    /// its output and takes the tile moments, if any. Whether the consumer takes them is
+    /// its template's answer (`reduction::takes_moments`), so the consumer's kernel is
+    /// generated here with the partials offered.
+    fn find_link(&self, g: &Graph, fusion: &FusionPlan, i: usize) -> Option<MomentsLink> {
+        let r = &fusion.regions[i];
+        if r.kind != RegionKind::Contraction {
+            return None;
+        }
+        let gemm = self.regions[i].implementation.gemm()?;
+        let GemmImpl::Triton { dot } = gemm.imp else {
+            return None;
+        };
+        let shape = &gemm.shape;
+        if shape.batch != 1 {
+            return None;
+        }
+        let config = self.regions[i]
+            .config
+            .clone()
+            .unwrap_or_else(|| contraction_config(shape.m, shape.n, shape.k, shape.half, dot));
+        let bm = config.block("BLOCK_M");
+        let chunks = shape.m.div_ceil(bm);
+        let plain = |v: &ValueId| {
+            let t = g.ty(*v);
+            t.rank() == 2 && t.shape == [shape.m as i64, shape.n as i64] && t.dtype.is_float()
+        };
+        for &v in r.outputs.iter().filter(|v| plain(v)) {
+            let reads = |j: &usize| {
+                fusion.regions[*j].kind == RegionKind::Reduction
+                    && fusion.regions[*j]
+                        .nodes
+                        .iter()
+                        .any(|&n| g.node(n).inputs.contains(&v))
+            };
+            let Some(j) = (i + 1..fusion.regions.len()).find(reads) else {
+                continue;
+            };
+            let link = MomentsLink {
+                consumer: j,
+                value: v,
+                chunks,
+                chunk: bm,
+            };
+            if self.takes_moments(g, fusion, &link) {
+                return Some(link);
+            }
+        }
+        None
+    }
+
+    /// Whether the consumer of `link` (a reduction region) takes the partials: its kernel
+    /// generated as `region.rs` generates it, with them offered.
+    fn takes_moments(&self, g: &Graph, fusion: &FusionPlan, link: &MomentsLink) -> bool {
+        let (j, rp) = (link.consumer, &self.regions[link.consumer]);
+        let r = &fusion.regions[j];
+        let Some(space) = r.reduction.as_ref() else {
+            return false;
+        };
+        let order = rp
+            .channels_last
+            .then(|| channels_last_order(space.domain.len()));
+        let given = GivenMoments {
+            value: link.value,
+            chunks: link.chunks,
+            chunk: link.chunk,
+        };
+        reduction_kernel(
+            g,
+            &format!("drtc_k{j}_{}", r.kind),
+            (&r.nodes, &r.outputs),
+            space,
+            rp.config.clone(),
+            order.as_deref(),
+            Some(given),
+        )
+        .is_some_and(|code| code.given.is_some())
+    }
+}
