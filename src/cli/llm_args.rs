@@ -180,7 +180,12 @@ impl LlmArgs {
     }
 
     /// Builds the client, checker, pool and settings.
-    pub fn setup(&self, device: DeviceKind, dtype: &str) -> DriverResult<LlmSetup> {
+    pub fn setup(
+        &self,
+        device: DeviceKind,
+        dtype: &str,
+        ray: Option<drtc::runtime::RayConfig>,
+    ) -> DriverResult<LlmSetup> {
         if self.samples == 0 || self.turns == 0 {
             return Err(DriverError::Reported(
                 "--samples and --turns must be at least 1".into(),
@@ -195,6 +200,7 @@ impl LlmArgs {
         let mut options = PoolOptions::new(device);
         options.request_timeout = Duration::from_secs(self.candidate_timeout.max(1));
         options.bench_timeout = Duration::from_secs(self.candidate_timeout.max(600));
+        options.ray = ray;
         let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
         let gpu = self
             .target_gpu

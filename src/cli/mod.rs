@@ -26,6 +26,7 @@ mod llm_args;
 mod ops;
 mod opt;
 mod parse;
+mod ray_arg;
 mod search_arg;
 mod setup;
 mod stitch;

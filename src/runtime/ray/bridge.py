@@ -1,0 +1,311 @@
+"""drtc's Ray bridge: the one process through which drtc reaches a Ray cluster.
+
+drtc starts it (embedded in its binary, like the worker) and speaks JSON lines to it: a
+`start` request names the cluster (`local`: a cluster of this process's own, shut down
+with it; `auto`: the cluster RAY_ADDRESS or a running local head names, else a local
+one; an address) and the actors; then `call` requests carry the same JSON the local pool
+sends its workers, with the contents of the files they name, to one actor each, and the
+answers come back by id as they finish. One verification actor per GPU (`num_gpus=1`),
+or CPU actors under Triton's interpreter (`verifier_actor.py`).
+
+Faults: an actor that dies (RayActorError: OOM kill, node loss, preemption) or that does
+not answer within its deadline plus a grace is killed, replaced, and its request retried
+once on the replacement; a second failure is answered as a death with both reasons. The
+worker's own deadline and death inside a live actor are answered as the local pool
+answers them (`timed_out`, `died`), never retried: they are the candidate's.
+
+When drtc exits (stdin closes), the bridge kills the actors it started (unless they are
+shared: named, detached, in the `drtc` namespace, for every reward worker of a job) and
+disconnects; a local cluster stops with it.
+"""
+
+import os
+import sys
+import threading
+import time
+import json
+import queue
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# A private copy of stdout for the protocol; everything else (Ray's logs) goes to stderr.
+_fd = os.dup(1)
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+PROTO = os.fdopen(_fd, "w", buffering=1)
+_send_lock = threading.Lock()
+
+# Beyond the request's own deadline (plus the worker's start), how long an actor may stay
+# silent before it counts as hung and is replaced.
+GRACE_S = 30.0
+
+
+def send(obj):
+    with _send_lock:
+        PROTO.write(json.dumps(obj, default=str) + "\n")
+        PROTO.flush()
+
+
+def read_worker_files(root):
+    files = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            if n.endswith(".py"):
+                path = os.path.join(dirpath, n)
+                with open(path) as f:
+                    files[os.path.relpath(path, root)] = f.read()
+    return files
+
+
+def connect(ray, start):
+    """Connects to (or starts) the cluster; returns what kind of cluster it is."""
+    target = start["target"]
+    common = dict(namespace=start.get("namespace"), log_to_driver=False,
+                  logging_level="ERROR")
+    if target == "auto" and not os.environ.get("RAY_ADDRESS"):
+        try:
+            ray.init(address="auto", **common)
+            return "running cluster"
+        except (ConnectionError, RuntimeError, ValueError):
+            target = "local"
+    if target == "auto":
+        ray.init(address=os.environ["RAY_ADDRESS"], **common)
+        return "cluster at RAY_ADDRESS"
+    if target == "local":
+        ray.init(num_cpus=start["cpus"], num_gpus=start.get("gpus"),
+                 include_dashboard=False, object_store_memory=100 * 1024 * 1024, **common)
+        return "local cluster"
+    ray.init(address=target, **common)
+    return f"cluster at {target}"
+
+
+class Actors:
+    """The actors by index, their replacements and per-actor counts."""
+
+    def __init__(self, ray, start, worker_files):
+        import verifier_actor
+
+        ray.cloudpickle.register_pickle_by_value(verifier_actor)
+        self.ray = ray
+        self.device = start["device"]
+        self.shared = bool(start.get("shared"))
+        self.namespace = start.get("namespace")
+        self.args = (worker_files, self.device, start.get("threads"),
+                     float(start["startup_timeout_s"]))
+        self.remote = ray.remote(verifier_actor.VerifierActor)
+        resources = ray.cluster_resources()
+        if self.device == "cuda":
+            have = int(resources.get("GPU", 0))
+            if have == 0:
+                raise RuntimeError("the Ray cluster has no GPU (use --device cpu)")
+            n = min(start.get("actors") or have, have)
+        else:
+            n = start.get("actors") or max(1, int(resources.get("CPU", 1)))
+        self.handles = [None] * n
+        self.generation = [0] * n
+        self.requests = [0] * n
+        self.busy_s = [0.0] * n
+        self.nodes = [""] * n
+        for i in range(n):
+            self.handles[i] = self._make(i)
+
+    def _make(self, i):
+        opts = dict(num_cpus=1, max_restarts=0, max_concurrency=1)
+        if self.device == "cuda":
+            opts["num_gpus"] = 1
+        if self.shared:
+            opts.update(name=f"drtc-verifier-{self.device}-{i}", namespace=self.namespace,
+                        lifetime="detached", get_if_exists=True)
+        for attempt in range(20):
+            try:
+                return self.remote.options(**opts).remote(*self.args)
+            except ValueError:  # a dead actor's name not yet released
+                if attempt == 19:
+                    raise
+                time.sleep(0.5)
+        raise AssertionError("unreachable")
+
+    def replace(self, i):
+        try:
+            self.ray.kill(self.handles[i], no_restart=True)
+        except Exception:  # already gone
+            pass
+        if self.shared:
+            time.sleep(0.5)  # let the name go before taking it again
+        self.generation[i] += 1
+        self.handles[i] = self._make(i)
+
+    def placement(self):
+        """(index, node, pid) of every actor, once each is up."""
+        refs = [h.pid.remote() for h in self.handles]
+        pids = self.ray.get(refs, timeout=600)
+        return [{"actor": i, "pid": p} for i, p in enumerate(pids)]
+
+    def stop(self):
+        if self.shared:
+            return
+        for h in self.handles:
+            try:
+                self.ray.get(h.stop.remote(), timeout=5)
+            except Exception:
+                pass
+            try:
+                self.ray.kill(h, no_restart=True)
+            except Exception:
+                pass
+
+
+class Pending:
+    """One request in flight."""
+
+    def __init__(self, rid, actor, payload, files, timeout, startup):
+        self.rid = rid
+        self.actor = actor
+        self.payload = payload
+        self.files = files
+        self.timeout = timeout
+        self.limit = timeout + startup + GRACE_S
+        self.attempt = 0
+        self.first_failure = None
+        self.started = time.monotonic()
+        self.ref = None
+
+
+def ship(payload):
+    """The contents of the files the payload names (the actor may be on another node)."""
+    files = {}
+    for key in ("reference", "candidate"):
+        path = payload.get(key)
+        if isinstance(path, str):
+            with open(path) as f:
+                files[key] = f.read()
+    return files
+
+
+def main():
+    inbox = queue.Queue()
+
+    def read_stdin():
+        for line in sys.stdin:
+            line = line.strip()
+            if line:
+                inbox.put(json.loads(line))
+        inbox.put(None)  # drtc is gone
+
+    start = json.loads(sys.stdin.readline())
+    try:
+        import ray
+    except Exception as e:
+        send({"event": "fatal", "kind": "missing_packages",
+              "missing": [{"package": "ray", "error": f"{type(e).__name__}: {e}"}]})
+        return 3
+    began = time.monotonic()
+    try:
+        kind = connect(ray, start)
+        actors = Actors(ray, start, read_worker_files(start["worker_dir"]))
+        placed = actors.placement()
+    except Exception as e:
+        send({"event": "fatal", "kind": "connect", "message": f"{type(e).__name__}: {e}"})
+        return 4
+    ctx = ray.get_runtime_context()
+    send({"event": "ready", "cluster": kind, "address": getattr(ctx, "gcs_address", None),
+          "resources": ray.cluster_resources(), "nodes": len(ray.nodes()),
+          "actors": placed, "device": actors.device,
+          "startup_s": time.monotonic() - began})
+    threading.Thread(target=read_stdin, daemon=True).start()
+    startup = float(start["startup_timeout_s"])
+    pending = {}  # ObjectRef -> Pending
+    failures = {}  # reason -> count
+    retried = 0
+    parent = os.getppid()
+    job_started = time.monotonic()
+
+    def submit(p):
+        p.started = time.monotonic()
+        p.ref = actors.handles[p.actor].call.remote(dict(p.payload), p.files, p.timeout)
+        pending[p.ref] = p
+
+    def failed(p, reason):
+        """An actor died or hung under `p`: replace it; retry once, then answer."""
+        nonlocal retried
+        failures[reason.split(":")[0]] = failures.get(reason.split(":")[0], 0) + 1
+        actors.replace(p.actor)
+        if p.attempt == 0:
+            retried += 1
+            p.attempt, p.first_failure = 1, reason
+            submit(p)
+        else:
+            send({"id": p.rid, "died": f"was lost with its Ray actor twice ({p.first_failure}; "
+                                       f"then, on a replacement actor, {reason})",
+                  "stderr": "", "ray": True})
+
+    while True:
+        stop = False
+        while True:
+            try:
+                msg = inbox.get(timeout=0.02 if pending else 0.2)
+            except queue.Empty:
+                break
+            if msg is None:
+                stop = True
+                break
+            op = msg.get("op")
+            if op == "call":
+                try:
+                    files = ship(msg["payload"])
+                except OSError as e:
+                    send({"id": msg["id"], "reply": {"error": f"cannot read {e.filename}: "
+                                                              f"{e.strerror}"}, "stderr": ""})
+                    continue
+                submit(Pending(msg["id"], msg["actor"], msg["payload"], files,
+                               float(msg["timeout_s"]), startup))
+            elif op == "info":
+                h = actors.handles[msg["actor"]]
+                try:
+                    send(dict(ray.get(h.ready_info.remote(), timeout=startup + GRACE_S),
+                              id=msg["id"]))
+                except Exception as e:
+                    send({"id": msg["id"], "start_error": f"{type(e).__name__}: {e}"})
+            elif op == "stats":
+                wall = time.monotonic() - job_started
+                send({"id": msg["id"], "stats": {
+                    "cluster": kind, "device": actors.device, "wall_s": wall,
+                    "retried": retried, "failures": failures,
+                    "actors": [{"actor": i, "requests": actors.requests[i],
+                                "busy_s": actors.busy_s[i],
+                                "replaced": actors.generation[i]}
+                               for i in range(len(actors.handles))]}})
+            elif op == "exit":
+                stop = True
+                break
+        if stop or os.getppid() != parent:
+            break
+        if not pending:
+            continue
+        ready, _ = ray.wait(list(pending), num_returns=len(pending), timeout=0.05)
+        for ref in ready:
+            p = pending.pop(ref)
+            try:
+                out = ray.get(ref)
+            except ray.exceptions.RayActorError as e:
+                failed(p, f"actor died: {str(e).splitlines()[0][:300]}")
+                continue
+            except Exception as e:  # the actor's own code raised: answered, not retried
+                send({"id": p.rid, "died": f"was lost: its Ray actor raised {type(e).__name__}: "
+                                           f"{str(e).splitlines()[0][:300]}", "stderr": ""})
+                continue
+            actors.requests[p.actor] += 1
+            actors.busy_s[p.actor] += time.monotonic() - p.started
+            send(dict(out, id=p.rid))
+        now = time.monotonic()
+        for ref, p in list(pending.items()):
+            if now - p.started > p.limit:
+                del pending[ref]
+                failed(p, f"actor hung: no answer within {p.limit:.0f} s")
+    actors.stop()
+    ray.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""A verification actor on a Ray cluster: drtc's worker program (shipped by the bridge as
+file contents: clusters do not share paths) run as this actor's own subprocess, spoken to
+in the same JSON lines as drtc's local pool speaks, so a verdict on the cluster is the
+verdict a local worker gives. The actor owns its device (a GPU Ray assigned it, or the
+CPU under Triton's interpreter), keeps its worker warm between calls, starts a fresh one
+after a fatal answer, a death or a timeout, and kills the worker's whole process group
+when the deadline passes, as the local pool does.
+"""
+
+import collections
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+# Lines of the worker's stderr kept for failure reports (the local pool keeps as many).
+STDERR_TAIL_LINES = 40
+
+
+def describe_status(code):
+    """`Popen.returncode` in the words of drtc's local pool."""
+    if code is not None and code < 0:
+        sig = -code
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = "signal"
+        return f"was killed by signal {sig} ({name})"
+    return f"exited with status {code if code is not None else -1}"
+
+
+class _Process:
+    """One running worker: its pipes, a reader thread per stream, its stderr tail."""
+
+    def __init__(self, script, env):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env, start_new_session=True, text=True, bufsize=1)
+        self.lines = queue.Queue()
+        self.tail = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self.next_id = 0
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self.tail.append(line.rstrip("\n"))
+
+    def stderr(self):
+        return "\n".join(self.tail)
+
+    def read(self, deadline):
+        """The next JSON line, `"timeout"` or `"eof"`."""
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout"
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                return "timeout"
+            if line is None:
+                return "eof"
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue  # not ours: the protocol fd only carries JSON
+
+    def kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.kill()
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def died(self):
+        """Waits a moment for the exit status, then kills what is left."""
+        try:
+            code = self.proc.wait(timeout=2)
+            status = describe_status(code)
+        except subprocess.TimeoutExpired:
+            status = "stopped answering"
+        self.kill()
+        time.sleep(0.05)  # let the stderr reader drain what the dying process wrote
+        return status
+
+
+class VerifierActor:
+    """What one actor holds: the worker program's files and at most one running worker."""
+
+    def __init__(self, worker_files, device, threads, startup_timeout):
+        self.dir = tempfile.mkdtemp(prefix="drtc-ray-worker-")
+        for name, text in worker_files.items():
+            path = os.path.join(self.dir, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+        self.device = device
+        self.threads = threads
+        self.startup_timeout = startup_timeout
+        self.worker = None
+        self.info = None
+        self.calls = 0
+
+    def pid(self):
+        return os.getpid()
+
+    def _env(self):
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+        if self.device == "cpu":
+            env.update(TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="", DRTC_DEVICE="cpu")
+        else:
+            env.pop("TRITON_INTERPRET", None)
+            env["DRTC_DEVICE"] = "cuda"  # CUDA_VISIBLE_DEVICES: the GPU Ray assigned
+        if self.threads:
+            env.update(DRTC_WORKER_THREADS=str(self.threads), OMP_NUM_THREADS=str(self.threads))
+        return env
+
+    def _start(self):
+        """A running worker, or a dict saying why none could start."""
+        if self.worker is not None and self.worker.proc.poll() is None:
+            return None
+        self.worker = None
+        w = _Process(os.path.join(self.dir, "worker.py"), self._env())
+        v = w.read(time.monotonic() + self.startup_timeout)
+        if isinstance(v, dict) and v.get("event") == "ready":
+            self.worker, self.info = w, v
+            return None
+        if isinstance(v, dict) and v.get("kind") == "missing_packages":
+            w.kill()
+            return {"missing_packages": [m.get("package") for m in v.get("missing", [])],
+                    "python": sys.executable}
+        if v == "timeout":
+            message = f"no answer within {self.startup_timeout:.0f} s; stderr:\n{w.stderr()}"
+            w.kill()
+        elif v == "eof":
+            status = w.died()
+            message = f"it {status}; stderr:\n{w.stderr()}"
+        else:
+            message = v.get("message") or json.dumps(v)
+            w.kill()
+        return {"start_error": message}
+
+    def ready_info(self):
+        """Starts the worker (if not running) and returns its `ready` message."""
+        failed = self._start()
+        return failed if failed is not None else {"info": self.info}
+
+    def call(self, payload, files, timeout):
+        """One request: the worker's reply, or `timed_out`/`died` with its stderr tail.
+        `files` maps the payload's path fields to their contents, written here under the
+        same file names."""
+        failed = self._start()
+        if failed is not None:
+            return failed
+        self.calls += 1
+        scratch = os.path.join(self.dir, "files", str(self.calls))
+        for key, text in (files or {}).items():
+            name = os.path.basename(payload[key])
+            os.makedirs(os.path.join(scratch, key), exist_ok=True)
+            path = os.path.join(scratch, key, name)
+            with open(path, "w") as f:
+                f.write(text)
+            payload[key] = path
+        try:
+            return self._exchange(payload, timeout)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _exchange(self, payload, timeout):
+        w = self.worker
+        w.next_id += 1
+        payload["id"] = w.next_id
+        try:
+            w.proc.stdin.write(json.dumps(payload) + "\n")
+            w.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            return self._died(w)
+        deadline = time.monotonic() + timeout
+        while True:
+            v = w.read(deadline)
+            if v == "timeout":
+                w.kill()
+                self.worker = None
+                return {"timed_out": True, "stderr": w.stderr()}
+            if v == "eof":
+                return self._died(w)
+            if v.get("id") != payload["id"]:
+                continue  # a stale or unsolicited line
+            if v.get("fatal") is True:
+                # the worker exits by itself after a fatal answer; make sure of it
+                w.kill()
+                self.worker = None
+            return {"reply": v, "stderr": w.stderr()}
+
+    def _died(self, w):
+        status = w.died()
+        self.worker = None
+        return {"died": status, "stderr": w.stderr()}
+
+    def stop(self):
+        if self.worker is not None:
+            self.worker.kill()
+            self.worker = None
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return True
