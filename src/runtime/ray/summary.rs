@@ -2,12 +2,12 @@
 //! actors replaced, the requests retried and the failures by reason; rendered for the end
 //! of `eval` and `suite`.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// One actor's figures.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ActorFigures {
     pub actor: usize,
     /// Requests it answered (the replacements of this index included).
@@ -19,7 +19,7 @@ pub struct ActorFigures {
 }
 
 /// The whole job's figures.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RaySummary {
     /// `local cluster`, `cluster at ADDRESS`, ...
     pub cluster: String,
