@@ -276,3 +276,62 @@ fn an_actor_killed_mid_run_is_replaced_and_the_run_completes() {
         "{t}"
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_whole_cluster_job() {
+    let dir = scratch("interrupt");
+    let (bench, _) = bench(&dir);
+    // a server that keeps the run waiting, so it is interrupted mid-run
+    let server = ReplayServer::start(
+        None,
+        vec![Rule::new(
+            "torch",
+            vec![Reply::Hang(Duration::from_secs(120))],
+        )],
+    );
+    let (out, table) = (dir.join("ray.jsonl"), dir.join("ray.md"));
+    let args = eval_args(&bench, &server.url, &out, &table, &["--ray", "local"]);
+    let mut child = drtc(&dir.join("home-ray"), &args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let job = loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(180),
+            "no actor started"
+        );
+        let procs = descendants(child.id());
+        if procs
+            .iter()
+            .filter(|(_, c)| c.starts_with("ray::VerifierActor"))
+            .count()
+            == 2
+        {
+            break procs;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(job.iter().any(|(_, c)| c.contains("raylet")), "{job:?}");
+    // SAFETY: plain syscall on the drtc this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    // the bridge, the actors and the local cluster's processes all end
+    let alive = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left: Vec<&(u32, String)> = job.iter().filter(|(p, _)| alive(*p)).collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
