@@ -335,3 +335,59 @@ fn ctrl_c_stops_the_whole_cluster_job() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// A suite row without what differs by run (times).
+fn suite_row(v: &Value) -> Value {
+    let mut v = v.clone();
+    for k in ["compile_ms", "task_ms"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    v
+}
+
+#[test]
+fn suite_on_ray_actors_gives_the_local_rows() {
+    let dir = scratch("suite");
+    let tasks = dir.join("tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runtime");
+    std::fs::copy(data.join("kb_linear_bn.py"), tasks.join("1_linear_bn.py")).unwrap();
+    std::fs::copy(
+        data.join("../llm/kb_scale_bias.py"),
+        tasks.join("2_scale_bias.py"),
+    )
+    .unwrap();
+    let run = |json: &Path, extra: &[&str]| {
+        let mut args: Vec<String> = [
+            "suite",
+            tasks.to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--jobs",
+            "2",
+            "--json",
+            json.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let o = drtc(&dir.join("home"), &args).output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let mut rows: Vec<Value> = std::fs::read_to_string(json)
+            .unwrap()
+            .lines()
+            .map(|l| suite_row(&serde_json::from_str(l).unwrap()))
+            .collect();
+        rows.sort_by_key(|r| r["task"].as_str().unwrap().to_string());
+        (rows, text(&o))
+    };
+    let (local, _) = run(&dir.join("local.jsonl"), &[]);
+    let (ray, t) = run(&dir.join("ray.jsonl"), &["--ray", "local"]);
+    assert_eq!(ray, local);
+    assert!(local.iter().all(|r| r["status"] == "verified"), "{local:?}");
+    assert!(
+        t.contains("ray: 2 cpu actors on a local cluster; 2 requests"),
+        "{t}"
+    );
+}
