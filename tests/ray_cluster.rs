@@ -391,3 +391,39 @@ fn suite_on_ray_actors_gives_the_local_rows() {
         "{t}"
     );
 }
+
+#[test]
+fn synth_on_ray_actors_writes_the_local_programs() {
+    let dir = scratch("synth");
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args: Vec<String> = [
+            "synth",
+            "--ops",
+            "2",
+            "--count",
+            "12",
+            "--chunk",
+            "4",
+            "--flops",
+            "2^10..2^20",
+            "-o",
+            out.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let o = drtc(&dir.join("home"), &args).output().unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        (std::fs::read_to_string(out).unwrap(), text(&o))
+    };
+    let (local, _) = run(&dir.join("local.jsonl"), &[]);
+    let (ray, t) = run(&dir.join("ray.jsonl"), &["--ray", "local", "--jobs", "2"]);
+    assert_eq!(local.lines().count(), 12);
+    assert_eq!(ray, local, "{t}");
+    assert!(t.contains("3 chunks of 4 over 2 CPU actors"), "{t}");
+    assert!(
+        t.contains("ray: 2 cpu actors on a local cluster; 3 requests"),
+        "{t}"
+    );
+}

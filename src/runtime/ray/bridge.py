@@ -156,13 +156,14 @@ class Actors:
 
 
 class Pending:
-    """One request in flight."""
+    """One request in flight: an actor method (`call`: a worker request; `run`: a
+    command) and its arguments, the deadline's last argument."""
 
-    def __init__(self, rid, actor, payload, files, timeout, startup):
+    def __init__(self, rid, actor, method, args, timeout, startup):
         self.rid = rid
         self.actor = actor
-        self.payload = payload
-        self.files = files
+        self.method = method
+        self.args = args
         self.timeout = timeout
         self.limit = timeout + startup + GRACE_S
         self.attempt = 0
@@ -222,7 +223,8 @@ def main():
 
     def submit(p):
         p.started = time.monotonic()
-        p.ref = actors.handles[p.actor].call.remote(dict(p.payload), p.files, p.timeout)
+        args = [dict(a) if isinstance(a, dict) else a for a in p.args]
+        p.ref = getattr(actors.handles[p.actor], p.method).remote(*args)
         pending[p.ref] = p
 
     def failed(p, reason):
@@ -257,8 +259,13 @@ def main():
                     send({"id": msg["id"], "reply": {"error": f"cannot read {e.filename}: "
                                                               f"{e.strerror}"}, "stderr": ""})
                     continue
-                submit(Pending(msg["id"], msg["actor"], msg["payload"], files,
-                               float(msg["timeout_s"]), startup))
+                timeout = float(msg["timeout_s"])
+                submit(Pending(msg["id"], msg["actor"], "call",
+                               (msg["payload"], files, timeout), timeout, startup))
+            elif op == "run":
+                timeout = float(msg["timeout_s"])
+                submit(Pending(msg["id"], msg["actor"], "run",
+                               (msg["argv"], msg.get("env") or {}, timeout), timeout, startup))
             elif op == "info":
                 h = actors.handles[msg["actor"]]
                 try:

@@ -47,6 +47,16 @@ pub struct BridgeStart<'a> {
     pub startup_timeout: Duration,
 }
 
+/// What a command run on an actor's node left.
+#[derive(Debug, Clone)]
+pub struct CommandOutput {
+    /// Its exit status (`None`: killed by a signal).
+    pub status: Option<i64>,
+    pub stdout: String,
+    /// The end of its stderr.
+    pub stderr: String,
+}
+
 type Waiters = Arc<Mutex<HashMap<u64, Sender<Value>>>>;
 
 /// A running bridge.
@@ -292,6 +302,56 @@ impl Bridge {
             },
             stderr,
         ))
+    }
+
+    /// Runs a command on actor `actor`'s node (the program must exist there): its exit
+    /// status and output. A command past `timeout` is killed; an actor that dies under it
+    /// is replaced and the command run again once.
+    pub fn run_command(
+        &self,
+        actor: usize,
+        argv: &[String],
+        env: &[(String, String)],
+        timeout: Duration,
+    ) -> RuntimeResult<CommandOutput> {
+        let env: serde_json::Map<String, Value> = env
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect();
+        let msg = json!({
+            "op": "run",
+            "actor": actor,
+            "argv": argv,
+            "env": env,
+            "timeout_s": timeout.as_secs_f64(),
+        });
+        let v = self
+            .ask(msg, timeout + self.startup_timeout + LOST_AFTER)
+            .ok_or_else(|| {
+                RuntimeError::Ray(format!(
+                    "the Ray bridge stopped answering; stderr:\n{}",
+                    self.stderr_tail()
+                ))
+            })?;
+        let stderr = v["stderr"].as_str().unwrap_or("").to_string();
+        if v["timed_out"] == true {
+            return Err(RuntimeError::Ray(format!(
+                "`{}` on Ray actor {actor}: no end within {:.0} s; stderr:\n{stderr}",
+                argv.join(" "),
+                timeout.as_secs_f64()
+            )));
+        }
+        if let Some(died) = v["died"].as_str() {
+            return Err(RuntimeError::Ray(format!(
+                "`{}` on Ray actor {actor}: the command {died}",
+                argv.join(" ")
+            )));
+        }
+        Ok(CommandOutput {
+            status: v["status"].as_i64(),
+            stdout: v["stdout"].as_str().unwrap_or("").to_string(),
+            stderr,
+        })
     }
 
     /// Starts actor `actor`'s worker (if not running) and returns its `ready` message.

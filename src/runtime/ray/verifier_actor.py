@@ -35,6 +35,10 @@ def describe_status(code):
     return f"exited with status {code if code is not None else -1}"
 
 
+def _tail(text):
+    return "\n".join((text or "").splitlines()[-STDERR_TAIL_LINES:])
+
+
 class _Process:
     """One running worker: its pipes, a reader thread per stream, its stderr tail."""
 
@@ -215,6 +219,24 @@ class VerifierActor:
         status = w.died()
         self.worker = None
         return {"died": status, "stderr": w.stderr()}
+
+    def run(self, argv, env, timeout):
+        """Runs a command on this actor's node (a shard of `drtc synth`): its exit status,
+        its stdout and the end of its stderr; killed with its process group at the
+        deadline."""
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=dict(os.environ, **env),
+                             start_new_session=True, text=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            return {"timed_out": True, "stderr": _tail(err)}
+        return {"status": p.returncode, "stdout": out, "stderr": _tail(err)}
 
     def stop(self):
         if self.worker is not None:
