@@ -43,16 +43,23 @@ timed() { # NAME CMD...: runs CMD, prints its wall seconds
   local t0=$(date +%s.%N)
   "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
   echo "exit $?" >> "$OUT/$name.err"
-  echo "$(date +%s.%N) - $t0" | bc
+  printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)"
 }
-statuses() { python3 -c 'import json,sys; print("\n".join(sorted(f"{r[\"task\"]} {r[\"status\"]}" for r in map(json.loads, open(sys.argv[1])))))' "$1"; }
+statuses() { # the task and status of every row, sorted
+  python3 - "$1" <<'PY'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+print("\n".join(sorted("%s %s" % (r["task"], r["status"]) for r in rows)))
+PY
+}
 
 suite=(suite "$work" --device "$DEVICE" --jobs "$JOBS" --timeout 300 --task-timeout 300)
 rm -f "$OUT"/ray_gpu_suite_{local,ray}.jsonl
 t_local=$(timed ray_gpu_suite_local "$DRTC" "${suite[@]}" --json "$OUT/ray_gpu_suite_local.jsonl")
 t_ray=$(timed ray_gpu_suite_ray "$DRTC" "${suite[@]}" --ray local --json "$OUT/ray_gpu_suite_ray.jsonl")
 n=$(wc -l < "$OUT/ray_gpu_suite_local.jsonl")
-if [ "$(statuses "$OUT/ray_gpu_suite_local.jsonl")" = "$(statuses "$OUT/ray_gpu_suite_ray.jsonl")" ]; then same=yes; else same=NO; fi
+a=$(statuses "$OUT/ray_gpu_suite_local.jsonl") && b=$(statuses "$OUT/ray_gpu_suite_ray.jsonl") \
+  && [ -n "$a" ] && [ "$a" = "$b" ] && same=yes || same=NO
 table="$OUT/ray_gpu_${COMMIT}.md"
 {
   echo "# drtc locally vs through Ray on one GPU machine"
@@ -76,7 +83,7 @@ if [ -n "${LLM_URL:-}" ]; then
 fi
 {
   echo
-  echo "Ray's summary (suite):"
+  echo "Ray's summary (suite; its wall time and rate exclude the cluster's start, \"ready in\"):"
   echo
   grep -E '^(ray:|  actor)' "$OUT/ray_gpu_suite_ray.err" | sed 's/^/    /'
 } >> "$table"

@@ -184,7 +184,10 @@ fn eval_on_ray_actors_matches_the_local_run_and_resumes() {
     assert_eq!(verdicts(&out), local, "{t}");
     assert_eq!(table_without_times(&table), local_table);
     assert!(local_table.contains("| pass@4 | 50.0% |"), "{local_table}");
-    assert!(t.contains("ray: 2 cpu actors on a local cluster"), "{t}");
+    assert!(
+        t.contains("ray: 2 cpu actors on a local cluster (ready in "),
+        "{t}"
+    );
     assert!(t.contains("actor failures: none"), "{t}");
     // resume through Ray: both tasks are done, nothing is asked or verified again
     let asked = server.requests().len();
@@ -195,7 +198,7 @@ fn eval_on_ray_actors_matches_the_local_run_and_resumes() {
     assert!(o.status.success(), "{t}");
     assert_eq!(server.requests().len(), asked);
     assert!(t.contains("resumed: 2 task(s)"), "{t}");
-    assert!(t.contains("; 0 requests in"), "{t}");
+    assert!(t.contains("); 0 requests in"), "{t}");
     assert_eq!(verdicts(&out), local);
 }
 
@@ -387,7 +390,8 @@ fn suite_on_ray_actors_gives_the_local_rows() {
     assert_eq!(ray, local);
     assert!(local.iter().all(|r| r["status"] == "verified"), "{local:?}");
     assert!(
-        t.contains("ray: 2 cpu actors on a local cluster; 2 requests"),
+        t.contains("ray: 2 cpu actors on a local cluster (ready in ")
+            && t.contains("); 2 requests"),
         "{t}"
     );
 }
@@ -423,7 +427,8 @@ fn synth_on_ray_actors_writes_the_local_programs() {
     assert_eq!(ray, local, "{t}");
     assert!(t.contains("3 chunks of 4 over 2 CPU actors"), "{t}");
     assert!(
-        t.contains("ray: 2 cpu actors on a local cluster; 3 requests"),
+        t.contains("ray: 2 cpu actors on a local cluster (ready in ")
+            && t.contains("); 3 requests"),
         "{t}"
     );
 }

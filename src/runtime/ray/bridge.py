@@ -208,11 +208,12 @@ def main():
     except Exception as e:
         send({"event": "fatal", "kind": "connect", "message": f"{type(e).__name__}: {e}"})
         return 4
+    startup_s = time.monotonic() - began
     ctx = ray.get_runtime_context()
     send({"event": "ready", "cluster": kind, "address": getattr(ctx, "gcs_address", None),
           "resources": ray.cluster_resources(), "nodes": len(ray.nodes()),
           "actors": placed, "device": actors.device,
-          "startup_s": time.monotonic() - began})
+          "startup_s": startup_s})
     threading.Thread(target=read_stdin, daemon=True).start()
     startup = float(start["startup_timeout_s"])
     pending = {}  # ObjectRef -> Pending
@@ -277,6 +278,7 @@ def main():
                 wall = time.monotonic() - job_started
                 send({"id": msg["id"], "stats": {
                     "cluster": kind, "device": actors.device, "wall_s": wall,
+                    "startup_s": startup_s,
                     "retried": retried, "failures": failures,
                     "actors": [{"actor": i, "requests": actors.requests[i],
                                 "busy_s": actors.busy_s[i],

@@ -26,6 +26,8 @@ pub struct RaySummary {
     pub device: String,
     /// Seconds since the actors were placed.
     pub wall_s: f64,
+    /// Seconds it took to reach (or start) the cluster and place the actors.
+    pub startup_s: f64,
     /// Requests retried on a replacement actor.
     pub retried: u64,
     /// Actor failures by reason (`actor died`, `actor hung`).
@@ -49,11 +51,12 @@ impl RaySummary {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "ray: {} {} actor{} on a {}; {} request{} in {:.1} s ({:.2}/s)",
+            "ray: {} {} actor{} on a {} (ready in {:.1} s); {} request{} in {:.1} s ({:.2}/s)",
             self.actors.len(),
             self.device,
             if self.actors.len() == 1 { "" } else { "s" },
             self.cluster,
+            self.startup_s,
             self.requests(),
             if self.requests() == 1 { "" } else { "s" },
             self.wall_s,
@@ -106,7 +109,8 @@ mod tests {
     #[test]
     fn renders_throughput_and_failures() {
         let s: RaySummary = serde_json::from_value(serde_json::json!({
-            "cluster": "local cluster", "device": "cpu", "wall_s": 10.0, "retried": 1,
+            "cluster": "local cluster", "device": "cpu", "wall_s": 10.0, "startup_s": 4.0,
+            "retried": 1,
             "failures": {"actor died": 1},
             "actors": [
                 {"actor": 0, "requests": 4, "busy_s": 5.0, "replaced": 1},
@@ -117,7 +121,8 @@ mod tests {
         let text = s.render();
         assert!(
             text.starts_with(
-                "ray: 2 cpu actors on a local cluster; 10 requests in 10.0 s (1.00/s)"
+                "ray: 2 cpu actors on a local cluster (ready in 4.0 s); 10 requests in 10.0 s \
+                 (1.00/s)"
             ),
             "{text}"
         );
