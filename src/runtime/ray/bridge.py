@@ -19,12 +19,13 @@ shared: named, detached, in the `drtc` namespace, for every reward worker of a j
 disconnects; a local cluster stops with it.
 """
 
+import json
 import os
+import queue
 import sys
 import threading
 import time
-import json
-import queue
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,8 +37,12 @@ PROTO = os.fdopen(_fd, "w", buffering=1)
 _send_lock = threading.Lock()
 
 # Beyond the request's own deadline (plus the worker's start), how long an actor may stay
-# silent before it counts as hung and is replaced.
+# silent before it is asked whether it lives (a shared actor's request may be waiting its
+# turn), and how long it has to answer that before it counts as hung and is replaced.
 GRACE_S = 30.0
+# Requests a threaded actor takes at once (one runs on its worker; the others wait their
+# turn inside it, from other clients of a shared actor).
+ACTOR_CONCURRENCY = 64
 
 
 def send(obj):
@@ -90,6 +95,9 @@ class Actors:
         self.device = start["device"]
         self.shared = bool(start.get("shared"))
         self.namespace = start.get("namespace")
+        # shared actors are named by the worker program's content too, so a client of
+        # another drtc version starts its own instead of reusing these
+        self.tag = os.path.basename(os.path.normpath(start["worker_dir"])).split("-")[-1][:8]
         self.args = (worker_files, self.device, start.get("threads"),
                      float(start["startup_timeout_s"]))
         self.remote = ray.remote(verifier_actor.VerifierActor)
@@ -110,11 +118,12 @@ class Actors:
             self.handles[i] = self._make(i)
 
     def _make(self, i):
-        opts = dict(num_cpus=1, max_restarts=0, max_concurrency=1)
+        opts = dict(num_cpus=1, max_restarts=0, max_concurrency=ACTOR_CONCURRENCY)
         if self.device == "cuda":
             opts["num_gpus"] = 1
         if self.shared:
-            opts.update(name=f"drtc-verifier-{self.device}-{i}", namespace=self.namespace,
+            opts.update(name=f"drtc-verifier-{self.device}-{self.tag}-{i}",
+                        namespace=self.namespace,
                         lifetime="detached", get_if_exists=True)
         for attempt in range(20):
             try:
@@ -221,6 +230,7 @@ def main():
     retried = 0
     parent = os.getppid()
     job_started = time.monotonic()
+    client = uuid.uuid4().hex  # this bridge, to a shared actor
 
     def submit(p):
         p.started = time.monotonic()
@@ -262,18 +272,13 @@ def main():
                     continue
                 timeout = float(msg["timeout_s"])
                 submit(Pending(msg["id"], msg["actor"], "call",
-                               (msg["payload"], files, timeout), timeout, startup))
+                               (msg["payload"], files, timeout, client), timeout, startup))
             elif op == "run":
                 timeout = float(msg["timeout_s"])
                 submit(Pending(msg["id"], msg["actor"], "run",
                                (msg["argv"], msg.get("env") or {}, timeout), timeout, startup))
             elif op == "info":
-                h = actors.handles[msg["actor"]]
-                try:
-                    send(dict(ray.get(h.ready_info.remote(), timeout=startup + GRACE_S),
-                              id=msg["id"]))
-                except Exception as e:
-                    send({"id": msg["id"], "start_error": f"{type(e).__name__}: {e}"})
+                submit(Pending(msg["id"], msg["actor"], "ready_info", (), 0.0, startup))
             elif op == "stats":
                 wall = time.monotonic() - job_started
                 send({"id": msg["id"], "stats": {
@@ -303,12 +308,19 @@ def main():
                 send({"id": p.rid, "died": f"was lost: its Ray actor raised {type(e).__name__}: "
                                            f"{str(e).splitlines()[0][:300]}", "stderr": ""})
                 continue
-            actors.requests[p.actor] += 1
-            actors.busy_s[p.actor] += time.monotonic() - p.started
+            if p.method != "ready_info":  # a warm-up is no request
+                actors.requests[p.actor] += 1
+                actors.busy_s[p.actor] += time.monotonic() - p.started
             send(dict(out, id=p.rid))
         now = time.monotonic()
         for ref, p in list(pending.items()):
             if now - p.started > p.limit:
+                try:  # alive, and the request still waiting its turn or working?
+                    ray.get(actors.handles[p.actor].ping.remote(), timeout=GRACE_S)
+                    p.limit += p.timeout + GRACE_S
+                    continue
+                except Exception:  # noqa: BLE001 - dead or hung: either way, replaced
+                    pass
                 del pending[ref]
                 failed(p, f"actor hung: no answer within {p.limit:.0f} s")
     actors.stop()

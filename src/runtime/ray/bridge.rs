@@ -25,8 +25,13 @@ use std::time::Duration;
 /// Lines of the bridge's stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 60;
 /// Beyond the bridge's own limit for a request (its deadline, the worker's start and a
-/// grace), how long drtc waits before it counts the request as lost.
+/// grace), how long drtc waits before it counts the request as lost. The bridge answers
+/// every request or replaces its actor, and a bridge that dies fails every waiting request
+/// at once, so this only bounds a bridge that lives but stopped working.
 const LOST_AFTER: Duration = Duration::from_secs(90);
+/// The same for shared actors, where a request may wait its turn behind other clients'
+/// (the bridge then extends its own limit as long as the actor answers a ping).
+const LOST_AFTER_SHARED: Duration = Duration::from_secs(3600);
 /// How long connecting to (or starting) a cluster and placing the actors may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -67,6 +72,7 @@ pub struct Bridge {
     stderr: Arc<Mutex<VecDeque<String>>>,
     next_id: AtomicU64,
     startup_timeout: Duration,
+    shared: bool,
     /// The bridge's `ready` message: the cluster, its resources, the actors.
     pub info: Value,
 }
@@ -157,6 +163,7 @@ impl Bridge {
             stderr,
             next_id: AtomicU64::new(0),
             startup_timeout: s.startup_timeout,
+            shared: s.config.shared,
             info: Value::Null,
         };
         if !sent {
@@ -256,8 +263,7 @@ impl Bridge {
             "payload": payload,
             "timeout_s": timeout.as_secs_f64(),
         });
-        let limit = timeout + self.startup_timeout + LOST_AFTER;
-        let Some(mut v) = self.ask(msg, limit) else {
+        let Some(mut v) = self.ask(msg, self.limit(timeout)) else {
             return Ok((
                 Exchange::Died {
                     status: "stopped answering: the Ray bridge is gone or silent".into(),
@@ -325,14 +331,12 @@ impl Bridge {
             "env": env,
             "timeout_s": timeout.as_secs_f64(),
         });
-        let v = self
-            .ask(msg, timeout + self.startup_timeout + LOST_AFTER)
-            .ok_or_else(|| {
-                RuntimeError::Ray(format!(
-                    "the Ray bridge stopped answering; stderr:\n{}",
-                    self.stderr_tail()
-                ))
-            })?;
+        let v = self.ask(msg, self.limit(timeout)).ok_or_else(|| {
+            RuntimeError::Ray(format!(
+                "the Ray bridge stopped answering; stderr:\n{}",
+                self.stderr_tail()
+            ))
+        })?;
         let stderr = v["stderr"].as_str().unwrap_or("").to_string();
         if v["timed_out"] == true {
             return Err(RuntimeError::Ray(format!(
@@ -354,15 +358,30 @@ impl Bridge {
         })
     }
 
+    /// How long drtc waits for the answer to a request with deadline `timeout`.
+    fn limit(&self, timeout: Duration) -> Duration {
+        let lost = if self.shared {
+            LOST_AFTER_SHARED + 20 * timeout
+        } else {
+            LOST_AFTER
+        };
+        timeout + self.startup_timeout + lost
+    }
+
     /// Starts actor `actor`'s worker (if not running) and returns its `ready` message.
     pub fn ready_info(&self, actor: usize) -> RuntimeResult<Value> {
-        let limit = self.startup_timeout + LOST_AFTER;
-        match self.ask(json!({"op": "info", "actor": actor}), limit) {
+        match self.ask(
+            json!({"op": "info", "actor": actor}),
+            self.limit(Duration::ZERO),
+        ) {
             Some(mut v) if v.get("info").is_some() => Ok(v["info"].take()),
             Some(v) => Err(RuntimeError::WorkerStart {
                 message: format!(
                     "on Ray actor {actor}: {}",
-                    v["start_error"].as_str().unwrap_or("no reason given")
+                    v["start_error"]
+                        .as_str()
+                        .or(v["died"].as_str())
+                        .unwrap_or("no reason given")
                 ),
             }),
             None => Err(RuntimeError::Ray(format!(

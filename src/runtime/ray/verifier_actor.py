@@ -21,6 +21,9 @@ import time
 
 # Lines of the worker's stderr kept for failure reports (the local pool keeps as many).
 STDERR_TAIL_LINES = 40
+# How long a client's prepared timing session is kept for it (between its `prepare` and its
+# `time`); a client that does not come back by then loses it to the next request.
+HOLD_S = 120.0
 
 
 def describe_status(code):
@@ -108,7 +111,12 @@ class _Process:
 
 
 class VerifierActor:
-    """What one actor holds: the worker program's files and at most one running worker."""
+    """What one actor holds: the worker program's files and at most one running worker.
+
+    The actor is threaded (several clients may share it: the reward's named actors), but
+    its worker serves one request at a time, and after a client's `prepare` only that
+    client's next request (its `time` or `release`) runs until the session is released:
+    no other request comes between a candidate's preparation and its timing."""
 
     def __init__(self, worker_files, device, threads, startup_timeout):
         self.dir = tempfile.mkdtemp(prefix="drtc-ray-worker-")
@@ -123,6 +131,34 @@ class VerifierActor:
         self.worker = None
         self.info = None
         self.calls = 0
+        self.turn = threading.Condition()
+        self.running = False
+        self.owner = None  # the client whose prepared session the worker holds
+        self.owner_until = 0.0
+
+    def ping(self):
+        """Answers while a request runs: the actor is alive, not hung."""
+        return True
+
+    def _enter(self, client):
+        with self.turn:
+            while True:
+                if self.owner is not None and time.monotonic() > self.owner_until:
+                    self.owner = None  # its client never came back for the timing
+                if not self.running and self.owner in (None, client):
+                    self.running = True
+                    return
+                self.turn.wait(timeout=1.0)
+
+    def _leave(self, client, op, result):
+        with self.turn:
+            self.running = False
+            reply = result.get("reply") if isinstance(result, dict) else None
+            if op == "prepare" and isinstance(reply, dict) and reply.get("prepared") is True:
+                self.owner, self.owner_until = client, time.monotonic() + HOLD_S
+            elif self.owner == client:
+                self.owner = None
+            self.turn.notify_all()
 
     def pid(self):
         return os.getpid()
@@ -165,13 +201,28 @@ class VerifierActor:
 
     def ready_info(self):
         """Starts the worker (if not running) and returns its `ready` message."""
-        failed = self._start()
-        return failed if failed is not None else {"info": self.info}
+        self._enter(None)
+        result = {}
+        try:
+            failed = self._start()
+            result = failed if failed is not None else {"info": self.info}
+            return result
+        finally:
+            self._leave(None, "info", result)
 
-    def call(self, payload, files, timeout):
-        """One request: the worker's reply, or `timed_out`/`died` with its stderr tail.
-        `files` maps the payload's path fields to their contents, written here under the
-        same file names."""
+    def call(self, payload, files, timeout, client=None):
+        """One request of `client`: the worker's reply, or `timed_out`/`died` with its
+        stderr tail. `files` maps the payload's path fields to their contents, written
+        here under the same file names."""
+        self._enter(client)
+        result = {}
+        try:
+            result = self._call(payload, files, timeout)
+            return result
+        finally:
+            self._leave(client, payload.get("op"), result)
+
+    def _call(self, payload, files, timeout):
         failed = self._start()
         if failed is not None:
             return failed
