@@ -1,7 +1,8 @@
 //! The runtime on a Ray cluster (`--ray local`: a cluster of two CPUs started for the run):
 //! `drtc eval` over the replay server on CPU actors gives the local run's verdicts and
-//! pass@k table, `--resume` skips what either wrote, and an actor killed mid-run is
-//! replaced, its request retried, and the run completes with the same answers.
+//! pass@k table, `--resume` skips what either wrote, an actor killed or hung mid-run is
+//! replaced, its request retried, and the run completes with the same answers; Ctrl-C ends
+//! the cluster job; `suite` and `synth` give the local rows and programs.
 
 mod support {
     pub mod replay;
@@ -235,9 +236,10 @@ fn descendants(root: u32) -> Vec<(u32, String)> {
     found
 }
 
-#[test]
-fn an_actor_killed_mid_run_is_replaced_and_the_run_completes() {
-    let dir = scratch("kill");
+/// Runs the bench through Ray, sends `signal` to an actor while it runs a request, and
+/// checks that the run completes with the local answers and the actor replaced for `why`.
+fn actor_lost_mid_run(name: &str, signal: i32, why: &str) {
+    let dir = scratch(name);
     let (bench, server) = bench(&dir);
     let (local, local_table) = local_run(&dir, &bench, &server.url);
     let (out, table) = (dir.join("ray.jsonl"), dir.join("ray.md"));
@@ -247,9 +249,9 @@ fn an_actor_killed_mid_run_is_replaced_and_the_run_completes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // kill an actor while it runs a request: once its worker process is up
+    // hit an actor while it runs a request: once its worker process is up
     let started = Instant::now();
-    let killed = loop {
+    let hit = loop {
         assert!(
             started.elapsed() < Duration::from_secs(240),
             "no actor ran a request"
@@ -263,21 +265,32 @@ fn an_actor_killed_mid_run_is_replaced_and_the_run_completes() {
         });
         if let Some((pid, _)) = busy {
             // SAFETY: plain syscall on a process this test's drtc started.
-            unsafe { libc::kill(*pid as i32, libc::SIGKILL) };
+            unsafe { libc::kill(*pid as i32, signal) };
             break *pid;
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     let o = child.wait_with_output().unwrap();
     let t = text(&o);
-    assert!(o.status.success(), "killed actor {killed}: {t}");
+    assert!(o.status.success(), "actor {hit}: {t}");
     assert_eq!(verdicts(&out), local, "{t}");
     assert_eq!(table_without_times(&table), local_table);
     assert!(t.contains("replaced 1 time"), "{t}");
     assert!(
-        t.contains("actor failures: actor died: 1 (1 request retried"),
+        t.contains(&format!("actor failures: {why}: 1 (1 request retried")),
         "{t}"
     );
+}
+
+#[test]
+fn an_actor_killed_mid_run_is_replaced_and_the_run_completes() {
+    actor_lost_mid_run("kill", libc::SIGKILL, "actor died");
+}
+
+#[test]
+fn a_hung_actor_is_replaced_and_the_run_completes() {
+    // a stopped process answers nothing, as a wedged one or one on a lost node
+    actor_lost_mid_run("hang", libc::SIGSTOP, "actor hung");
 }
 
 #[test]

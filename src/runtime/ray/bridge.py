@@ -8,9 +8,10 @@ sends its workers, with the contents of the files they name, to one actor each, 
 answers come back by id as they finish. One verification actor per GPU (`num_gpus=1`),
 or CPU actors under Triton's interpreter (`verifier_actor.py`).
 
-Faults: an actor that dies (RayActorError: OOM kill, node loss, preemption) or that does
-not answer within its deadline plus a grace is killed, replaced, and its request retried
-once on the replacement; a second failure is answered as a death with both reasons. The
+Faults: an actor that dies (RayActorError: OOM kill, node loss, preemption) or hangs (a
+request in flight for PING_EVERY_S, and then the actor does not answer a ping, on its own
+thread, within PING_TIMEOUT_S) is killed, replaced, and its request retried once on the
+replacement; a second failure is answered as a death with both reasons. The
 worker's own deadline and death inside a live actor are answered as the local pool
 answers them (`timed_out`, `died`), never retried: they are the candidate's.
 
@@ -36,10 +37,12 @@ sys.stdout = sys.stderr
 PROTO = os.fdopen(_fd, "w", buffering=1)
 _send_lock = threading.Lock()
 
-# Beyond the request's own deadline (plus the worker's start), how long an actor may stay
-# silent before it is asked whether it lives (a shared actor's request may be waiting its
-# turn), and how long it has to answer that before it counts as hung and is replaced.
-GRACE_S = 30.0
+# An actor with a request in flight is pinged this often; one that does not answer a ping
+# within PING_TIMEOUT_S is hung (a stopped or wedged process, a lost node) and replaced. A
+# live actor always answers: pings run on a thread of their own, beside the requests, and
+# the worker's deadline is the actor's to enforce.
+PING_EVERY_S = 10.0
+PING_TIMEOUT_S = 10.0
 # Requests a threaded actor takes at once (one runs on its worker; the others wait their
 # turn inside it, from other clients of a shared actor).
 ACTOR_CONCURRENCY = 64
@@ -100,7 +103,8 @@ class Actors:
         self.tag = os.path.basename(os.path.normpath(start["worker_dir"])).split("-")[-1][:8]
         self.args = (worker_files, self.device, start.get("threads"),
                      float(start["startup_timeout_s"]))
-        self.remote = ray.remote(verifier_actor.VerifierActor)
+        self.remote = ray.remote(concurrency_groups={"control": 1})(
+            verifier_actor.VerifierActor)
         resources = ray.cluster_resources()
         if self.device == "cuda":
             have = int(resources.get("GPU", 0))
@@ -113,7 +117,9 @@ class Actors:
         self.generation = [0] * n
         self.requests = [0] * n
         self.busy_s = [0.0] * n
-        self.nodes = [""] * n
+        # whether the actor at an index has answered since it was placed: until it has, it
+        # may still be waiting for its resources, and a silent ping says nothing
+        self.answered = [False] * n
         for i in range(n):
             self.handles[i] = self._make(i)
 
@@ -142,12 +148,14 @@ class Actors:
         if self.shared:
             time.sleep(0.5)  # let the name go before taking it again
         self.generation[i] += 1
+        self.answered[i] = False
         self.handles[i] = self._make(i)
 
     def placement(self):
         """(index, node, pid) of every actor, once each is up."""
         refs = [h.pid.remote() for h in self.handles]
         pids = self.ray.get(refs, timeout=600)
+        self.answered = [True] * len(pids)
         return [{"actor": i, "pid": p} for i, p in enumerate(pids)]
 
     def stop(self):
@@ -168,13 +176,15 @@ class Pending:
     """One request in flight: an actor method (`call`: a worker request; `run`: a
     command) and its arguments, the deadline's last argument."""
 
-    def __init__(self, rid, actor, method, args, timeout, startup):
+    def __init__(self, rid, actor, method, args, timeout):
         self.rid = rid
         self.actor = actor
         self.method = method
         self.args = args
         self.timeout = timeout
-        self.limit = timeout + startup + GRACE_S
+        self.next_ping = 0.0
+        self.ping_ref = None
+        self.ping_sent = 0.0
         self.attempt = 0
         self.first_failure = None
         self.started = time.monotonic()
@@ -234,6 +244,7 @@ def main():
 
     def submit(p):
         p.started = time.monotonic()
+        p.next_ping, p.ping_ref = p.started + PING_EVERY_S, None
         args = [dict(a) if isinstance(a, dict) else a for a in p.args]
         p.ref = getattr(actors.handles[p.actor], p.method).remote(*args)
         pending[p.ref] = p
@@ -272,13 +283,13 @@ def main():
                     continue
                 timeout = float(msg["timeout_s"])
                 submit(Pending(msg["id"], msg["actor"], "call",
-                               (msg["payload"], files, timeout, client), timeout, startup))
+                               (msg["payload"], files, timeout, client), timeout))
             elif op == "run":
                 timeout = float(msg["timeout_s"])
                 submit(Pending(msg["id"], msg["actor"], "run",
-                               (msg["argv"], msg.get("env") or {}, timeout), timeout, startup))
+                               (msg["argv"], msg.get("env") or {}, timeout), timeout))
             elif op == "info":
-                submit(Pending(msg["id"], msg["actor"], "ready_info", (), 0.0, startup))
+                submit(Pending(msg["id"], msg["actor"], "ready_info", (), 0.0))
             elif op == "stats":
                 wall = time.monotonic() - job_started
                 send({"id": msg["id"], "stats": {
@@ -308,21 +319,28 @@ def main():
                 send({"id": p.rid, "died": f"was lost: its Ray actor raised {type(e).__name__}: "
                                            f"{str(e).splitlines()[0][:300]}", "stderr": ""})
                 continue
+            actors.answered[p.actor] = True
             if p.method != "ready_info":  # a warm-up is no request
                 actors.requests[p.actor] += 1
                 actors.busy_s[p.actor] += time.monotonic() - p.started
             send(dict(out, id=p.rid))
         now = time.monotonic()
         for ref, p in list(pending.items()):
-            if now - p.started > p.limit:
-                try:  # alive, and the request still waiting its turn or working?
-                    ray.get(actors.handles[p.actor].ping.remote(), timeout=GRACE_S)
-                    p.limit += p.timeout + GRACE_S
-                    continue
-                except Exception:  # noqa: BLE001 - dead or hung: either way, replaced
-                    pass
+            if p.ping_ref is None:
+                if now >= p.next_ping:
+                    h = actors.handles[p.actor]
+                    p.ping_ref = h.ping.options(concurrency_group="control").remote()
+                    p.ping_sent = now
+                continue
+            answered, _ = ray.wait([p.ping_ref], timeout=0)
+            if answered:
+                # a dead actor's ping raises; its request's own ref says so next
+                p.ping_ref, p.next_ping = None, now + PING_EVERY_S
+                actors.answered[p.actor] = True
+            elif now - p.ping_sent > (PING_TIMEOUT_S if actors.answered[p.actor]
+                                      else startup):
                 del pending[ref]
-                failed(p, f"actor hung: no answer within {p.limit:.0f} s")
+                failed(p, f"actor hung: no answer to a ping within {PING_TIMEOUT_S:.0f} s")
     actors.stop()
     ray.shutdown()
     return 0
