@@ -445,3 +445,35 @@ fn synth_on_ray_actors_writes_the_local_programs() {
         "{t}"
     );
 }
+
+#[test]
+fn an_address_nobody_answers_at_is_an_error_at_once() {
+    let dir = scratch("unreachable");
+    let tasks = dir.join("tasks");
+    std::fs::create_dir_all(&tasks).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runtime/kb_linear_bn.py"),
+        tasks.join("1_linear_bn.py"),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let args: Vec<String> = [
+        "suite",
+        tasks.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--ray",
+        "127.0.0.1:1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let o = drtc(&dir.join("home"), &args).output().unwrap();
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(3), "{t}");
+    assert!(
+        t.contains("cannot reach the Ray cluster `127.0.0.1:1`") && t.contains("nothing answers"),
+        "{t}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(60), "{t}");
+}

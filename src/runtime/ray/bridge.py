@@ -23,6 +23,7 @@ disconnects; a local cluster stops with it.
 import json
 import os
 import queue
+import socket
 import sys
 import threading
 import time
@@ -37,6 +38,11 @@ sys.stdout = sys.stderr
 PROTO = os.fdopen(_fd, "w", buffering=1)
 _send_lock = threading.Lock()
 
+# How long a cluster's address may take to accept a connection.
+PROBE_S = 10.0
+# After drtc's death, how long connecting and placing the actors may still take before
+# the bridge gives up on ending them cleanly and exits.
+ABANDON_S = 60.0
 # An actor with a request in flight is pinged this often; one that does not answer a ping
 # within PING_TIMEOUT_S is hung (a stopped or wedged process, a lost node) and replaced. A
 # live actor always answers: pings run on a thread of their own, beside the requests, and
@@ -65,24 +71,55 @@ def read_worker_files(root):
     return files
 
 
+def reachable(address):
+    """Raises ConnectionError unless HOST:PORT (or ray://HOST:PORT) accepts a TCP
+    connection within PROBE_S: Ray itself keeps retrying an address nobody answers at."""
+    hostport = address.split("://", 1)[-1].strip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return  # not HOST:PORT: Ray says what is wrong with it
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S):
+            pass
+    except OSError as e:
+        raise ConnectionError(f"nothing answers at {address}: {e}") from e
+
+
+def running_cluster(ray):
+    """The address of the Ray cluster `auto` would join on this machine, or None."""
+    try:
+        from ray._private.services import get_ray_address_from_environment
+
+        found = get_ray_address_from_environment("auto", None)
+    except Exception:  # noqa: BLE001 - none found (or an older Ray): start a local one
+        return None
+    return None if found in (None, "", "auto") else found
+
+
 def connect(ray, start):
     """Connects to (or starts) the cluster; returns what kind of cluster it is."""
     target = start["target"]
     common = dict(namespace=start.get("namespace"), log_to_driver=False,
                   logging_level="ERROR")
     if target == "auto" and not os.environ.get("RAY_ADDRESS"):
+        found = running_cluster(ray)
         try:
-            ray.init(address="auto", **common)
-            return "running cluster"
+            if found is None:
+                raise ConnectionError("no running cluster")
+            reachable(found)
+            ray.init(address=found, **common)
+            return f"running cluster at {found}"
         except (ConnectionError, RuntimeError, ValueError):
             target = "local"
     if target == "auto":
+        reachable(os.environ["RAY_ADDRESS"])
         ray.init(address=os.environ["RAY_ADDRESS"], **common)
         return "cluster at RAY_ADDRESS"
     if target == "local":
         ray.init(num_cpus=start["cpus"], num_gpus=start.get("gpus"),
                  include_dashboard=False, object_store_memory=100 * 1024 * 1024, **common)
         return "local cluster"
+    reachable(target)
     ray.init(address=target, **common)
     return f"cluster at {target}"
 
@@ -202,6 +239,24 @@ def ship(payload):
     return files
 
 
+def watch_parent(serving):
+    """Ends this process when drtc died while it connects to a cluster and places the
+    actors, and those calls (which cannot be interrupted) do not end within
+    ABANDON_S; once `serving` is set, the request loop notices drtc's end itself and stops
+    the actors and a local cluster cleanly."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            if serving.is_set():
+                return
+            time.sleep(0.5)
+        if not serving.wait(timeout=ABANDON_S):
+            os._exit(75)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
     inbox = queue.Queue()
 
@@ -213,6 +268,8 @@ def main():
         inbox.put(None)  # drtc is gone
 
     start = json.loads(sys.stdin.readline())
+    serving = threading.Event()
+    watch_parent(serving)
     try:
         import ray
     except Exception as e:
@@ -233,6 +290,7 @@ def main():
           "resources": ray.cluster_resources(), "nodes": len(ray.nodes()),
           "actors": placed, "device": actors.device,
           "startup_s": startup_s})
+    serving.set()
     threading.Thread(target=read_stdin, daemon=True).start()
     startup = float(start["startup_timeout_s"])
     pending = {}  # ObjectRef -> Pending
