@@ -192,13 +192,18 @@ fn eval_on_ray_actors_matches_the_local_run_and_resumes() {
     assert!(t.contains("actor failures: none"), "{t}");
     // resume through Ray: both tasks are done, nothing is asked or verified again
     let asked = server.requests().len();
-    let o = drtc(&home, &[args.clone(), vec!["--resume".into()]].concat())
+    let more: Vec<String> = ["--resume", "--ray-actors", "1"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let o = drtc(&home, &[args.clone(), more].concat())
         .output()
         .unwrap();
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert_eq!(server.requests().len(), asked);
     assert!(t.contains("resumed: 2 task(s)"), "{t}");
+    assert!(t.contains("ray: 1 cpu actor on a local cluster"), "{t}");
     assert!(t.contains("); 0 requests in"), "{t}");
     assert_eq!(verdicts(&out), local);
 }

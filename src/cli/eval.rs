@@ -163,7 +163,9 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         .iter()
         .find_map(|t| t.as_ref().ok())
         .map_or("float32".to_string(), |p| program_dtype(&p.graph));
-    let mut setup = args.llm.setup(device, &dtype, args.ray.config())?;
+    let mut setup = args
+        .llm
+        .setup(device, &dtype, args.ray.config(), args.ray.actors())?;
     setup.settings.compile_baseline = args.baseline == BaselineArg::Compile;
     let cx = LlmContext::new(
         &setup.client,

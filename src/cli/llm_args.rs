@@ -185,6 +185,7 @@ impl LlmArgs {
         device: DeviceKind,
         dtype: &str,
         ray: Option<drtc::runtime::RayConfig>,
+        ray_actors: Option<usize>,
     ) -> DriverResult<LlmSetup> {
         if self.samples == 0 || self.turns == 0 {
             return Err(DriverError::Reported(
@@ -201,6 +202,9 @@ impl LlmArgs {
         options.request_timeout = Duration::from_secs(self.candidate_timeout.max(1));
         options.bench_timeout = Duration::from_secs(self.candidate_timeout.max(600));
         options.ray = ray;
+        if ray_actors.is_some() {
+            options.workers = ray_actors;
+        }
         let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
         let gpu = self
             .target_gpu

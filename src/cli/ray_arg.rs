@@ -21,12 +21,22 @@ pub struct RayArgs {
     /// in drtc's Python (`drtc setup` installs it) and on the cluster.
     #[arg(long, value_name = "auto|local|ADDRESS")]
     pub ray: Option<RayTarget>,
+    /// With --ray: at most this many actors, so at most this many of the cluster's GPUs
+    /// (--device cuda) or CPUs (--device cpu) are taken (default: suite's --jobs on CPU,
+    /// else every GPU or CPU of the cluster).
+    #[arg(long, value_name = "N", requires = "ray", value_parser = clap::value_parser!(u64).range(1..))]
+    pub ray_actors: Option<u64>,
 }
 
 impl RayArgs {
     /// The pool's Ray setting (`None`: local workers).
     pub fn config(&self) -> Option<RayConfig> {
         self.ray.clone().map(RayConfig::new)
+    }
+
+    /// The actors asked for with --ray-actors.
+    pub fn actors(&self) -> Option<usize> {
+        self.ray_actors.map(|n| n as usize)
     }
 }
 

@@ -276,6 +276,9 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     options.request_timeout = Duration::from_secs(args.timeout);
     options.bench_timeout = Duration::from_secs(args.timeout);
     options.ray = args.ray.config();
+    if let Some(n) = args.ray.actors() {
+        options.workers = Some(n);
+    }
     let pool = WorkerPool::new(python, &home, options).map_err(runtime_error)?;
     let cx = TaskContext {
         pool: &pool,
