@@ -8,6 +8,7 @@ when the deadline passes, as the local pool does.
 """
 
 import collections
+import hashlib
 import json
 import os
 import queue
@@ -40,6 +41,32 @@ def describe_status(code):
 
 def _tail(text):
     return "\n".join((text or "").splitlines()[-STDERR_TAIL_LINES:])
+
+
+def install(worker_files):
+    """The worker program's directory on this node, one per content (`drtc-ray-worker-<hash>`
+    in the temporary directory), shared by the node's actors and kept for the next; written
+    privately and renamed into place, so no actor runs a half-written copy."""
+    digest = hashlib.sha256()
+    for name in sorted(worker_files):
+        digest.update(name.encode() + b"\0" + worker_files[name].encode() + b"\0")
+    root = os.path.join(tempfile.gettempdir(), f"drtc-ray-worker-{digest.hexdigest()[:16]}")
+    if os.path.isfile(os.path.join(root, ".complete")):
+        return root
+    tmp = tempfile.mkdtemp(prefix=".drtc-ray-worker-")
+    for name, text in worker_files.items():
+        path = os.path.join(tmp, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+    open(os.path.join(tmp, ".complete"), "w").close()
+    try:
+        os.rename(tmp, root)
+    except OSError:  # another actor put the same files there first, or a damaged copy
+        if not os.path.isfile(os.path.join(root, ".complete")):
+            return tmp
+        shutil.rmtree(tmp, ignore_errors=True)
+    return root
 
 
 class _Process:
@@ -119,12 +146,7 @@ class VerifierActor:
     no other request comes between a candidate's preparation and its timing."""
 
     def __init__(self, worker_files, device, threads, startup_timeout):
-        self.dir = tempfile.mkdtemp(prefix="drtc-ray-worker-")
-        for name, text in worker_files.items():
-            path = os.path.join(self.dir, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
+        self.dir = install(worker_files)
         self.device = device
         self.threads = threads
         self.startup_timeout = startup_timeout
@@ -227,7 +249,7 @@ class VerifierActor:
         if failed is not None:
             return failed
         self.calls += 1
-        scratch = os.path.join(self.dir, "files", str(self.calls))
+        scratch = os.path.join(self.dir, "files", f"{os.getpid()}-{self.calls}")
         for key, text in (files or {}).items():
             name = os.path.basename(payload[key])
             os.makedirs(os.path.join(scratch, key), exist_ok=True)
@@ -293,5 +315,4 @@ class VerifierActor:
         if self.worker is not None:
             self.worker.kill()
             self.worker = None
-        shutil.rmtree(self.dir, ignore_errors=True)
         return True
