@@ -139,6 +139,8 @@ class Verifier:
         workers: Optional[int] = None,
         timeout: float = 300.0,
         bench_timeout: Optional[float] = None,
+        ray: Optional[str] = None,
+        ray_shared: bool = False,
     ) -> None: ...
     @property
     def device(self) -> Literal["cpu", "cuda"]: ...
@@ -147,6 +149,7 @@ class Verifier:
     @property
     def restarts(self) -> int: ...
     def warm_up(self) -> None: ...
+    def ray_summary(self) -> Optional[dict[str, Any]]: ...
     def verify(
         self, reference_src: str, candidate_src: str, *, trials: int = 5, seed: int = 0,
         strict: bool = False,

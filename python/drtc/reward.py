@@ -44,6 +44,17 @@ drtc's machinery rather than on its code (some: those score 0 with
 hangs is killed after ``timeout`` seconds with its worker, scores 0, and the worker is
 replaced, so the pool keeps serving. The pools (one per device and timeout) live for the
 life of the process; ``close()`` shuts them down.
+
+On a Ray cluster (verl's own)
+-----------------------------
+With ``ray="auto"`` (or a cluster address) the answers are verified by drtc's
+verification actors on the cluster instead of by workers each reward process starts:
+named, detached actors in the ``drtc`` namespace (one per GPU, ``drtc-verifier-cuda-...``;
+or CPU actors), found by every reward worker of the job, or started by the first one that
+needs them. ``gpus`` says how many GPUs drtc may take beside the rollout engine (the
+number of GPU actors; without Ray, the number of local GPUs used). An actor that dies is
+replaced and its answer verified again on the replacement, once; the verdict is the one a
+local worker gives. ``stop_shared_actors()`` ends the actors when the job is done.
 """
 
 from __future__ import annotations
@@ -64,7 +75,8 @@ except ImportError as _e:  # pragma: no cover - depends on the installation
         f"(`pip install ./python` from drtc's repository): {_e}"
     ) from _e
 
-__all__ = ["compute_score", "score_one", "score_batch", "close", "RuntimeEnvError"]
+__all__ = ["compute_score", "score_one", "score_batch", "close", "stop_shared_actors",
+           "RuntimeEnvError"]
 
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
@@ -73,19 +85,23 @@ _POOLS_LOCK = threading.Lock()
 _NOT_COMPILED = {"import", "init", "state_dict"}
 
 
-def _pool(device: Optional[str], timeout: float, workers: Optional[int]) -> "_native.Verifier":
+def _pool(device: Optional[str], timeout: float, workers: Optional[int],
+          ray: Optional[str] = None, gpus: Optional[int] = None) -> "_native.Verifier":
     """The pool for these settings; a new one starts its workers at once, so that a
     runtime that cannot start (no Python environment, a Python without torch or triton, no
     GPU when one was asked for) raises here, at first use, instead of scoring every answer
     0."""
     if device is None:
         device = "cuda" if _native.devices() else "cpu"
-    key = (device, float(timeout), workers)
+    if gpus is not None and device == "cuda":
+        workers = gpus
+    key = (device, float(timeout), workers, ray)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
         if pool is None:
             try:
-                pool = _native.Verifier(device=device, workers=workers, timeout=float(timeout))
+                pool = _native.Verifier(device=device, workers=workers, timeout=float(timeout),
+                                        ray=ray, ray_shared=ray is not None and ray != "local")
                 pool.warm_up()
             except RuntimeEnvError as e:
                 raise RuntimeEnvError(
@@ -97,9 +113,24 @@ def _pool(device: Optional[str], timeout: float, workers: Optional[int]) -> "_na
 
 
 def close() -> None:
-    """Shuts down the worker pools this module started."""
+    """Shuts down the worker pools this module started (shared Ray actors keep running)."""
     with _POOLS_LOCK:
         _POOLS.clear()
+
+
+def stop_shared_actors(address: str = "auto", namespace: str = "drtc") -> int:
+    """Kills drtc's shared verification actors on the Ray cluster at ``address`` (those
+    ``ray="auto"`` rewards started); returns how many."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=address, namespace=namespace, log_to_driver=False)
+    n = 0
+    for a in ray.util.list_named_actors(all_namespaces=True):
+        if a["namespace"] == namespace and a["name"].startswith("drtc-verifier-"):
+            ray.kill(ray.get_actor(a["name"], namespace=namespace), no_restart=True)
+            n += 1
+    return n
 
 
 def _reference(ground_truth: Any) -> Optional[str]:
@@ -221,6 +252,8 @@ def score_batch(
     strict: bool = True,
     extract: str = "last",
     keep_report: bool = False,
+    ray: Optional[str] = None,
+    gpus: Optional[int] = None,
 ) -> list:
     """Scores many answers, spread over the worker pool (one worker per visible GPU, or
     ``workers`` CPU workers). Results are in order; see the module's docstring."""
@@ -240,7 +273,7 @@ def score_batch(
         else:
             todo.append((i, reference, code))
     if todo:
-        pool = _pool(device, timeout, workers)
+        pool = _pool(device, timeout, workers, ray, gpus)
         pairs = [(r, c) for _, r, c in todo]
         on_gpu = pool.device == "cuda"
         if on_gpu:
@@ -291,7 +324,7 @@ _VERL_KEYWORDS = frozenset({"sandbox_fusion_url", "concurrent_semaphore", "memor
 _OPTION_NAMES = ("data_source", "solution_str", "ground_truth", "extra_info", "data_sources",
                  "solution_strs", "ground_truths", "extra_infos", "correctness_weight",
                  "speedup_weight", "speedup_cap", "timeout", "device", "workers", "trials",
-                 "strict", "extract", "keep_report")
+                 "strict", "extract", "keep_report", "ray", "gpus")
 
 
 def _unknown_keywords(function, unknown, known):
@@ -325,6 +358,8 @@ def compute_score(
     strict: bool = True,
     extract: str = "last",
     keep_report: bool = False,
+    ray: Optional[str] = None,
+    gpus: Optional[int] = None,
     **_ignored,
 ):
     """verl's reward entry point, in both of verl's forms.
@@ -345,7 +380,9 @@ def compute_score(
     is visible); ``workers`` (CPU workers; default half the cores); ``trials`` (5, the
     least drtc allows); ``strict`` (True: the candidate must compute in its own kernels);
     ``extract`` ("last" or "first" code block); ``keep_report`` (False: attach the
-    runtime's full reports under ``report``). The keywords some verl reward managers pass
+    runtime's full reports under ``report``); ``ray`` (None: local workers; "auto",
+    "local" or a cluster address: drtc's shared verification actors on that Ray cluster)
+    and ``gpus`` (how many GPUs drtc may take; default all it sees). The keywords some verl reward managers pass
     to every reward function (``sandbox_fusion_url``, ``concurrent_semaphore``,
     ``memory_limit_mb``) are ignored; any other unknown keyword raises ``TypeError``, so a
     typo such as ``speed_cap=5`` is not silently dropped.
@@ -355,7 +392,8 @@ def compute_score(
         raise TypeError(_unknown_keywords("compute_score", unknown, _OPTION_NAMES))
     options = dict(correctness_weight=correctness_weight, speedup_weight=speedup_weight,
                    speedup_cap=speedup_cap, timeout=timeout, device=device, workers=workers,
-                   trials=trials, strict=strict, extract=extract, keep_report=keep_report)
+                   trials=trials, strict=strict, extract=extract, keep_report=keep_report,
+                   ray=ray, gpus=gpus)
     if solution_strs is not None or ground_truths is not None:
         if solution_strs is None or ground_truths is None:
             raise TypeError("the batch form needs both solution_strs= and ground_truths=")

@@ -5,8 +5,8 @@
 use crate::errors;
 use crate::json::to_py;
 use drtc::runtime::{
-    BenchReport, BenchRequest, DeviceKind, DeviceScan, DrtcHome, PoolOptions, PythonEnv,
-    RuntimeError, VerifyReport, VerifyRequest, WorkerPool,
+    BenchReport, BenchRequest, DeviceKind, DeviceScan, DrtcHome, PoolOptions, PythonEnv, RayConfig,
+    RayTarget, RuntimeError, VerifyReport, VerifyRequest, WorkerPool,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -99,6 +99,7 @@ fn make_pool(
     workers: Option<usize>,
     timeout: f64,
     bench_timeout: Option<f64>,
+    ray: Option<RayConfig>,
 ) -> PyResult<(WorkerPool, DrtcHome)> {
     if !(timeout.is_finite() && timeout > 0.0) {
         return Err(PyValueError::new_err(
@@ -117,6 +118,7 @@ fn make_pool(
         ));
     }
     options.bench_timeout = Duration::from_secs_f64(bench);
+    options.ray = ray;
     let pool = WorkerPool::new(python, &home, options).map_err(errors::runtime)?;
     Ok((pool, home))
 }
@@ -129,7 +131,7 @@ pub fn verify_sources(
     device: DeviceKind,
     settings: &VerifySettings,
 ) -> PyResult<VerifyReport> {
-    let (pool, home) = make_pool(device, Some(1), 300.0, None)?;
+    let (pool, home) = make_pool(device, Some(1), 300.0, None, None)?;
     py.detach(|| {
         let files = PairFiles::write(&home, reference, candidate)?;
         pool.verify(&files.request(settings))
@@ -173,7 +175,7 @@ pub fn verify<'py>(
     timeout: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
     let device = device_kind(device)?;
-    let (pool, home) = make_pool(device, Some(1), timeout, None)?;
+    let (pool, home) = make_pool(device, Some(1), timeout, None, None)?;
     let settings = VerifySettings {
         trials,
         seed,
@@ -204,7 +206,7 @@ pub fn bench<'py>(
     compile_baseline: bool,
     timeout: f64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (pool, home) = make_pool(DeviceKind::Cuda, Some(1), timeout, None)?;
+    let (pool, home) = make_pool(DeviceKind::Cuda, Some(1), timeout, None, None)?;
     let settings = VerifySettings {
         trials,
         seed,
@@ -256,7 +258,11 @@ fn run_all<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn(&T) -> R + 
 
 /// A long-lived pool of verification workers (one per GPU on CUDA; `workers` on CPU).
 /// A candidate that hangs past `timeout` seconds is killed with its worker, reported as a
-/// `timeout` failure, and the worker is replaced: the pool keeps serving.
+/// `timeout` failure, and the worker is replaced: the pool keeps serving. With `ray`
+/// (`"auto"`, `"local"` or a cluster address) the workers are verification actors on a
+/// Ray cluster (one per GPU, `workers` bounding the GPUs taken; or CPU actors); with
+/// `ray_shared` they are named, detached actors in the `drtc` namespace, found or started
+/// on first use, which every process of a job shares.
 #[pyclass(frozen, module = "drtc")]
 pub struct Verifier {
     pool: WorkerPool,
@@ -307,15 +313,26 @@ type Pair = (String, String);
 #[pymethods]
 impl Verifier {
     #[new]
-    #[pyo3(signature = (*, device = None, workers = None, timeout = 300.0, bench_timeout = None))]
+    #[pyo3(signature = (*, device = None, workers = None, timeout = 300.0, bench_timeout = None, ray = None, ray_shared = false))]
     fn new(
         device: Option<&str>,
         workers: Option<usize>,
         timeout: f64,
         bench_timeout: Option<f64>,
+        ray: Option<&str>,
+        ray_shared: bool,
     ) -> PyResult<Self> {
         let device = device_kind(device)?;
-        let (pool, home) = make_pool(device, workers, timeout, bench_timeout)?;
+        let ray = ray
+            .map(|r| {
+                r.parse::<RayTarget>().map(|target| RayConfig {
+                    shared: ray_shared,
+                    ..RayConfig::new(target)
+                })
+            })
+            .transpose()
+            .map_err(PyValueError::new_err)?;
+        let (pool, home) = make_pool(device, workers, timeout, bench_timeout, ray)?;
         Ok(Verifier { pool, home })
     }
 
@@ -335,6 +352,16 @@ impl Verifier {
     #[getter]
     fn restarts(&self) -> usize {
         self.pool.restarts()
+    }
+
+    /// The Ray job's figures (requests and busy seconds per actor, actors replaced,
+    /// failures by reason), or None for local workers.
+    fn ray_summary<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match py.detach(|| self.pool.ray_summary()) {
+            None => Ok(None),
+            Some(Ok(s)) => to_py(py, &s).map(Some),
+            Some(Err(e)) => Err(errors::runtime(e)),
+        }
     }
 
     /// Starts every worker now instead of on first use.

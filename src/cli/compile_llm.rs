@@ -64,7 +64,9 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
         .map_err(|e| DriverError::Reported(format!("{}: {}", e.name, e.message)))?;
     let (device, mut opts) = device_and_options(&args);
     opts.guard.reference_source = prog.reference_source.clone();
-    let mut setup = args.llm.setup(device, &program_dtype(&prog.graph))?;
+    let mut setup = args
+        .llm
+        .setup(device, &program_dtype(&prog.graph), None, None)?;
     setup.settings.rule = Some(opts.precision.rule().to_string());
     let cx = LlmContext::new(
         &setup.client,

@@ -5,6 +5,7 @@
 
 use super::compile::{write, DeviceArg};
 use super::llm_args::{program_dtype, LlmArgs};
+use super::ray_arg::{print_summary, RayArgs};
 use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::CompileOptions;
@@ -75,6 +76,8 @@ pub struct EvalArgs {
     pub shrink: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
+    #[command(flatten)]
+    pub ray: RayArgs,
 }
 
 /// The tasks of a benchmark: every `.py` of a folder (sorted), or every `.jsonl` line.
@@ -160,7 +163,9 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         .iter()
         .find_map(|t| t.as_ref().ok())
         .map_or("float32".to_string(), |p| program_dtype(&p.graph));
-    let mut setup = args.llm.setup(device, &dtype)?;
+    let mut setup = args
+        .llm
+        .setup(device, &dtype, args.ray.config(), args.ray.actors())?;
     setup.settings.compile_baseline = args.baseline == BaselineArg::Compile;
     let cx = LlmContext::new(
         &setup.client,
@@ -263,6 +268,7 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
     );
     let md = markdown(&summary, &title);
     print!("{md}");
+    print_summary(&setup.pool);
     if skipped > 0 {
         eprintln!(
             "resumed: {skipped} task(s) already in {}",

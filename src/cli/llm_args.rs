@@ -180,7 +180,13 @@ impl LlmArgs {
     }
 
     /// Builds the client, checker, pool and settings.
-    pub fn setup(&self, device: DeviceKind, dtype: &str) -> DriverResult<LlmSetup> {
+    pub fn setup(
+        &self,
+        device: DeviceKind,
+        dtype: &str,
+        ray: Option<drtc::runtime::RayConfig>,
+        ray_actors: Option<usize>,
+    ) -> DriverResult<LlmSetup> {
         if self.samples == 0 || self.turns == 0 {
             return Err(DriverError::Reported(
                 "--samples and --turns must be at least 1".into(),
@@ -195,6 +201,10 @@ impl LlmArgs {
         let mut options = PoolOptions::new(device);
         options.request_timeout = Duration::from_secs(self.candidate_timeout.max(1));
         options.bench_timeout = Duration::from_secs(self.candidate_timeout.max(600));
+        options.ray = ray;
+        if ray_actors.is_some() {
+            options.workers = ray_actors;
+        }
         let pool = super::verify::worker_pool(python, &home, options)?;
         let gpu = self
             .target_gpu

@@ -26,6 +26,7 @@ mod llm_args;
 mod ops;
 mod opt;
 mod parse;
+mod ray_arg;
 mod search_arg;
 mod service;
 mod setup;
@@ -39,6 +40,7 @@ mod synth;
 mod synth_bench;
 mod synth_charts;
 mod synth_plot;
+mod synth_ray;
 mod synth_report;
 mod trials_arg;
 mod verify;
@@ -182,6 +184,8 @@ fn check_outputs(command: &Command) -> DriverResult<()> {
             .collect(),
         Command::Decompose(a) => vec![a.output.as_path()],
         Command::Dataset(a) => vec![a.output.as_path()],
+        // a shard writes to stdout
+        Command::Synth(a) if a.shard.is_some() => vec![],
         Command::Synth(a) => vec![a.output.as_path()],
         Command::Stitch(a) if a.output.is_dir() => return check_writable_dir(&a.output),
         Command::Stitch(a) => vec![a.output.as_path()],

@@ -121,6 +121,8 @@ pub struct SuiteArgs {
     /// --resume); exit status 4 when tasks are left.
     #[arg(long)]
     pub stop_after: Option<u64>,
+    #[command(flatten)]
+    pub ray: super::ray_arg::RayArgs,
 }
 
 fn numeric_prefix(name: &str) -> (u64, String) {
@@ -273,6 +275,10 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     }
     options.request_timeout = Duration::from_secs(args.timeout);
     options.bench_timeout = Duration::from_secs(args.timeout);
+    options.ray = args.ray.config();
+    if let Some(n) = args.ray.actors() {
+        options.workers = Some(n);
+    }
     let pool = super::verify::worker_pool(python, &home, options)?;
     let cx = TaskContext {
         pool: &pool,
@@ -345,6 +351,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     rows.sort_by_key(|r| numeric_prefix(r["task"].as_str().unwrap_or("")));
     let (table, summary) = render(&rows);
     println!("{table}\n{summary}");
+    super::ray_arg::print_summary(&pool);
     if let Some(md) = &args.markdown {
         write_markdown(md, &rows)?;
     }

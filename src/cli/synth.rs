@@ -111,6 +111,20 @@ pub struct SynthArgs {
     /// Seconds between progress lines when stderr is not a terminal.
     #[arg(long, default_value_t = 10.0)]
     pub progress_every: f64,
+    /// Synthesize on a Ray cluster's CPU actors: `local` (a cluster of drtc's own on this
+    /// machine, --jobs CPUs, default all cores), `auto` (RAY_ADDRESS or a running local
+    /// head, else local) or a cluster address. Each actor runs this drtc binary (it must
+    /// exist at the same path on every node, with drtc's Python) on one --chunk of
+    /// indices at a time, with one thread, and the chunks come back to be written in
+    /// index order: the programs are exactly those of a local run with the same options.
+    /// An actor that dies is replaced and its chunk run again once; the run ends with
+    /// each actor's throughput.
+    #[arg(long, value_name = "auto|local|ADDRESS")]
+    pub ray: Option<drtc::runtime::RayTarget>,
+    /// Only this chunk, with its records and then the run's totals as JSON lines on
+    /// stdout (one shard of a `--ray` run; -o is not written).
+    #[arg(long, hide = true, conflicts_with = "ray")]
+    pub shard: Option<usize>,
 }
 
 impl SynthArgs {
@@ -179,8 +193,13 @@ pub fn check_floor(o: &SynthOptions) -> DriverResult<Option<String>> {
 
 pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     let o = args.options()?;
-    if let Some(line) = check_floor(&o)? {
-        eprintln!("{line}");
+    if args.shard.is_none() {
+        if let Some(line) = check_floor(&o)? {
+            eprintln!("{line}");
+        }
+    }
+    if let Some(target) = &args.ray {
+        return super::synth_ray::run(&args, target, &o);
     }
     let cp = CpSat::load().map_err(|e| DriverError::Reported(e.to_string()))?;
     if let Some(j) = args.jobs {
@@ -212,8 +231,12 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
         retries: args.retries,
         budget,
         chunk: args.chunk,
+        shard: args.shard,
         ..RunSpec::new(args.count, args.seed, args.validate)
     };
+    if args.shard.is_some() {
+        return run_shard(&cp, &o, spec, args.seed);
+    }
     let write_error = |source| DriverError::Write {
         path: args.output.display().to_string(),
         source,
@@ -245,6 +268,36 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     })?;
     lines.tick(&stats, args.count, t0, true);
     let secs = t0.elapsed().as_secs_f64();
+    print_summary(&args, &o, &stats, distinct.len(), secs)
+}
+
+/// One shard of a `--ray` run: its records, then the totals, as JSON lines on stdout.
+fn run_shard(cp: &CpSat, o: &SynthOptions, spec: RunSpec, seed: u64) -> DriverResult<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let (stats, _) = run_synthesis_into(cp, o, spec, &ProgressBar::hidden(), &mut |kept, _| {
+        for p in kept {
+            writeln!(out, "{}", record(p, seed)).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    })
+    .map_err(DriverError::Reported)?;
+    let stats = serde_json::to_string(&stats).map_err(|e| DriverError::Failed(e.to_string()))?;
+    writeln!(out, "{{\"shard_stats\": {stats}}}").map_err(|source| DriverError::Write {
+        path: "stdout".into(),
+        source,
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The end of a run: where the programs went, the solver's and the validation's totals;
+/// exit 3 when fewer programs than asked were made.
+pub fn print_summary(
+    args: &SynthArgs,
+    o: &SynthOptions,
+    stats: &RunStats,
+    distinct: usize,
+    secs: f64,
+) -> DriverResult<ExitCode> {
     if !stats.rejected.is_empty() {
         let path = args.output.with_extension("rejected.jsonl");
         let text: String = stats.rejected.iter().map(|r| format!("{r}\n")).collect();
@@ -275,9 +328,9 @@ pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
     );
     eprintln!(
         "distinct programs: {} of {} ({:.2}%)",
-        distinct.len(),
+        distinct,
         kept,
-        100.0 * distinct.len() as f64 / kept.max(1) as f64
+        100.0 * distinct as f64 / kept.max(1) as f64
     );
     if stats.unsafe_solutions > 0 {
         eprintln!(

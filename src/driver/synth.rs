@@ -181,8 +181,9 @@ pub fn record(p: &SynthProgram, run_seed: u64) -> serde_json::Value {
     })
 }
 
-/// Totals over a run, printed at the end.
-#[derive(Default, Debug)]
+/// Totals over a run, printed at the end (and sent back by each shard of a run split
+/// over a Ray cluster's actors, then merged).
+#[derive(Default, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunStats {
     pub solves: usize,
     pub feasible_solves: usize,
@@ -193,7 +194,7 @@ pub struct RunStats {
     pub failures: BTreeMap<String, usize>,
     pub rejections: BTreeMap<String, usize>,
     /// Programs validated, by method (`run-cpu`, `meta+interval`, ...).
-    pub validated: BTreeMap<&'static str, usize>,
+    pub validated: BTreeMap<String, usize>,
     /// Seconds spent validating.
     pub validate_s: f64,
     /// Programs kept so far.
@@ -202,6 +203,29 @@ pub struct RunStats {
     pub redrawn: usize,
     /// Rejected programs: the JSON record plus `"rejection"`.
     pub rejected: Vec<serde_json::Value>,
+}
+
+impl RunStats {
+    /// Adds another part's totals (a shard of the same run) to these.
+    pub fn merge(&mut self, other: RunStats) {
+        fn add<K: Ord>(to: &mut BTreeMap<K, usize>, from: BTreeMap<K, usize>) {
+            for (k, n) in from {
+                *to.entry(k).or_default() += n;
+            }
+        }
+        self.solves += other.solves;
+        self.feasible_solves += other.feasible_solves;
+        self.solve_s += other.solve_s;
+        self.unsafe_solutions += other.unsafe_solutions;
+        self.first_round_ok += other.first_round_ok;
+        add(&mut self.failures, other.failures);
+        add(&mut self.rejections, other.rejections);
+        add(&mut self.validated, other.validated);
+        self.validate_s += other.validate_s;
+        self.kept += other.kept;
+        self.redrawn += other.redrawn;
+        self.rejected.extend(other.rejected);
+    }
 }
 
 /// What one run makes: how many programs, from which seed, how they are checked.
@@ -219,6 +243,9 @@ pub struct RunSpec {
     /// Programs per chunk: each chunk is synthesized, validated and handed to the sink
     /// (written) before the next starts.
     pub chunk: usize,
+    /// Only this chunk (its indices through every round): one shard of a run split over
+    /// several processes, whose programs are exactly those the whole run makes there.
+    pub shard: Option<usize>,
 }
 
 impl RunSpec {
@@ -232,6 +259,7 @@ impl RunSpec {
             retries: 5,
             budget: RunBudget::default(),
             chunk: 64,
+            shard: None,
         }
     }
 }
@@ -315,7 +343,10 @@ pub fn run_synthesis_into(
     let mut stats = RunStats::default();
     let mut never = vec![];
     let indices: Vec<usize> = (0..spec.count).collect();
-    for chunk in indices.chunks(spec.chunk.max(1)) {
+    for (k, chunk) in indices.chunks(spec.chunk.max(1)).enumerate() {
+        if spec.shard.is_some_and(|s| s != k) {
+            continue;
+        }
         let (kept, failed) = run_chunk(
             cp,
             o,
@@ -409,7 +440,10 @@ fn run_chunk(
             let verdicts = v.check(&jobs).map_err(|e| e.to_string())?;
             stats.validate_s += t0.elapsed().as_secs_f64();
             for (p, verdict) in ok.iter_mut().zip(verdicts) {
-                *stats.validated.entry(verdict.method.name()).or_default() += 1;
+                *stats
+                    .validated
+                    .entry(verdict.method.name().to_string())
+                    .or_default() += 1;
                 p.validation = Some(verdict.method.name());
                 if let Some(r) = verdict.rejection {
                     let mut rec = record(p, seed);

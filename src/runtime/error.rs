@@ -40,6 +40,9 @@ pub enum RuntimeError {
     Service(String),
     #[error("setup failed: {0}")]
     Setup(String),
+    /// The Ray cluster cannot be reached, or the bridge to it failed.
+    #[error("{0}")]
+    Ray(String),
 }
 
 pub type RuntimeResult<T> = Result<T, RuntimeError>;

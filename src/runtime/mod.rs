@@ -18,6 +18,7 @@ pub mod error;
 pub mod gate;
 pub mod pool;
 pub mod program;
+pub mod ray;
 pub mod service;
 pub mod setup;
 pub mod time;
@@ -28,6 +29,7 @@ pub use devices::{DeviceScan, GpuInfo};
 pub use env::{DrtcHome, PythonEnv, PythonSource};
 pub use error::RuntimeError;
 pub use pool::{DeviceKind, PoolOptions, WorkerPool};
+pub use ray::{RayConfig, RayTarget};
 pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
 pub use verify::{
     Check, CheckFailure, MemoryReport, Phases, VerifyReport, VerifyRequest, MIN_TRIALS,

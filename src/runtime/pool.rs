@@ -7,11 +7,18 @@
 //! verifies and prepares (torch.compile included) in a shared pass of the GPU's
 //! [`DeviceGate`], then times in an exclusive pass, when no other worker runs anything on
 //! that GPU.
+//!
+//! With [`PoolOptions::ray`] the pool's slots are verification actors on a Ray cluster
+//! (`super::ray`): the same requests, deadlines and reports, each actor with its own gate
+//! (it owns its GPU, so its timing is exclusive by construction).
 
 use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
 use super::gate::DeviceGate;
+use super::ray::bridge::{Bridge, BridgeStart};
+use super::ray::summary::RaySummary;
+use super::ray::RayConfig;
 use super::service::messages::{ServiceReply, ServiceRequest};
 use super::service::{client, ServiceClient, ServiceLaunch};
 use super::time::{BenchReport, BenchRequest, TimingReport};
@@ -19,7 +26,7 @@ use super::verify::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Messages in a dead worker's stderr that mean the GPU faulted.
@@ -76,6 +83,9 @@ pub struct PoolOptions {
     /// Use (and start, when none runs) the verification service for these options
     /// instead of workers of this process ([`super::service`]).
     pub service: Option<ServiceLaunch>,
+    /// Verify on a Ray cluster's actors instead of local workers. `workers` then bounds
+    /// the actors (CPU) or the GPUs drtc takes (CUDA); default: the cluster's CPUs or GPUs.
+    pub ray: Option<RayConfig>,
 }
 
 impl PoolOptions {
@@ -88,13 +98,20 @@ impl PoolOptions {
             bench_timeout: Duration::from_secs(600),
             startup_timeout: Duration::from_secs(180),
             service: None,
+            ray: None,
         }
     }
 }
 
-struct Slot {
-    spec: WorkerSpec,
-    worker: Option<Worker>,
+/// Where a slot's requests go.
+enum Slot {
+    /// A local worker process, started on first use.
+    Local {
+        spec: WorkerSpec,
+        worker: Option<Worker>,
+    },
+    /// A verification actor on a Ray cluster, through the bridge.
+    Ray { bridge: Arc<Bridge>, actor: usize },
 }
 
 /// What a worker said, or why it said nothing.
@@ -137,6 +154,32 @@ impl WorkerPool {
         }
         let script = worker::install_script(home)?;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(config) = &options.ray {
+            let worker_dir = script.parent().unwrap_or(&script).to_path_buf();
+            let bridge = Arc::new(Bridge::start(
+                &python,
+                home,
+                &BridgeStart {
+                    config,
+                    device: options.device,
+                    actors: options.workers,
+                    local_cpus: options.workers.unwrap_or(cores).max(1),
+                    threads: (options.device == DeviceKind::Cpu).then_some(1),
+                    worker_dir: &worker_dir,
+                    startup_timeout: options.startup_timeout,
+                },
+            )?);
+            let n = bridge.actors();
+            let slots = (0..n)
+                .map(|actor| {
+                    Mutex::new(Slot::Ray {
+                        bridge: Arc::clone(&bridge),
+                        actor,
+                    })
+                })
+                .collect();
+            return Ok(Self::with_slots(slots, (0..n).collect(), options));
+        }
         let devices: Vec<WorkerDevice> = match options.device {
             DeviceKind::Cpu => {
                 let n = options.workers.unwrap_or((cores / 2).max(1)).max(1);
@@ -167,7 +210,7 @@ impl WorkerPool {
         let slots = devices
             .iter()
             .map(|&device| {
-                Mutex::new(Slot {
+                Mutex::new(Slot::Local {
                     spec: WorkerSpec {
                         python: python.clone(),
                         script: script.clone(),
@@ -179,7 +222,6 @@ impl WorkerPool {
                 })
             })
             .collect::<Vec<_>>();
-        let idle = (0..slots.len()).rev().collect();
         let mut kinds: Vec<WorkerDevice> = vec![];
         let gate_of = devices
             .iter()
@@ -191,17 +233,42 @@ impl WorkerPool {
                 }
             })
             .collect();
-        Ok(WorkerPool {
+        Ok(Self::with_slots(slots, gate_of, options))
+    }
+
+    /// A pool over `slots`, slot i behind gate `gate_of[i]`.
+    fn with_slots(slots: Vec<Mutex<Slot>>, gate_of: Vec<usize>, options: PoolOptions) -> Self {
+        let gates = gate_of.iter().max().map_or(0, |m| m + 1);
+        WorkerPool {
+            idle: Mutex::new((0..slots.len()).rev().collect()),
             slots,
-            gates: kinds.iter().map(|_| DeviceGate::default()).collect(),
+            gates: (0..gates).map(|_| DeviceGate::default()).collect(),
             gate_of,
-            idle: Mutex::new(idle),
             available: Condvar::new(),
             options,
             restarts: AtomicUsize::new(0),
             requests: AtomicUsize::new(0),
             remote: None,
-        })
+        }
+    }
+
+    /// The Ray bridge, when the pool runs on a Ray cluster.
+    fn bridge(&self) -> Option<Arc<Bridge>> {
+        let slot = self
+            .slots
+            .first()?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        match &*slot {
+            Slot::Ray { bridge, .. } => Some(Arc::clone(bridge)),
+            Slot::Local { .. } => None,
+        }
+    }
+
+    /// The Ray job's figures so far (requests and throughput per actor, actors replaced,
+    /// failures by reason); `None` for a local pool.
+    pub fn ray_summary(&self) -> Option<RuntimeResult<RaySummary>> {
+        self.bridge().map(|b| b.summary())
     }
 
     /// The verification service this pool forwards to, when it uses one.
@@ -249,7 +316,12 @@ impl WorkerPool {
             .iter()
             .filter_map(|s| {
                 let s = s.lock().unwrap_or_else(|p| p.into_inner());
-                s.worker.as_ref().filter(|w| w.is_alive()).map(Worker::pid)
+                match &*s {
+                    Slot::Local { worker, .. } => {
+                        worker.as_ref().filter(|w| w.is_alive()).map(Worker::pid)
+                    }
+                    Slot::Ray { .. } => None,
+                }
             })
             .collect()
     }
@@ -269,7 +341,12 @@ impl WorkerPool {
                 .map(|slot| {
                     scope.spawn(move || {
                         let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
-                        Self::ensure_started(&mut s).map(|w| w.info.clone())
+                        match &mut *s {
+                            Slot::Local { spec, worker } => {
+                                Self::ensure_started(spec, worker).map(|w| w.info.clone())
+                            }
+                            Slot::Ray { bridge, actor } => bridge.ready_info(*actor),
+                        }
                     })
                 })
                 .collect();
@@ -513,13 +590,44 @@ impl WorkerPool {
         result
     }
 
-    fn ensure_started(slot: &mut Slot) -> RuntimeResult<&mut Worker> {
-        if slot.worker.as_ref().is_some_and(Worker::is_alive) {
-            return Ok(slot.worker.as_mut().expect("checked above"));
+    fn ensure_started<'w>(
+        spec: &WorkerSpec,
+        worker: &'w mut Option<Worker>,
+    ) -> RuntimeResult<&'w mut Worker> {
+        if worker.as_ref().is_some_and(Worker::is_alive) {
+            return Ok(worker.as_mut().expect("checked above"));
         }
-        slot.worker = None;
-        let w = Worker::start(&slot.spec)?;
-        Ok(slot.worker.insert(w))
+        *worker = None;
+        let w = Worker::start(spec)?;
+        Ok(worker.insert(w))
+    }
+
+    /// Sends one request to slot `slot`'s worker or actor: what came back, and the end
+    /// of the worker's stderr.
+    fn exchange(
+        slot: &mut Slot,
+        payload: Value,
+        timeout: Duration,
+        cancel: Option<&AtomicBool>,
+    ) -> RuntimeResult<(Exchange, String)> {
+        match slot {
+            Slot::Local { spec, worker } => {
+                let was_running = worker.is_some();
+                let w = Self::ensure_started(spec, worker)?;
+                if was_running && w.info.is_null() {
+                    return Err(RuntimeError::Protocol(
+                        "worker without a ready message".into(),
+                    ));
+                }
+                let exchange = w.request(payload, timeout, cancel);
+                let stderr = w.stderr_tail();
+                if !w.is_alive() {
+                    *worker = None;
+                }
+                Ok((exchange, stderr))
+            }
+            Slot::Ray { bridge, actor } => bridge.call(*actor, payload, timeout),
+        }
     }
 
     fn acquire(&self) -> usize {
@@ -545,20 +653,13 @@ impl WorkerPool {
         cancel: Option<&AtomicBool>,
     ) -> RuntimeResult<Outcome> {
         let mut slot = self.slots[i].lock().unwrap_or_else(|p| p.into_inner());
-        let was_running = slot.worker.is_some();
-        let worker = Self::ensure_started(&mut slot)?;
-        if was_running && worker.info.is_null() {
-            return Err(RuntimeError::Protocol(
-                "worker without a ready message".into(),
-            ));
-        }
-        let outcome = match worker.request(payload, timeout, cancel) {
+        let (exchange, stderr) = Self::exchange(&mut slot, payload, timeout, cancel)?;
+        let outcome = match exchange {
             Exchange::Reply(v) => {
                 if v.get("fatal") == Some(&Value::Bool(true)) {
                     self.restarts.fetch_add(1, Ordering::Relaxed);
                 }
                 if let Some(err) = v.get("error").and_then(Value::as_str) {
-                    let stderr = worker.stderr_tail();
                     return Ok(Outcome::Failed(Box::new(VerifyReport::worker_failure(
                         Check::Other,
                         format!("worker error: {err}"),
@@ -586,7 +687,7 @@ impl WorkerPool {
                          the limit (worker killed and replaced)",
                         timeout.as_secs_f64()
                     ),
-                    worker.stderr_tail(),
+                    stderr,
                 )))
             }
             Exchange::Died { status, stderr } => {
@@ -616,9 +717,6 @@ impl WorkerPool {
                 )))
             }
         };
-        if !slot.worker.as_ref().is_some_and(Worker::is_alive) {
-            slot.worker = None;
-        }
         Ok(outcome)
     }
 }
@@ -627,8 +725,13 @@ impl Drop for WorkerPool {
     fn drop(&mut self) {
         for slot in &self.slots {
             let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(w) = s.worker.take() {
-                w.shutdown(Duration::from_millis(500));
+            match &mut *s {
+                Slot::Local { worker, .. } => {
+                    if let Some(w) = worker.take() {
+                        w.shutdown(Duration::from_millis(500));
+                    }
+                }
+                Slot::Ray { .. } => {} // the bridge stops its actors when dropped
             }
         }
     }

@@ -91,22 +91,31 @@ const STDERR_TAIL_LINES: usize = 40;
 /// Writes the worker program into drtc's cache (one directory per content) and returns
 /// the path of its entry point.
 pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
-    let root = home.dir("worker")?;
-    let hash = WORKER_FILES.iter().fold(0u64, |h, (name, text)| {
+    Ok(install_files(home, "worker", WORKER_FILES)?.join("worker.py"))
+}
+
+/// Writes embedded files into drtc's cache under `kind/kind-<content hash>/` (written
+/// privately, then renamed into place, so concurrent drtc processes never run a
+/// half-written copy) and returns that directory.
+pub fn install_files(
+    home: &DrtcHome,
+    kind: &str,
+    files: &[(&str, &str)],
+) -> RuntimeResult<PathBuf> {
+    let root = home.dir(kind)?;
+    let hash = files.iter().fold(0u64, |h, (name, text)| {
         h.rotate_left(7) ^ fnv1a(name.as_bytes()) ^ fnv1a(text.as_bytes())
     });
-    let dir = root.join(format!("worker-{hash:016x}"));
+    let dir = root.join(format!("{kind}-{hash:016x}"));
     let up_to_date = |dir: &Path| {
-        WORKER_FILES
+        files
             .iter()
             .all(|(name, text)| std::fs::read_to_string(dir.join(name)).is_ok_and(|s| s == *text))
     };
     if !up_to_date(&dir) {
-        // Write a private copy, then rename it into place, so concurrent drtc processes
-        // never run a half-written worker.
-        let tmp = root.join(format!(".worker-{hash:016x}-{}.tmp", std::process::id()));
+        let tmp = root.join(format!(".{kind}-{hash:016x}-{}.tmp", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
-        for (name, text) in WORKER_FILES {
+        for (name, text) in files {
             let path = tmp.join(name);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| RuntimeError::io(parent, e))?;
@@ -116,7 +125,7 @@ pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
         if up_to_date(&dir) {
             // Another process put the same files there meanwhile.
             let _ = std::fs::remove_dir_all(&tmp);
-            return Ok(dir.join("worker.py"));
+            return Ok(dir);
         }
         if dir.exists() {
             // A damaged copy: replace it.
@@ -130,7 +139,7 @@ pub fn install_script(home: &DrtcHome) -> RuntimeResult<PathBuf> {
             }
         }
     }
-    Ok(dir.join("worker.py"))
+    Ok(dir)
 }
 
 /// A stable 64-bit hash of `bytes` (FNV-1a): cache file names, seeds drawn from content.

@@ -26,7 +26,8 @@ pub fn pool(
     home: &DrtcHome,
     options: PoolOptions,
 ) -> RuntimeResult<(WorkerPool, Option<String>)> {
-    if !client::wanted() {
+    // A Ray pool's actors are the shared workers already.
+    if !client::wanted() || options.ray.is_some() {
         return Ok((WorkerPool::new(python, home, options)?, None));
     }
     let launch = ServiceLaunch::this_exe()?;
