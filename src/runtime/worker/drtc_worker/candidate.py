@@ -14,7 +14,7 @@ import sys
 
 import torch
 
-from .common import DEVICE, Failure, exc_line, flatten, sync
+from .common import DEVICE, Failure, build_module, exc_line, flatten, sync
 from .comparison import check_aliasing, clone_all, inputs_equal, tensors_identical
 from .guards import PoisonedAllocation, SideStreamGuard, StrictMode
 from .memory import classify, is_oom
@@ -80,9 +80,8 @@ class Candidate:
         if kind == "kernelbench":
             if not hasattr(self.mod, "ModelNew"):
                 raise Failure("import", "candidate defines no `ModelNew` (KernelBench pair)")
-            torch.manual_seed(seed)
             try:
-                self.model = self.mod.ModelNew(*init_args).to(DEVICE)
+                self.model = build_module(lambda: self.mod.ModelNew(*init_args), seed)
             except BaseException as e:
                 raise failure("init", "ModelNew(...)", e)
             if not isinstance(self.model, torch.nn.Module):

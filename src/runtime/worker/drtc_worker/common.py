@@ -62,6 +62,26 @@ def sync():
         torch.cuda.synchronize()
 
 
+def build_module(make, seed):
+    """`make()` under `torch.manual_seed(seed)`, moved to the device. On CUDA its tensors are
+    made on the GPU (`torch.device` as the default): a large layer's random initialization on
+    the host costs seconds per build, and every verification and every race candidate builds
+    the reference and the candidate (`bench/results/compile_latency_h200_97d41b5.md`: level-3
+    task 1, 0.7 G parameters, 11 s of "load"). A constructor that fails there is built on the
+    host, as before; running out of GPU memory is not retried."""
+    torch.manual_seed(seed)
+    if DEVICE != "cuda":
+        return make().to(DEVICE)
+    try:
+        with torch.device(DEVICE):
+            return make().to(DEVICE)
+    except torch.OutOfMemoryError:
+        raise
+    except Exception:
+        torch.manual_seed(seed)
+        return make().to(DEVICE)
+
+
 def to_device(x):
     """Tensors moved to the device, inside lists and dicts too; anything else as it is."""
     if isinstance(x, torch.Tensor):

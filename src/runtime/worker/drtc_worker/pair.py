@@ -5,7 +5,7 @@ own for every other answer (`isolated.py`)."""
 import torch
 
 from .candidate import Candidate, failure, load_module, tensor_attributes, unload
-from .common import DEVICE, Failure, exc_line, to_device
+from .common import Failure, build_module, exc_line, to_device
 from .isolated import IsolatedCandidate
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -39,9 +39,9 @@ class Pair:
             if hasattr(self.ref_mod, "get_init_inputs"):
                 torch.manual_seed(self.base_seed)
                 init = list(self.ref_mod.get_init_inputs())
-            torch.manual_seed(self.base_seed)
             try:
-                self.ref_model = self.ref_mod.Model(*init).to(DEVICE)
+                self.ref_model = build_module(lambda: self.ref_mod.Model(*init),
+                                              self.base_seed)
             except BaseException as e:
                 raise failure("reference", "reference Model(...)", e)
             # KernelBench runs models in their default training mode: no .eval().
