@@ -1,5 +1,8 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
+use super::compile_check::{
+    check, graphs_line, memory_line, searched_check, timings_line, verifying_line,
+};
 use super::search_arg::SearchArg;
 use super::verify::runtime_error;
 use super::{read_file, DriverError, DriverResult};
@@ -11,9 +14,7 @@ use drtc::driver::graph_race::race_graphs;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::{load_programs_with_types, LoadedProgram};
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
-use drtc::runtime::{
-    BenchRequest, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
-};
+use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;
@@ -247,64 +248,6 @@ pub struct CompileArgs {
     pub llm: super::llm_args::LlmArgs,
 }
 
-/// Verifies (and on CUDA times) one written module against its reference.
-fn check(
-    pool: &WorkerPool,
-    device: DeviceKind,
-    reference: &Path,
-    candidate: &Path,
-    precision: Precision,
-) -> serde_json::Value {
-    let started = std::time::Instant::now();
-    let mut v = check_once(pool, device, reference, candidate, precision);
-    // the wall time of the request: the worker's start on a first call, the transfers
-    v["wall_s"] = json!(started.elapsed().as_secs_f64());
-    v
-}
-
-fn check_once(
-    pool: &WorkerPool,
-    device: DeviceKind,
-    reference: &Path,
-    candidate: &Path,
-    precision: Precision,
-) -> serde_json::Value {
-    let mut req = VerifyRequest::generated(reference, candidate);
-    req.rule = Some(precision.rule().to_string());
-    if device == DeviceKind::Cuda {
-        match pool.bench(&BenchRequest::new(req)) {
-            Ok(b) => json!({
-                "verified": b.verify.verified,
-                "reasons": b.verify.reasons(),
-                "summary": b.verify.summary(),
-                "memory": b.verify.memory,
-                "cuda_graphs": b.verify.cuda_graphs,
-                "phases": b.verify.phases,
-                "trials": b.verify.trials.len(),
-                "timed_cuda_graphs": b.timing.as_ref().and_then(|t| t.cuda_graphs.clone()),
-                "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
-                "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
-                "speedup": b.timing.as_ref().map(|t| t.speedup()),
-                "timing_error": b.timing_error,
-            }),
-            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
-        }
-    } else {
-        match pool.verify(&req) {
-            Ok(r) => json!({
-                "verified": r.verified,
-                "reasons": r.reasons(),
-                "summary": r.summary(),
-                "memory": r.memory,
-                "cuda_graphs": r.cuda_graphs,
-                "phases": r.phases,
-                "trials": r.trials.len(),
-            }),
-            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
-        }
-    }
-}
-
 /// The options that change the module, as the verified-module cache's key sees them:
 /// every one but where the outputs go and what is printed.
 fn cache_options(args: &CompileArgs) -> String {
@@ -314,41 +257,6 @@ fn cache_options(args: &CompileArgs) -> String {
     keyed.timings = false;
     keyed.no_cache = false;
     format!("{keyed:?}")
-}
-
-/// `--timings`: where the time went, compiling and verifying (the last verification when a
-/// retry ran).
-fn timings_line(compile: std::time::Duration, v: &serde_json::Value) -> String {
-    let mut s = format!("timings: compile {:.1} ms", compile.as_secs_f64() * 1e3);
-    if let Some(wall) = v["wall_s"].as_f64() {
-        s.push_str(&format!("; verification {wall:.2} s"));
-        let phases: Option<drtc::runtime::Phases> =
-            serde_json::from_value(v["phases"].clone()).ok();
-        if let Some(p) = phases {
-            let trials = v["trials"].as_u64().unwrap_or(0) as usize;
-            s.push_str(&format!(
-                " ({}; worker start and transfers {:.2} s)",
-                p.line(trials),
-                (wall - p.total_s).max(0.0)
-            ));
-        }
-    }
-    s
-}
-
-/// The line printed before verification starts, which can take far longer than compiling.
-fn verifying_line(device: DeviceKind) -> String {
-    let trials = drtc::runtime::MIN_TRIALS;
-    match device {
-        DeviceKind::Cpu => format!(
-            "verifying against the reference on cpu ({trials} trials under Triton's \
-             interpreter; --no-verify skips it)..."
-        ),
-        _ => format!(
-            "verifying against the reference on {} ({trials} trials, then timing)...",
-            device.name()
-        ),
-    }
 }
 
 /// A spinner with the elapsed time on stderr while a long phase runs (drawn only on a
@@ -365,32 +273,6 @@ fn phase_spinner(what: &str, show: bool) -> ProgressBar {
     spin.set_message(what.to_string());
     spin.enable_steady_tick(std::time::Duration::from_millis(120));
     spin
-}
-
-/// The peak-memory line of a verification, when it was measured (CUDA).
-fn memory_line(v: &serde_json::Value) -> Option<String> {
-    let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
-    m.line()
-}
-
-/// What the module's CUDA graphs did in verification and timing, when it has them.
-fn graphs_line(v: &serde_json::Value) -> Option<String> {
-    let g = v.get("cuda_graphs").filter(|g| g.is_object())?;
-    let mut line = if g["used"] == true {
-        format!(
-            "CUDA graphs used in verification: {} capture(s), {} replay(s)",
-            g["captures"], g["replays"]
-        )
-    } else {
-        format!(
-            "CUDA graphs NOT used in verification: {}",
-            g["reason"].as_str().unwrap_or("no reason given")
-        )
-    };
-    if let Some(t) = v.get("timed_cuda_graphs").filter(|t| t.is_object()) {
-        line.push_str(&format!("; timed calls: {} replay(s)", t["replays"]));
-    }
-    Some(line)
 }
 
 /// The options a module's guard repeats when it compiles the program again.
@@ -758,6 +640,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 let mut compiled =
                     compile_graph(graph, &prog.form, &popts).map_err(DriverError::Reported)?;
                 let mut search_log = vec![];
+                let mut searched = None;
                 if let (Some(scope), Some(pool), Some(reference)) =
                     (search_on, &pool, &prog.reference_source)
                 {
@@ -779,6 +662,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         eprintln!("search: {l}");
                     }
                     search_log = outcome.log;
+                    searched = cx.benched(&compiled.module.source);
                     let _ = std::fs::remove_file(&ref_path);
                 }
                 let candidate = if multi {
@@ -825,7 +709,10 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         eprintln!("{}", verifying_line(device));
                     }
                     let spin = phase_spinner("verifying", !multi);
-                    let mut v = check(pool, device, &ref_path, &candidate, opts.precision);
+                    let mut v = match &searched {
+                        Some(b) => searched_check(b),
+                        None => check(pool, device, &ref_path, &candidate, opts.precision),
+                    };
                     spin.finish_and_clear();
                     ok = v["verified"] == true;
                     // The layout first (the change measured to break the fp32 rule: cuDNN's

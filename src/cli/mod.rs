@@ -13,6 +13,7 @@ own); 3 drtc failed (its Python runtime could not start or answer, an internal e
 mod bench_pair;
 mod compile;
 mod compile_cache;
+mod compile_check;
 mod compile_llm;
 mod dataset;
 mod decompose;

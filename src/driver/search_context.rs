@@ -3,9 +3,10 @@
 //! cache directories, what a cached choice must have been recorded under, and the one
 //! step both searches take: write a candidate module, verify and time it.
 
-use crate::runtime::{BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
+use crate::runtime::{BenchReport, BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
 use drtc_backends::triton::Precision;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// How much `--search` tries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +43,30 @@ pub struct SearchContext<'a> {
     pub triton: String,
     /// The verifier's value rule (`rel_norm` or `allclose_1e-4`) of the policy.
     pub rule: String,
+    /// Every module verified and timed here, by its source: the driver's final check of
+    /// the module the search kept is the same request on the same text (see
+    /// [`SearchContext::benched`]).
+    benched: Benched,
+}
+
+/// Modules verified and timed, by their source text (exact match only).
+#[derive(Default)]
+struct Benched(Mutex<Vec<(String, BenchReport)>>);
+
+impl Benched {
+    fn record(&self, source: &str, report: BenchReport) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.push((source.to_string(), report));
+    }
+
+    /// The latest report of a module with exactly this text.
+    fn find(&self, source: &str) -> Option<BenchReport> {
+        let all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.iter()
+            .rev()
+            .find(|(s, _)| s == source)
+            .map(|(_, b)| b.clone())
+    }
 }
 
 impl<'a> SearchContext<'a> {
@@ -67,11 +92,19 @@ impl<'a> SearchContext<'a> {
             device,
             triton: triton_version(home),
             rule: rule.to_string(),
+            benched: Benched::default(),
         })
     }
 }
 
 impl SearchContext<'_> {
+    /// The report of a module with exactly this source that this search verified and
+    /// timed: the request the driver's final check would send (same reference text, value
+    /// rule and defaults), so the check can be this one and not a second run.
+    pub fn benched(&self, source: &str) -> Option<BenchReport> {
+        self.benched.find(source)
+    }
+
     /// What a cached choice must have been recorded under to be reused: device, Triton
     /// version, precision policy and scope.
     pub fn id(&self, precision: Precision) -> String {
@@ -137,11 +170,14 @@ pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed
     let mut verify = VerifyRequest::generated(cx.reference, &path);
     verify.rule = Some(cx.rule.clone());
     let result = match cx.pool.bench(&BenchRequest::new(verify)) {
-        Ok(b) if b.verify.verified => match b.timing {
-            Some(t) => Ok(Timed {
-                ms: t.candidate.median_ms,
-                reference_ms: t.reference.median_ms,
-            }),
+        Ok(b) if b.verify.verified => match b.timing.clone() {
+            Some(t) => {
+                cx.benched.record(source, b);
+                Ok(Timed {
+                    ms: t.candidate.median_ms,
+                    reference_ms: t.reference.median_ms,
+                })
+            }
             None => Err(format!(
                 "verified, not timed: {}",
                 b.timing_error.unwrap_or_default()
@@ -176,6 +212,33 @@ mod tests {
             reference_ms: 0.0,
         };
         assert_eq!(alone.relative(), 1.5);
+    }
+
+    fn report(message: &str) -> BenchReport {
+        BenchReport {
+            verify: crate::runtime::VerifyReport::worker_failure(
+                crate::runtime::Check::Other,
+                message.into(),
+                String::new(),
+            ),
+            timing: None,
+            timing_error: None,
+        }
+    }
+
+    #[test]
+    fn a_benched_module_is_found_by_its_exact_text_only() {
+        let benched = Benched::default();
+        benched.record("def f(): return 1\n", report("first"));
+        benched.record("def f(): return 2\n", report("second"));
+        benched.record("def f(): return 1\n", report("again"));
+        let found = |s: &str| benched.find(s).map(|b| b.verify.reasons().join(";"));
+        // the latest run of the same text
+        assert!(found("def f(): return 1\n").unwrap().contains("again"));
+        assert!(found("def f(): return 2\n").unwrap().contains("second"));
+        // one character off is another module
+        assert_eq!(found("def f(): return 1"), None);
+        assert_eq!(found("def f(): return 3\n"), None);
     }
 
     #[test]

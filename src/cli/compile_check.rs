@@ -1,0 +1,147 @@
+//! `drtc compile`'s check of a written module: verification (and on CUDA timing) against
+//! the reference, or the search's run of the same module, and the lines that report it.
+
+use drtc::runtime::{BenchReport, BenchRequest, DeviceKind, VerifyRequest, WorkerPool};
+use drtc_backends::triton::Precision;
+use serde_json::json;
+use std::path::Path;
+
+/// Verifies (and on CUDA times) one written module against its reference.
+pub(super) fn check(
+    pool: &WorkerPool,
+    device: DeviceKind,
+    reference: &Path,
+    candidate: &Path,
+    precision: Precision,
+) -> serde_json::Value {
+    let started = std::time::Instant::now();
+    let mut v = check_once(pool, device, reference, candidate, precision);
+    // the wall time of the request: the worker's start on a first call, the transfers
+    v["wall_s"] = json!(started.elapsed().as_secs_f64());
+    v
+}
+
+/// [`check`]'s answer from the search's own run of this exact module (same reference
+/// text, value rule and request: `SearchContext::benched`) instead of a second run.
+pub(super) fn searched_check(b: &BenchReport) -> serde_json::Value {
+    let mut v = bench_json(b);
+    v["searched"] = json!(true);
+    v
+}
+
+/// A verification and timing report as the compile report and `--timings` read it.
+fn bench_json(b: &BenchReport) -> serde_json::Value {
+    json!({
+        "verified": b.verify.verified,
+        "reasons": b.verify.reasons(),
+        "summary": b.verify.summary(),
+        "memory": b.verify.memory,
+        "cuda_graphs": b.verify.cuda_graphs,
+        "phases": b.verify.phases,
+        "trials": b.verify.trials.len(),
+        "timed_cuda_graphs": b.timing.as_ref().and_then(|t| t.cuda_graphs.clone()),
+        "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
+        "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
+        "speedup": b.timing.as_ref().map(|t| t.speedup()),
+        "timing_error": b.timing_error,
+    })
+}
+
+fn check_once(
+    pool: &WorkerPool,
+    device: DeviceKind,
+    reference: &Path,
+    candidate: &Path,
+    precision: Precision,
+) -> serde_json::Value {
+    let mut req = VerifyRequest::generated(reference, candidate);
+    req.rule = Some(precision.rule().to_string());
+    if device == DeviceKind::Cuda {
+        match pool.bench(&BenchRequest::new(req)) {
+            Ok(b) => bench_json(&b),
+            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
+        }
+    } else {
+        match pool.verify(&req) {
+            Ok(r) => json!({
+                "verified": r.verified,
+                "reasons": r.reasons(),
+                "summary": r.summary(),
+                "memory": r.memory,
+                "cuda_graphs": r.cuda_graphs,
+                "phases": r.phases,
+                "trials": r.trials.len(),
+            }),
+            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
+        }
+    }
+}
+
+/// `--timings`: where the time went, compiling and verifying (the last verification when a
+/// retry ran).
+pub(super) fn timings_line(compile: std::time::Duration, v: &serde_json::Value) -> String {
+    let mut s = format!("timings: compile {:.1} ms", compile.as_secs_f64() * 1e3);
+    if let Some(wall) = v["wall_s"].as_f64() {
+        s.push_str(&format!("; verification {wall:.2} s"));
+        let phases: Option<drtc::runtime::Phases> =
+            serde_json::from_value(v["phases"].clone()).ok();
+        if let Some(p) = phases {
+            let trials = v["trials"].as_u64().unwrap_or(0) as usize;
+            s.push_str(&format!(
+                " ({}; worker start and transfers {:.2} s)",
+                p.line(trials),
+                (wall - p.total_s).max(0.0)
+            ));
+        }
+    } else if v["searched"] == true {
+        s.push_str("; verification: the search's run of this exact module");
+        let phases: Option<drtc::runtime::Phases> =
+            serde_json::from_value(v["phases"].clone()).ok();
+        if let Some(p) = phases {
+            let trials = v["trials"].as_u64().unwrap_or(0) as usize;
+            s.push_str(&format!(" ({})", p.line(trials)));
+        }
+    }
+    s
+}
+
+/// The line printed before verification starts, which can take far longer than compiling.
+pub(super) fn verifying_line(device: DeviceKind) -> String {
+    let trials = drtc::runtime::MIN_TRIALS;
+    match device {
+        DeviceKind::Cpu => format!(
+            "verifying against the reference on cpu ({trials} trials under Triton's \
+             interpreter; --no-verify skips it)..."
+        ),
+        _ => format!(
+            "verifying against the reference on {} ({trials} trials, then timing)...",
+            device.name()
+        ),
+    }
+}
+
+/// The peak-memory line of a verification, when it was measured (CUDA).
+pub(super) fn memory_line(v: &serde_json::Value) -> Option<String> {
+    let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
+    m.line()
+}
+
+/// What the module's CUDA graphs did in verification and timing, when it has them.
+pub(super) fn graphs_line(v: &serde_json::Value) -> Option<String> {
+    let g = v.get("cuda_graphs").filter(|g| g.is_object())?;
+    let mut line = if g["used"] == true {
+        format!(
+            "CUDA graphs used in verification: {} capture(s), {} replay(s)",
+            g["captures"], g["replays"]
+        )
+    } else {
+        format!(
+            "CUDA graphs NOT used in verification: {}",
+            g["reason"].as_str().unwrap_or("no reason given")
+        )
+    };
+    if let Some(t) = v.get("timed_cuda_graphs").filter(|t| t.is_object()) {
+        line.push_str(&format!("; timed calls: {} replay(s)", t["replays"]));
+    }
+    Some(line)
+}
