@@ -15,11 +15,12 @@
 #
 # Environment: OUT (results, default /tmp/compile_latency), NAME (file prefix, default
 # compile_latency), DRTC_PYTHON (default python3), MODES (default "cold warm again repeat
-# torch"), DEVICE (default cuda; cpu to try the script without a GPU). Writes $OUT/$NAME.jsonl (a row per task and mode: wall seconds, exit status,
+# torch"), DEVICE (default cuda; cpu to try the script without a GPU), TIMEOUT (seconds per
+# compile, default 300). Writes $OUT/$NAME.jsonl (a row per task and mode: wall seconds, exit status,
 # verified, the report's phases) and $OUT/$NAME.md (bench/compile_latency_table.py).
 set -u
 if [ $# -lt 2 ]; then
-  sed -n '2,19p' "$0"
+  sed -n '2,21p' "$0"
   exit 2
 fi
 TASKS=$(cd "$1" && pwd)
@@ -31,6 +32,7 @@ OUT=${OUT:-/tmp/compile_latency}
 NAME=${NAME:-compile_latency}
 MODES=${MODES:-"cold warm again repeat torch"}
 DEVICE=${DEVICE:-cuda}
+TIMEOUT=${TIMEOUT:-300}
 export DRTC_PYTHON=${DRTC_PYTHON:-python3} PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 ROWS="$OUT/$NAME.jsonl"
@@ -69,7 +71,7 @@ compile() {
   local t0 t1 rc
   t0=$EPOCHREALTIME
   DRTC_HOME="$home" TRITON_CACHE_DIR="$triton" DRTC_SERVICE="$service" \
-    timeout 300 "$DRTC" compile "$TASKS/$task" -o "$out.py" --report "$out.json" \
+    timeout "$TIMEOUT" "$DRTC" compile "$TASKS/$task" -o "$out.py" --report "$out.json" \
     --device "$DEVICE" --timings "$@" >"$out.log" 2>&1
   rc=$?
   t1=$EPOCHREALTIME
@@ -102,7 +104,7 @@ for task in "${LIST[@]}"; do
       repeat) compile "$task" repeat "$WARM_HOME" "$WARM_TRITON" on ;;
       torch)
         ic=$(mktemp -d)
-        TORCHINDUCTOR_CACHE_DIR="$ic" TRITON_CACHE_DIR="$ic/triton" timeout 300 \
+        TORCHINDUCTOR_CACHE_DIR="$ic" TRITON_CACHE_DIR="$ic/triton" timeout "$TIMEOUT" \
           "$DRTC_PYTHON" "$HERE/compile_first_call.py" "$TASKS/$task" "$DEVICE" >>"$ROWS" 2>"$WORK/torch.err" \
           || echo "torch.compile failed on $task: $(tail -1 "$WORK/torch.err")"
         rm -rf "$ic" ;;
