@@ -539,16 +539,6 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
             "--input-type applies to one program: give --line with a .jsonl file".into(),
         ));
     }
-    let types: Vec<drtc_ir::TensorType> = args.input_types.iter().map(|t| t.0.clone()).collect();
-    let programs = load_programs_with_types(
-        &args.file,
-        &contents,
-        &overrides,
-        args.line,
-        (!types.is_empty()).then_some(types.as_slice()),
-        args.frontend,
-    )
-    .map_err(DriverError::Reported)?;
     let (device, opts) = device_and_options(&args);
     let home = DrtcHome::from_env();
     if args.search == SearchArg::Full && args.no_verify {
@@ -589,15 +579,34 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
             device.name()
         );
     }
-    let pool = if args.no_verify {
-        None
-    } else {
-        let python = PythonEnv::locate(&home).map_err(runtime_error)?;
-        Some(super::verify::worker_pool(
-            python,
-            &home,
-            PoolOptions::new(device),
-        )?)
+    // The workers start (or the service is reached) while the front end reads the
+    // programs: torch.export takes seconds, so does a cold worker (its exit is tied to
+    // this process's when a front-end error returns first).
+    let pool_start = (!args.no_verify).then(|| {
+        let home = home.clone();
+        std::thread::spawn(move || -> DriverResult<WorkerPool> {
+            let python = PythonEnv::locate(&home).map_err(runtime_error)?;
+            let pool = super::verify::worker_pool(python, &home, PoolOptions::new(device))?;
+            // a worker that fails to start is reported by the first verification
+            let _ = pool.warm_up_next();
+            Ok(pool)
+        })
+    });
+    let types: Vec<drtc_ir::TensorType> = args.input_types.iter().map(|t| t.0.clone()).collect();
+    let programs = load_programs_with_types(
+        &args.file,
+        &contents,
+        &overrides,
+        args.line,
+        (!types.is_empty()).then_some(types.as_slice()),
+        args.frontend,
+    )
+    .map_err(DriverError::Reported)?;
+    let pool = match pool_start {
+        None => None,
+        Some(start) => Some(start.join().map_err(|_| {
+            DriverError::Failed("internal error: the worker pool's start panicked".into())
+        })??),
     };
     let work = home.dir("compile").map_err(runtime_error)?;
     let bar = if multi {

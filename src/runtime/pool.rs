@@ -326,6 +326,23 @@ impl WorkerPool {
             .collect()
     }
 
+    /// Starts the worker the next request takes (slot 0, the first the idle list gives),
+    /// without waiting for the others: what a caller about to send one request needs.
+    /// Through the service, its [`WorkerPool::warm_up`].
+    pub fn warm_up_next(&self) -> RuntimeResult<()> {
+        if self.remote.is_some() {
+            return self.warm_up().map(|_| ());
+        }
+        let Some(slot) = self.slots.first() else {
+            return Ok(());
+        };
+        let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
+        match &mut *s {
+            Slot::Local { spec, worker } => Self::ensure_started(spec, worker).map(|_| ()),
+            Slot::Ray { bridge, actor } => bridge.ready_info(*actor).map(|_| ()),
+        }
+    }
+
     /// Starts every worker now (instead of on first use) and returns their `ready` info.
     pub fn warm_up(&self) -> RuntimeResult<Vec<Value>> {
         if let Some(r) = &self.remote {
