@@ -52,8 +52,17 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
     // --timings: where the time went (and it does not change the cache's key below)
     let said = stderr(&first);
     assert!(
-        said.contains("timings: compile") && said.contains("5 trials") && said.contains("load"),
+        said.contains("timings: front end")
+            && said.contains("; compile ")
+            && said.contains("5 trials")
+            && said.contains("load"),
         "{said}"
+    );
+    let stages = &report(&rep1)["timings"];
+    assert!(stages["frontend_s"].as_f64().is_some(), "{stages}");
+    assert!(
+        stages["compile_ms"].as_f64().unwrap_or(0.0) > 0.0,
+        "{stages}"
     );
     let phases = &report(&rep1)["verification"]["phases"];
     assert!(phases["trials_s"].as_f64().unwrap_or(0.0) > 0.0, "{phases}");

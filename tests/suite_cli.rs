@@ -122,6 +122,9 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
         "{slow}"
     );
     assert_eq!(row(&r, "2_")["status"], "verified");
+    // where the verification's time went
+    let phases = &row(&r, "2_")["verification_phases"];
+    assert!(phases["trials_s"].as_f64().unwrap_or(0.0) > 0.0, "{phases}");
     assert_eq!(row(&r, "3_")["status"], "frontend");
     // Out of memory beside another job is retried alone before it counts.
     let huge = row(&r, "4_");

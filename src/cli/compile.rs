@@ -1,7 +1,7 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
 use super::compile_check::{
-    check, graphs_line, memory_line, searched_check, timings_line, verifying_line,
+    check, graphs_line, memory_line, searched_check, timings_line, verifying_line, Stages,
 };
 use super::search_arg::SearchArg;
 use super::verify::runtime_error;
@@ -593,6 +593,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         })
     });
     let types: Vec<drtc_ir::TensorType> = args.input_types.iter().map(|t| t.0.clone()).collect();
+    let frontend_started = std::time::Instant::now();
     let programs = load_programs_with_types(
         &args.file,
         &contents,
@@ -602,12 +603,15 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         args.frontend,
     )
     .map_err(DriverError::Reported)?;
+    let frontend_time = frontend_started.elapsed();
+    let waited = std::time::Instant::now();
     let pool = match pool_start {
         None => None,
         Some(start) => Some(start.join().map_err(|_| {
             DriverError::Failed("internal error: the worker pool's start panicked".into())
         })??),
     };
+    let pool_wait = waited.elapsed();
     let work = home.dir("compile").map_err(runtime_error)?;
     let bar = if multi {
         let b = ProgressBar::new(programs.len() as u64);
@@ -650,6 +654,12 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     compile_graph(graph, &prog.form, &popts).map_err(DriverError::Reported)?;
                 let mut search_log = vec![];
                 let mut searched = None;
+                let mut stages = Stages {
+                    frontend: frontend_time,
+                    pool_wait,
+                    compile: compiled.elapsed,
+                    search: None,
+                };
                 if let (Some(scope), Some(pool), Some(reference)) =
                     (search_on, &pool, &prog.reference_source)
                 {
@@ -665,7 +675,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     .map_err(DriverError::Reported)?;
                     let spin =
                         phase_spinner("searching (racing implementations on the GPU)", !multi);
+                    let search_started = std::time::Instant::now();
                     let outcome = search_compiled(&mut compiled, &prog.form, popts.codegen(), &cx);
+                    stages.search = Some(search_started.elapsed());
                     spin.finish_and_clear();
                     for l in &outcome.log {
                         eprintln!("search: {l}");
@@ -684,6 +696,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 if search_on.is_some() {
                     entry["search"] = json!(search_log);
                 }
+                entry["timings"] = stages.to_json();
                 entry["name"] = json!(prog.name);
                 entry["line"] = json!(prog.line);
                 entry["frontend"] = frontend.clone();
@@ -823,7 +836,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                             eprintln!("{line}");
                         }
                         if args.timings {
-                            eprintln!("{}", timings_line(compiled.elapsed, &v));
+                            eprintln!("{}", timings_line(&stages, &v));
                         }
                     }
                     entry["verification"] = v;

@@ -5,6 +5,7 @@ use drtc::runtime::{BenchReport, BenchRequest, DeviceKind, VerifyRequest, Worker
 use drtc_backends::triton::Precision;
 use serde_json::json;
 use std::path::Path;
+use std::time::Duration;
 
 /// Verifies (and on CUDA times) one written module against its reference.
 pub(super) fn check(
@@ -77,16 +78,51 @@ fn check_once(
     }
 }
 
-/// `--timings`: where the time went, compiling and verifying (the last verification when a
-/// retry ran).
-pub(super) fn timings_line(compile: std::time::Duration, v: &serde_json::Value) -> String {
-    let mut s = format!("timings: compile {:.1} ms", compile.as_secs_f64() * 1e3);
+/// Where one program's compile went before its check: the front end (all programs of the
+/// file, torch.export included), the wait for the worker pool once the front end was done
+/// (it starts meanwhile), drtc's own compile, and the search's races.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Stages {
+    pub frontend: Duration,
+    pub pool_wait: Duration,
+    pub compile: Duration,
+    pub search: Option<Duration>,
+}
+
+impl Stages {
+    /// The report's `timings` object.
+    pub fn to_json(self) -> serde_json::Value {
+        json!({
+            "frontend_s": self.frontend.as_secs_f64(),
+            "pool_wait_s": self.pool_wait.as_secs_f64(),
+            "compile_ms": self.compile.as_secs_f64() * 1e3,
+            "search_s": self.search.map(|d| d.as_secs_f64()),
+        })
+    }
+}
+
+/// `--timings`: where the time went: front end, compiling, the search, verifying (the last
+/// verification when a retry ran).
+pub(super) fn timings_line(stages: &Stages, v: &serde_json::Value) -> String {
+    let mut s = format!(
+        "timings: front end {:.2} s; compile {:.1} ms",
+        stages.frontend.as_secs_f64(),
+        stages.compile.as_secs_f64() * 1e3
+    );
+    if stages.pool_wait >= Duration::from_millis(10) {
+        s.push_str(&format!(
+            "; waiting for the worker {:.2} s",
+            stages.pool_wait.as_secs_f64()
+        ));
+    }
+    if let Some(search) = stages.search {
+        s.push_str(&format!("; search {:.2} s", search.as_secs_f64()));
+    }
+    let phases: Option<drtc::runtime::Phases> = serde_json::from_value(v["phases"].clone()).ok();
+    let trials = v["trials"].as_u64().unwrap_or(0) as usize;
     if let Some(wall) = v["wall_s"].as_f64() {
         s.push_str(&format!("; verification {wall:.2} s"));
-        let phases: Option<drtc::runtime::Phases> =
-            serde_json::from_value(v["phases"].clone()).ok();
         if let Some(p) = phases {
-            let trials = v["trials"].as_u64().unwrap_or(0) as usize;
             s.push_str(&format!(
                 " ({}; worker start and transfers {:.2} s)",
                 p.line(trials),
@@ -95,10 +131,7 @@ pub(super) fn timings_line(compile: std::time::Duration, v: &serde_json::Value) 
         }
     } else if v["searched"] == true {
         s.push_str("; verification: the search's run of this exact module");
-        let phases: Option<drtc::runtime::Phases> =
-            serde_json::from_value(v["phases"].clone()).ok();
         if let Some(p) = phases {
-            let trials = v["trials"].as_u64().unwrap_or(0) as usize;
             s.push_str(&format!(" ({})", p.line(trials)));
         }
     }

@@ -479,6 +479,7 @@ fn check(row: &mut Value, req: &VerifyRequest, cx: &TaskContext, started: Instan
                 Ok(rep) => {
                     row["status"] = json!(if rep.verified { "verified" } else { "failed" });
                     row["reasons"] = json!(rep.reasons());
+                    row["verification_phases"] = json!(rep.phases);
                     memory_fields(row, &rep.memory);
                     if rep.failed_checks().contains(&Check::Timeout) {
                         timed_out(row, cx, limited);
@@ -554,6 +555,8 @@ fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: boo
         row["reference_accuracy"] = json!({"outputs": n, "worst_ratio": worst});
     }
     let mut ok = b.verify.verified;
+    // where the verification's time went (load, trials, the float64 truth)
+    row["verification_phases"] = json!(b.verify.phases);
     memory_fields(row, &b.verify.memory);
     graph_fields(row, b);
     if let Some(t) = &b.timing {
