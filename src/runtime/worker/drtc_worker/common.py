@@ -62,24 +62,30 @@ def sync():
         torch.cuda.synchronize()
 
 
-def build_module(make, seed):
-    """`make()` under `torch.manual_seed(seed)`, moved to the device. On CUDA its tensors are
-    made on the GPU (`torch.device` as the default): a large layer's random initialization on
-    the host costs seconds per build, and every verification and every race candidate builds
-    the reference and the candidate (`bench/results/compile_latency_h200_97d41b5.md`: level-3
-    task 1, 0.7 G parameters, 11 s of "load"). A constructor that fails there is built on the
-    host, as before; running out of GPU memory is not retried."""
+def made_on_device(make, seed):
+    """`make()` under `torch.manual_seed(seed)`, on CUDA with the GPU as the default device:
+    a model's random initialization and `get_inputs()`'s random tensors are drawn there, not
+    on the host, where large ones cost seconds per verification and per race candidate
+    (`bench/results/compile_latency_h200_97d41b5.md`: level-3 task 1, 0.7 G parameters, 11 s
+    of "load" per run). Whatever fails there (a constructor or `get_inputs()` that needs the
+    host) is made again on the host under the same seed; running out of GPU memory is not
+    retried."""
     torch.manual_seed(seed)
     if DEVICE != "cuda":
-        return make().to(DEVICE)
+        return make()
     try:
         with torch.device(DEVICE):
-            return make().to(DEVICE)
+            return make()
     except torch.OutOfMemoryError:
         raise
     except Exception:
         torch.manual_seed(seed)
-        return make().to(DEVICE)
+        return make()
+
+
+def build_module(make, seed):
+    """A module built by `make()` under `seed` ([`made_on_device`]), on the device."""
+    return made_on_device(lambda: make().to(DEVICE), seed)
 
 
 def to_device(x):

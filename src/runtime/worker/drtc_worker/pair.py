@@ -5,7 +5,7 @@ own for every other answer (`isolated.py`)."""
 import torch
 
 from .candidate import Candidate, failure, load_module, tensor_attributes, unload
-from .common import Failure, build_module, exc_line, to_device
+from .common import Failure, build_module, exc_line, made_on_device, to_device
 from .isolated import IsolatedCandidate
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -58,14 +58,13 @@ class Pair:
             self.cand = IsolatedCandidate(spares, req["candidate"], self.kind, init,
                                           self.base_seed, ref_state, timeout)
 
-    def host_inputs(self, seed):
-        """The reference's `get_inputs()` under `seed`, where it makes them (the host for
-        KernelBench and seed programs)."""
-        torch.manual_seed(seed)
-        return list(self.ref_mod.get_inputs())
+    def drawn_inputs(self, seed):
+        """The reference's `get_inputs()` under `seed`, drawn on the device where it can
+        be (`made_on_device`; tensors it places itself stay where it put them)."""
+        return made_on_device(lambda: list(self.ref_mod.get_inputs()), seed)
 
     def make_inputs(self, seed):
-        return [to_device(x) for x in self.host_inputs(seed)]
+        return [to_device(x) for x in self.drawn_inputs(seed)]
 
     def run_reference(self, inputs):
         if self.kind == "kernelbench":

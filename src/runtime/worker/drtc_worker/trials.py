@@ -81,7 +81,7 @@ def _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks):
         inputs = pair.make_inputs(seed)
     else:  # "refill", "moved": new values in the same input buffers
         inputs = buffers
-        for b, v in zip(inputs, pair.host_inputs(seed)):
+        for b, v in zip(inputs, pair.drawn_inputs(seed)):
             if isinstance(b, torch.Tensor):
                 b.copy_(v)
     trial = {"index": t, "seed": seed, "inputs": kind, "passed": True}
