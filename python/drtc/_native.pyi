@@ -1,7 +1,7 @@
 """Type stubs of drtc's native module (re-exported by `drtc`)."""
 
 from os import PathLike
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 __version__: str
 
@@ -45,12 +45,22 @@ class Compiled:
     ir: str
     @property
     def report(self) -> dict[str, Any]:
-        """regions, kernels, fallback_ops, fusion_log, lowering (the lowering plan), compile_ms
-        (and verification)."""
+        """regions, kernels, fallback_ops, fusion_log, lowering (the lowering plan), compile_ms,
+        overrides (what set= and shrink= set) (and verification)."""
 
 Frontend = Literal["auto", "native", "export"]
+# `set`: the CLI's --set NAME=VALUE (a str value is Python source, any other its repr);
+# `shrink`: --shrink (size caps for CPU checking; a name in `set` wins over its cap)
+Constants = Optional[Mapping[str, Any]]
 
-def parse(src: str, *, name: str = "<program>", frontend: Frontend = "auto") -> Program: ...
+def parse(
+    src: str,
+    *,
+    name: str = "<program>",
+    frontend: Frontend = "auto",
+    set: Constants = None,
+    shrink: bool = False,
+) -> Program: ...
 def compile(
     src: str,
     *,
@@ -62,9 +72,17 @@ def compile(
     verify: bool = False,
     name: str = "<program>",
     frontend: Frontend = "auto",
+    set: Constants = None,
+    shrink: bool = False,
 ) -> Compiled: ...
 def decompose(
-    src: str, max_ops: int = 8, *, passes: Optional[str] = None, name: str = "<program>"
+    src: str,
+    max_ops: int = 8,
+    *,
+    passes: Optional[str] = None,
+    name: str = "<program>",
+    set: Constants = None,
+    shrink: bool = False,
 ) -> list[dict[str, Any]]: ...
 def synth(
     ops: Optional[int] = None,
@@ -91,6 +109,8 @@ def verify(
     strict: bool = False,
     library_ops: Optional[Sequence[str]] = None,
     timeout: float = 300.0,
+    set: Constants = None,
+    shrink: bool = False,
 ) -> dict[str, Any]:
     """The runtime's report: verified, kind, device, failures, trials, reasons, ..."""
 
@@ -103,6 +123,8 @@ def bench(
     strict: bool = False,
     compile_baseline: bool = False,
     timeout: float = 300.0,
+    set: Constants = None,
+    shrink: bool = False,
 ) -> dict[str, Any]:
     """{"verify": report, "timing": {...} | None, "timing_error": str | None, "speedup": float | None}"""
 

@@ -9,6 +9,7 @@ mod errors;
 mod json;
 mod program;
 mod prompt;
+mod sizes;
 mod synth;
 mod verify;
 

@@ -2,6 +2,7 @@
 
 use crate::errors::{self, CompileError};
 use crate::json::to_py;
+use crate::sizes::sized;
 use crate::verify::{device_kind, verify_sources, VerifySettings};
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
@@ -13,6 +14,7 @@ use drtc_backends::triton::Precision;
 use drtc_frontends::{lower, Lowered, Signature};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 /// Lowers `src` or raises `FrontendError` with the CLI's caret message.
 pub fn lower_source(py: Python<'_>, src: &str, name: &str) -> PyResult<Lowered> {
@@ -115,11 +117,21 @@ impl Program {
 
 /// Lowers a PyTorch program (KernelBench `Model` or seed `fused_operator` format) to IR.
 /// `frontend` is the CLI's `--frontend` with its default: "auto" (the native parser when
-/// it accepts the program, torch.export otherwise), "native" or "export".
+/// it accepts the program, torch.export otherwise), "native" or "export". `set` and
+/// `shrink` are the CLI's `--set NAME=VALUE` (a dict; a `str` value is Python source, any
+/// other value its `repr`) and `--shrink` (the size caps for CPU checking).
 #[pyfunction]
-#[pyo3(signature = (src, *, name = "<program>", frontend = "auto"))]
-pub fn parse(py: Python<'_>, src: &str, name: &str, frontend: &str) -> PyResult<Program> {
-    let loaded = load(py, src, name, frontend_arg(frontend)?)?;
+#[pyo3(signature = (src, *, name = "<program>", frontend = "auto", set = None, shrink = false))]
+pub fn parse(
+    py: Python<'_>,
+    src: &str,
+    name: &str,
+    frontend: &str,
+    set: Option<Bound<'_, PyDict>>,
+    shrink: bool,
+) -> PyResult<Program> {
+    let (src, _) = sized(src, set.as_ref(), shrink)?;
+    let loaded = load(py, &src, name, frontend_arg(frontend)?)?;
     let g = &loaded.graph;
     Ok(Program {
         ir: drtc_ir::text::print(g),
@@ -174,8 +186,9 @@ fn precision(name: &str) -> PyResult<Precision> {
 /// a GPU is present). With `verify=True` the module is verified against `src` on that
 /// device and the report gets a `verification` entry (the runtime's full report).
 /// `simplify` (default true, as `drtc compile`) runs the e-graph rewrites before fusion.
+/// `set` and `shrink` as in [`parse`]; the report's `overrides` lists what they set.
 #[pyfunction]
-#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = true, verify = false, name = "<program>", frontend = "auto"))]
+#[pyo3(signature = (src, *, precision = "fp32", backend = "triton", device = None, max_ops = 64, simplify = true, verify = false, name = "<program>", frontend = "auto", set = None, shrink = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
     py: Python<'_>,
@@ -188,8 +201,12 @@ pub fn compile(
     verify: bool,
     name: &str,
     frontend: &str,
+    set: Option<Bound<'_, PyDict>>,
+    shrink: bool,
 ) -> PyResult<Compiled> {
     let frontend = frontend_arg(frontend)?;
+    let (sized_src, overrides) = sized(src, set.as_ref(), shrink)?;
+    let src = sized_src.as_str();
     if backend != "triton" {
         return Err(PyValueError::new_err(format!(
             "backend must be \"triton\" (drtc's templates), not {backend:?}"
@@ -222,6 +239,7 @@ pub fn compile(
         .detach(|| compile_graph(loaded.graph, &form, &opts))
         .map_err(CompileError::new_err)?;
     let mut report = compiled.report_json();
+    report["overrides"] = serde_json::json!(overrides);
     if verify {
         let settings = VerifySettings::default();
         let mut v = verify_sources(py, src, &compiled.module.source, device, &settings)?;
@@ -231,6 +249,7 @@ pub fn compile(
             let again = verify_sources(py, src, &nchw.source, device, &settings)?;
             compiled.module = nchw;
             report = compiled.report_json();
+            report["overrides"] = serde_json::json!(overrides);
             report["first_verification"] =
                 serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
             report["layout_retry"] = serde_json::json!(
@@ -254,20 +273,24 @@ pub fn compile(
 
 /// Splits a program into subproblems of at most `max_ops` ops along fusion-legal cuts;
 /// one dict per subproblem, as `drtc decompose` writes them (`pytorch`, `difficulty`,
-/// `reads`, `writes`, `ops`, ...). `passes` runs a pipeline first (e.g. "canonicalize,dce").
+/// `reads`, `writes`, `ops`, ...). `passes` runs a pipeline first (e.g. "canonicalize,dce");
+/// `set` and `shrink` as in [`parse`].
 #[pyfunction]
-#[pyo3(signature = (src, max_ops = 8, *, passes = None, name = "<program>"))]
+#[pyo3(signature = (src, max_ops = 8, *, passes = None, name = "<program>", set = None, shrink = false))]
 pub fn decompose<'py>(
     py: Python<'py>,
     src: &str,
     max_ops: usize,
     passes: Option<&str>,
     name: &str,
+    set: Option<Bound<'py, PyDict>>,
+    shrink: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     if max_ops == 0 {
         return Err(PyValueError::new_err("max_ops must be at least 1"));
     }
-    let mut lowered = lower_source(py, src, name)?;
+    let (src, _) = sized(src, set.as_ref(), shrink)?;
+    let mut lowered = lower_source(py, &src, name)?;
     run_pipeline(&mut lowered.graph, passes).map_err(CompileError::new_err)?;
     let records = subproblem_records(&lowered.graph, name, None, max_ops);
     to_py(py, &records)

@@ -10,6 +10,7 @@ use drtc::runtime::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -161,7 +162,7 @@ fn bench_json(b: &BenchReport) -> serde_json::Value {
 /// `drtc verify`: fresh random inputs, aliasing, unwritten outputs, mutated inputs, ...).
 /// Returns the runtime's full report as a dict (`verified`, `failures`, `trials`, ...).
 #[pyfunction]
-#[pyo3(signature = (reference_src, candidate_src, *, device = None, trials = 5, seed = 0, strict = false, library_ops = None, timeout = 300.0))]
+#[pyo3(signature = (reference_src, candidate_src, *, device = None, trials = 5, seed = 0, strict = false, library_ops = None, timeout = 300.0, set = None, shrink = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn verify<'py>(
     py: Python<'py>,
@@ -173,7 +174,11 @@ pub fn verify<'py>(
     strict: bool,
     library_ops: Option<Vec<String>>,
     timeout: f64,
+    set: Option<Bound<'py, PyDict>>,
+    shrink: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (reference, _) = crate::sizes::sized(reference_src, set.as_ref(), shrink)?;
+    let reference_src = reference.as_str();
     let device = device_kind(device)?;
     let (pool, home) = make_pool(device, Some(1), timeout, None, None)?;
     let settings = VerifySettings {
@@ -194,7 +199,7 @@ pub fn verify<'py>(
 /// Verifies, then times a candidate against its reference on a CUDA GPU (CUDA events, L2
 /// flushed, as `drtc bench-pair`). Returns `{"verify", "timing", "timing_error", "speedup"}`.
 #[pyfunction]
-#[pyo3(signature = (reference_src, candidate_src, *, trials = 5, seed = 0, strict = false, compile_baseline = false, timeout = 300.0))]
+#[pyo3(signature = (reference_src, candidate_src, *, trials = 5, seed = 0, strict = false, compile_baseline = false, timeout = 300.0, set = None, shrink = false))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench<'py>(
     py: Python<'py>,
@@ -205,7 +210,11 @@ pub fn bench<'py>(
     strict: bool,
     compile_baseline: bool,
     timeout: f64,
+    set: Option<Bound<'py, PyDict>>,
+    shrink: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let (reference, _) = crate::sizes::sized(reference_src, set.as_ref(), shrink)?;
+    let reference_src = reference.as_str();
     let (pool, home) = make_pool(DeviceKind::Cuda, Some(1), timeout, None, None)?;
     let settings = VerifySettings {
         trials,

@@ -103,6 +103,28 @@ def test_compile_writes_a_module_that_verifies_on_the_cpu():
     assert "class ModelNew" in k.source
 
 
+def test_set_and_shrink_are_the_clis_options():
+    # --set NAME=VALUE: an int's repr, or Python source text
+    p = drtc.parse(EXAMPLE, set={"batch_size": 2})
+    assert p.signature["inputs"][0]["shape"][0] == 2
+    q = drtc.parse(EXAMPLE, set={"batch_size": "1 + 2"})
+    assert q.signature["inputs"][0]["shape"][0] == 3
+    with pytest.raises(ValueError, match="no_such_constant"):
+        drtc.parse(EXAMPLE, set={"no_such_constant": 1})
+    # the module and its report say what was set; verification runs the changed reference
+    c = drtc.compile(EXAMPLE, device="cpu", set={"batch_size": 2}, verify=True)
+    assert c.report["overrides"] == ["batch_size=2"]
+    assert c.report["verification"]["verified"] is True, c.report["verification"]
+    v = drtc.verify(EXAMPLE, c.source, device="cpu", set={"batch_size": 2})
+    assert v["verified"] is True, v
+    # --shrink: the size caps, and a name in set wins over its cap
+    s = drtc.compile(EXAMPLE, device="cpu", shrink=True, set={"batch_size": 3})
+    assert "batch_size=3" in s.report["overrides"]
+    assert drtc.compile(EXAMPLE, device="cpu").report["overrides"] == []
+    subs = drtc.decompose(EXAMPLE, 2, set={"batch_size": 2})
+    assert any("[2, 3, 32, 32]" in x["pytorch"] for x in subs), subs[0]["pytorch"]
+
+
 def test_decompose_splits_along_fusion_cuts():
     subs = drtc.decompose(EXAMPLE, 2)
     assert len(subs) >= 2

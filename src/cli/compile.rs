@@ -524,14 +524,7 @@ pub fn refuse_llm_options(matches: &clap::ArgMatches) -> DriverResult<()> {
 /// The template backend.
 pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
-    let mut overrides = args.set.clone();
-    if args.shrink {
-        for o in drtc::driver::shrink::shrink_overrides(&contents) {
-            if !overrides.iter().any(|x| x.name == o.name) {
-                overrides.push(o);
-            }
-        }
-    }
+    let overrides = drtc::driver::shrink::merged_overrides(&contents, &args.set, args.shrink);
     super::decompose::say_overrides(&overrides, &args.set);
     let multi = args.file.extension().is_some_and(|e| e == "jsonl");
     if multi && !args.input_types.is_empty() && args.line.is_none() {
@@ -697,6 +690,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     entry["search"] = json!(search_log);
                 }
                 entry["timings"] = stages.to_json();
+                entry["overrides"] = json!(drtc::driver::constants::described(&overrides));
                 entry["name"] = json!(prog.name);
                 entry["line"] = json!(prog.line);
                 entry["frontend"] = frontend.clone();

@@ -10,7 +10,6 @@ use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
 use drtc::driver::program::load_programs;
-use drtc::driver::shrink::shrink_overrides;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -78,15 +77,8 @@ pub fn overrides(
     set: &[ConstantOverride],
     shrink: bool,
 ) -> Vec<ConstantOverride> {
-    let mut all = vec![];
-    if shrink && file.extension().is_some_and(|e| e == "py") {
-        all = shrink_overrides(contents);
-    }
-    for o in set {
-        all.retain(|a: &ConstantOverride| a.name != o.name);
-        all.push(o.clone());
-    }
-    all
+    let python = file.extension().is_some_and(|e| e == "py");
+    drtc::driver::shrink::merged_overrides(contents, set, shrink && python)
 }
 
 pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {

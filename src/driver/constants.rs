@@ -55,6 +55,14 @@ fn bound_names(line: &str) -> Vec<String> {
     names
 }
 
+/// `NAME=VALUE` per override, as reports list them.
+pub fn described(overrides: &[ConstantOverride]) -> Vec<String> {
+    overrides
+        .iter()
+        .map(|o| format!("{}={}", o.name, o.value))
+        .collect()
+}
+
 /// Applies the overrides; returns the new source, or the names never bound at top level.
 pub fn apply_overrides(
     source: &str,

@@ -272,6 +272,25 @@ fn capped_list(text: &str, cap: i64) -> Option<String> {
     })
 }
 
+/// The overrides a command applies: `--shrink`'s size caps for `source` (a Python
+/// program) when `shrink`, then each of `set`, which replaces a cap of the same name.
+pub fn merged_overrides(
+    source: &str,
+    set: &[ConstantOverride],
+    shrink: bool,
+) -> Vec<ConstantOverride> {
+    let mut all = if shrink {
+        shrink_overrides(source)
+    } else {
+        vec![]
+    };
+    for o in set {
+        all.retain(|a| a.name != o.name);
+        all.push(o.clone());
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
