@@ -262,7 +262,10 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> DriverResult<ExitCode> {
         Command::Setup(args) => setup::run(args),
         Command::Devices(args) => devices::run(args),
         Command::Parse(args) => parse::run(args),
-        Command::Synth(args) => synth::run(args),
+        Command::Synth(args) => match args.ray.clone() {
+            Some(target) => synth_ray::run(&args, &target),
+            None => synth::run(args),
+        },
         Command::SynthReport(args) => synth_report::run(args),
         Command::SynthBench(args) => synth_bench::run(args),
         Command::Decompose(args) => decompose::run(args),

@@ -191,16 +191,20 @@ pub fn check_floor(o: &SynthOptions) -> DriverResult<Option<String>> {
     )))
 }
 
-pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
+/// The options, after saying what the FLOP floor excludes (not in a shard's run).
+pub fn checked_options(args: &SynthArgs) -> DriverResult<SynthOptions> {
     let o = args.options()?;
     if args.shard.is_none() {
         if let Some(line) = check_floor(&o)? {
             eprintln!("{line}");
         }
     }
-    if let Some(target) = &args.ray {
-        return super::synth_ray::run(&args, target, &o);
-    }
+    Ok(o)
+}
+
+/// A local run (`--ray` runs go to `synth_ray.rs`).
+pub fn run(args: SynthArgs) -> DriverResult<ExitCode> {
+    let o = checked_options(&args)?;
     let cp = CpSat::load().map_err(|e| DriverError::Reported(e.to_string()))?;
     if let Some(j) = args.jobs {
         // an error here means a pool already exists, which is fine

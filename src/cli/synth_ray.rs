@@ -4,14 +4,13 @@
 //! run per chunk, so the shards' programs are exactly those of a local run; they are
 //! written in index order as soon as every earlier chunk is in.
 
-use super::synth::{print_summary, SynthArgs};
+use super::synth::{checked_options, print_summary, SynthArgs};
 use super::verify::runtime_error;
 use super::{DriverError, DriverResult};
 use clap::ValueEnum;
 use drtc::driver::synth::RunStats;
 use drtc::runtime::ray::bridge::{Bridge, BridgeStart};
 use drtc::runtime::{DeviceKind, DrtcHome, PythonEnv, RayConfig, RayTarget};
-use drtc_frontends::synth::SynthOptions;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write;
 use std::process::ExitCode;
@@ -89,7 +88,8 @@ fn parse_shard(stdout: &str) -> Result<Shard, String> {
     Ok(Shard { records, stats })
 }
 
-pub fn run(args: &SynthArgs, target: &RayTarget, o: &SynthOptions) -> DriverResult<ExitCode> {
+pub fn run(args: &SynthArgs, target: &RayTarget) -> DriverResult<ExitCode> {
+    let o = &checked_options(args)?;
     let home = DrtcHome::from_env();
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let script = drtc::runtime::worker::install_script(&home).map_err(runtime_error)?;

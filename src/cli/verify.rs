@@ -108,7 +108,7 @@ pub(super) fn worker_pool(
     options: PoolOptions,
 ) -> DriverResult<WorkerPool> {
     let (pool, note) =
-        drtc::runtime::service::pool(python, home, options).map_err(runtime_error)?;
+        drtc::runtime::pool::shared_or_local(python, home, options).map_err(runtime_error)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
     }

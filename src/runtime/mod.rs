@@ -16,6 +16,7 @@ pub mod devices;
 pub mod env;
 pub mod error;
 pub mod gate;
+pub mod options;
 pub mod pool;
 pub mod program;
 pub mod ray;
@@ -28,7 +29,8 @@ pub mod worker;
 pub use devices::{DeviceScan, GpuInfo};
 pub use env::{DrtcHome, PythonEnv, PythonSource};
 pub use error::RuntimeError;
-pub use pool::{DeviceKind, PoolOptions, WorkerPool};
+pub use options::{DeviceKind, PoolOptions};
+pub use pool::WorkerPool;
 pub use ray::{RayConfig, RayTarget};
 pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
 pub use verify::{

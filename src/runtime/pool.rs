@@ -16,11 +16,12 @@ use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
 use super::gate::DeviceGate;
+pub use super::options::{DeviceKind, PoolOptions};
 use super::ray::bridge::{Bridge, BridgeStart};
 use super::ray::summary::RaySummary;
-use super::ray::RayConfig;
+use super::service::launch::{self, ServiceLaunch};
 use super::service::messages::{ServiceReply, ServiceRequest};
-use super::service::{client, ServiceClient, ServiceLaunch};
+use super::service::{client, ServiceClient};
 use super::time::{BenchReport, BenchRequest, TimingReport};
 use super::verify::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
@@ -37,71 +38,6 @@ const GPU_FAULT_MARKERS: [&str; 5] = [
     "CUDA_ERROR_ILLEGAL_ADDRESS",
     "misaligned address",
 ];
-
-/// Where candidates run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeviceKind {
-    /// CPU tensors under Triton's interpreter: correctness only.
-    Cpu,
-    /// CUDA GPUs, one worker each.
-    Cuda,
-}
-
-impl DeviceKind {
-    /// CUDA when a GPU is present, else CPU.
-    pub fn detect() -> DeviceKind {
-        match devices::scan() {
-            DeviceScan::Gpus(g) if !g.is_empty() => DeviceKind::Cuda,
-            _ => DeviceKind::Cpu,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            DeviceKind::Cpu => "cpu",
-            DeviceKind::Cuda => "cuda",
-        }
-    }
-}
-
-/// Pool settings.
-#[derive(Debug, Clone)]
-pub struct PoolOptions {
-    pub device: DeviceKind,
-    /// Workers on CPU (default: half the cores, at least one). On CUDA: at most this
-    /// many GPUs when set (default: all).
-    pub workers: Option<usize>,
-    /// On CUDA: workers per GPU (default 1). Several verify and compile in parallel; their
-    /// timing phases still run one at a time per GPU.
-    pub workers_per_gpu: usize,
-    /// Deadline for one verification (including the candidate's imports and compiles).
-    pub request_timeout: Duration,
-    /// Deadline for a bench request (verification plus timing).
-    pub bench_timeout: Duration,
-    /// Deadline for a worker to import torch and say it is ready.
-    pub startup_timeout: Duration,
-    /// Use (and start, when none runs) the verification service for these options
-    /// instead of workers of this process ([`super::service`]).
-    pub service: Option<ServiceLaunch>,
-    /// Verify on a Ray cluster's actors instead of local workers. `workers` then bounds
-    /// the actors (CPU) or the GPUs drtc takes (CUDA); default: the cluster's CPUs or GPUs.
-    pub ray: Option<RayConfig>,
-}
-
-impl PoolOptions {
-    pub fn new(device: DeviceKind) -> Self {
-        PoolOptions {
-            device,
-            workers: None,
-            workers_per_gpu: 1,
-            request_timeout: Duration::from_secs(300),
-            bench_timeout: Duration::from_secs(600),
-            startup_timeout: Duration::from_secs(180),
-            service: None,
-            ray: None,
-        }
-    }
-}
 
 /// Where a slot's requests go.
 enum Slot {
@@ -779,4 +715,31 @@ fn verify_payload(op: &str, req: &VerifyRequest, timeout: Duration) -> RuntimeRe
 
 fn parse_report(v: Value) -> RuntimeResult<VerifyReport> {
     serde_json::from_value(v).map_err(|e| RuntimeError::Protocol(format!("verify report: {e}")))
+}
+
+/// A pool on the verification service when `DRTC_SERVICE` allows it (`on`, the default;
+/// `off`), else a pool of this process's own. When the service cannot be started the pool
+/// is this process's own too, and the note says why.
+pub fn shared_or_local(
+    python: PythonEnv,
+    home: &DrtcHome,
+    options: PoolOptions,
+) -> RuntimeResult<(WorkerPool, Option<String>)> {
+    // A Ray pool's actors are the shared workers already.
+    if !launch::wanted() || options.ray.is_some() {
+        return Ok((WorkerPool::new(python, home, options)?, None));
+    }
+    let launch = ServiceLaunch::this_exe()?;
+    let mut shared = options.clone();
+    shared.service = Some(launch);
+    match WorkerPool::new(python.clone(), home, shared) {
+        Ok(pool) => Ok((pool, None)),
+        Err(e) => {
+            let note = format!(
+                "the verification service is not available ({e}); verifying with workers of \
+                 this process (DRTC_SERVICE=off says so without trying)"
+            );
+            Ok((WorkerPool::new(python, home, options)?, Some(note)))
+        }
+    }
 }

@@ -9,7 +9,7 @@ use super::summary::RaySummary;
 use super::{RayConfig, RAY_FILES};
 use crate::runtime::env::{DrtcHome, PythonEnv};
 use crate::runtime::error::{RuntimeError, RuntimeResult};
-use crate::runtime::pool::DeviceKind;
+use crate::runtime::options::DeviceKind;
 use crate::runtime::worker::{self, Exchange};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};

@@ -3,8 +3,9 @@
 //! one request per connection.
 
 use super::super::error::{RuntimeError, RuntimeResult};
-use super::super::pool::PoolOptions;
+use super::super::options::PoolOptions;
 use super::key::{service_key, socket_path};
+use super::launch::ServiceLaunch;
 use super::messages::{ServiceReply, ServiceRequest, ServiceStatus};
 use crate::runtime::{DrtcHome, PythonEnv};
 use std::io::{BufRead, BufReader, Write};
@@ -19,31 +20,6 @@ const MAX_SOCKET_PATH: usize = 107;
 
 /// How long a new service may take to listen.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(15);
-
-/// How to start a service when none is running.
-#[derive(Debug, Clone)]
-pub struct ServiceLaunch {
-    /// The drtc executable that serves (`drtc service run`).
-    pub exe: PathBuf,
-    /// It exits after this long without a request.
-    pub idle: Duration,
-}
-
-/// Default idle limit of a service.
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(600);
-
-impl ServiceLaunch {
-    /// This executable, with the idle limit of `DRTC_SERVICE_IDLE_S` (default 600 s).
-    pub fn this_exe() -> RuntimeResult<ServiceLaunch> {
-        let exe = std::env::current_exe().map_err(|e| RuntimeError::io("current executable", e))?;
-        let idle = std::env::var("DRTC_SERVICE_IDLE_S")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map_or(DEFAULT_IDLE, Duration::from_secs_f64);
-        Ok(ServiceLaunch { exe, idle })
-    }
-}
 
 /// A connection point to one running service.
 #[derive(Debug, Clone)]
@@ -255,12 +231,4 @@ impl Lock {
         }
         Ok(Lock { _file: file })
     }
-}
-
-/// Whether the service should be used, from `DRTC_SERVICE` (`on`, the default, or `off`).
-pub fn wanted() -> bool {
-    !matches!(
-        std::env::var("DRTC_SERVICE").as_deref(),
-        Ok("off") | Ok("0") | Ok("false") | Ok("no")
-    )
 }

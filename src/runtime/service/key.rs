@@ -3,7 +3,7 @@
 //! that differ in any of them get different services, so a client sees exactly what a
 //! pool of its own would do.
 
-use super::super::pool::{DeviceKind, PoolOptions};
+use super::super::options::{DeviceKind, PoolOptions};
 use super::super::worker::content_hash;
 use crate::runtime::PythonEnv;
 use std::path::{Path, PathBuf};

@@ -9,38 +9,10 @@
 
 pub mod client;
 pub mod key;
+pub mod launch;
 pub mod messages;
 pub mod server;
 
-pub use client::{ServiceClient, ServiceLaunch};
+pub use client::ServiceClient;
+pub use launch::ServiceLaunch;
 pub use messages::{ServiceReply, ServiceRequest, ServiceStatus};
-
-use super::error::RuntimeResult;
-use super::{DrtcHome, PoolOptions, PythonEnv, WorkerPool};
-
-/// A pool on the verification service when `DRTC_SERVICE` allows it (`on`, the default;
-/// `off`), else a pool of this process's own. When the service cannot be started the pool
-/// is this process's own too, and the note says why.
-pub fn pool(
-    python: PythonEnv,
-    home: &DrtcHome,
-    options: PoolOptions,
-) -> RuntimeResult<(WorkerPool, Option<String>)> {
-    // A Ray pool's actors are the shared workers already.
-    if !client::wanted() || options.ray.is_some() {
-        return Ok((WorkerPool::new(python, home, options)?, None));
-    }
-    let launch = ServiceLaunch::this_exe()?;
-    let mut shared = options.clone();
-    shared.service = Some(launch);
-    match WorkerPool::new(python.clone(), home, shared) {
-        Ok(pool) => Ok((pool, None)),
-        Err(e) => {
-            let note = format!(
-                "the verification service is not available ({e}); verifying with workers of \
-                 this process (DRTC_SERVICE=off says so without trying)"
-            );
-            Ok((WorkerPool::new(python, home, options)?, Some(note)))
-        }
-    }
-}
