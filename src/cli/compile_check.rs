@@ -1,7 +1,9 @@
 //! `drtc compile`'s check of a written module: verification (and on CUDA timing) against
 //! the reference, or the search's run of the same module, and the lines that report it.
 
-use drtc::runtime::{BenchReport, BenchRequest, DeviceKind, VerifyRequest, WorkerPool};
+use drtc::runtime::{
+    BenchReport, BenchRequest, DeviceKind, VerifyReport, VerifyRequest, WorkerPool,
+};
 use drtc_backends::triton::Precision;
 use serde_json::json;
 use std::path::Path;
@@ -30,22 +32,29 @@ pub(super) fn searched_check(b: &BenchReport) -> serde_json::Value {
     v
 }
 
-/// A verification and timing report as the compile report and `--timings` read it.
-fn bench_json(b: &BenchReport) -> serde_json::Value {
+/// A verification report as the compile report and `--timings` read it.
+fn verify_json(r: &VerifyReport) -> serde_json::Value {
     json!({
-        "verified": b.verify.verified,
-        "reasons": b.verify.reasons(),
-        "summary": b.verify.summary(),
-        "memory": b.verify.memory,
-        "cuda_graphs": b.verify.cuda_graphs,
-        "phases": b.verify.phases,
-        "trials": b.verify.trials.len(),
-        "timed_cuda_graphs": b.timing.as_ref().and_then(|t| t.cuda_graphs.clone()),
-        "eager_ms": b.timing.as_ref().map(|t| t.reference.median_ms),
-        "drtc_ms": b.timing.as_ref().map(|t| t.candidate.median_ms),
-        "speedup": b.timing.as_ref().map(|t| t.speedup()),
-        "timing_error": b.timing_error,
+        "verified": r.verified,
+        "reasons": r.reasons(),
+        "summary": r.summary(),
+        "memory": r.memory,
+        "cuda_graphs": r.cuda_graphs,
+        "phases": r.phases,
+        "trials": r.trials.len(),
     })
+}
+
+/// [`verify_json`] with the timing's figures.
+fn bench_json(b: &BenchReport) -> serde_json::Value {
+    let mut v = verify_json(&b.verify);
+    let t = b.timing.as_ref();
+    v["timed_cuda_graphs"] = json!(t.and_then(|t| t.cuda_graphs.clone()));
+    v["eager_ms"] = json!(t.map(|t| t.reference.median_ms));
+    v["drtc_ms"] = json!(t.map(|t| t.candidate.median_ms));
+    v["speedup"] = json!(t.map(|t| t.speedup()));
+    v["timing_error"] = json!(b.timing_error);
+    v
 }
 
 fn check_once(
@@ -64,15 +73,7 @@ fn check_once(
         }
     } else {
         match pool.verify(&req) {
-            Ok(r) => json!({
-                "verified": r.verified,
-                "reasons": r.reasons(),
-                "summary": r.summary(),
-                "memory": r.memory,
-                "cuda_graphs": r.cuda_graphs,
-                "phases": r.phases,
-                "trials": r.trials.len(),
-            }),
+            Ok(r) => verify_json(&r),
             Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
         }
     }
