@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The suite protocols of issue 15 on a GPU machine: drtc against eager PyTorch and
-# torch.compile (default mode), timed interleaved in one worker on the same inputs.
+# The suite protocols on a GPU machine: drtc against eager PyTorch and torch.compile
+# (default mode, or the modes BASELINE names), timed interleaved in one worker on the same
+# inputs; rows carry each task's speed of light on the device's measured limits.
 #
 #   bash bench/gpu_suite.sh TASKS_DIR [DRTC_BINARY]
 #
@@ -20,12 +21,13 @@
 # (--resume); the last line says whether everything is done.
 #
 # Environment: DRTC_PYTHON (default python3: the machine's own Python with torch and
-# Triton), OUT (default bench/out), NAME (default <tasks dir name>_h200), JOBS,
+# Triton), BASELINE (`drtc suite --baseline`, default compile; e.g. all-modes: files then
+# end in _vs_modes), OUT (default bench/out), NAME (default <tasks dir name>_h200), JOBS,
 # STOP_AFTER, TASK_TIMEOUT, TIMEOUT (per worker request, default 300), DRTC_HOME (default
 # $TMPDIR/drtc-gpu-suite), EXTRA (more `drtc suite` arguments, e.g. "--simplify").
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,26p' "$0"
+  sed -n '2,29p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -40,6 +42,9 @@ TASK_TIMEOUT=${TASK_TIMEOUT:-150}
 TIMEOUT=${TIMEOUT:-300}
 FP32_PRECISION=${FP32_PRECISION:-fp32}
 PROTOCOLS=${PROTOCOLS:-fp32 tf32}
+BASELINE=${BASELINE:-compile}
+VS=compile
+[ "$BASELINE" = compile ] || VS=modes
 mkdir -p "$OUT"
 [ -d "$TASKS" ] || { echo "no task directory $TASKS"; exit 2; }
 [ -x "$DRTC" ] || { echo "no drtc binary at $DRTC"; exit 2; }
@@ -52,16 +57,16 @@ for proto in $PROTOCOLS; do
     default) args="--precision fp32" ;;
     *) echo "unknown protocol $proto (fp32, tf32 or default)"; exit 2 ;;
   esac
-  base="$OUT/${NAME}_${proto}_vs_compile"
-  echo "== protocol $proto: drtc suite $TASKS --device cuda --baseline compile $args"
+  base="$OUT/${NAME}_${proto}_vs_${VS}"
+  echo "== protocol $proto: drtc suite $TASKS --device cuda --baseline $BASELINE $args"
   # shellcheck disable=SC2086
-  "$DRTC" suite "$TASKS" --device cuda --baseline compile $args --jobs "$JOBS" \
+  "$DRTC" suite "$TASKS" --device cuda --baseline "$BASELINE" $args --jobs "$JOBS" \
     --timeout "$TIMEOUT" --task-timeout "$TASK_TIMEOUT" --stop-after "$STOP_AFTER" \
     --json "$base.jsonl" --markdown "$base.md" --resume ${EXTRA:-} 2> >(tee -a "$base.log" >&2)
   rc=$?
-  if [ $rc -eq 3 ]; then
+  if [ $rc -eq 4 ]; then
     echo "== protocol $proto: stopped after ${STOP_AFTER}s with tasks left; run the same command again to resume"
-    exit 3
+    exit 4
   elif [ $rc -ne 0 ]; then
     echo "== protocol $proto: drtc suite failed (exit $rc); see $base.log"
     [ $rc -eq 2 ] && echo "   (exit 2 is a usage error: a drtc without --precision $FP32_PRECISION? set FP32_PRECISION)"

@@ -125,6 +125,7 @@ def bench(
     timeout: float = 300.0,
     set: Constants = None,
     shrink: bool = False,
+    compile_modes: Optional[list[Literal["default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead"]]] = None,
 ) -> dict[str, Any]:
     """{"verify": report, "timing": {...} | None, "timing_error": str | None, "speedup": float | None}"""
 

@@ -5,8 +5,8 @@
 use crate::errors;
 use crate::json::to_py;
 use drtc::runtime::{
-    BenchReport, BenchRequest, DeviceKind, DeviceScan, DrtcHome, PoolOptions, PythonEnv, RayConfig,
-    RayTarget, RuntimeError, VerifyReport, VerifyRequest, WorkerPool,
+    BenchReport, BenchRequest, CompileMode, DeviceKind, DeviceScan, DrtcHome, PoolOptions,
+    PythonEnv, RayConfig, RayTarget, RuntimeError, VerifyReport, VerifyRequest, WorkerPool,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -199,7 +199,7 @@ pub fn verify<'py>(
 /// Verifies, then times a candidate against its reference on a CUDA GPU (CUDA events, L2
 /// flushed, as `drtc bench-pair`). Returns `{"verify", "timing", "timing_error", "speedup"}`.
 #[pyfunction]
-#[pyo3(signature = (reference_src, candidate_src, *, trials = 5, seed = 0, strict = false, compile_baseline = false, timeout = 300.0, set = None, shrink = false))]
+#[pyo3(signature = (reference_src, candidate_src, *, trials = 5, seed = 0, strict = false, compile_baseline = false, timeout = 300.0, set = None, shrink = false, compile_modes = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn bench<'py>(
     py: Python<'py>,
@@ -212,9 +212,25 @@ pub fn bench<'py>(
     timeout: f64,
     set: Option<Bound<'py, PyDict>>,
     shrink: bool,
+    compile_modes: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (reference, _) = crate::sizes::sized(reference_src, set.as_ref(), shrink)?;
     let reference_src = reference.as_str();
+    let mut modes = BenchRequest::default_mode_if(compile_baseline);
+    for name in compile_modes.unwrap_or_default() {
+        let mode = CompileMode::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "compile_modes: unknown torch.compile mode {name:?} (one of default, \
+                     max-autotune, max-autotune-no-cudagraphs, reduce-overhead)"
+                ))
+            })?;
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
     let (pool, home) = make_pool(DeviceKind::Cuda, Some(1), timeout, None, None)?;
     let settings = VerifySettings {
         trials,
@@ -227,7 +243,7 @@ pub fn bench<'py>(
             let files = PairFiles::write(&home, reference_src, candidate_src)?;
             pool.bench(&BenchRequest {
                 verify: files.request(&settings),
-                compile_baseline,
+                compile_modes: modes,
                 torch_precision: None,
             })
         })
@@ -292,7 +308,7 @@ impl Verifier {
         let r = PairFiles::write(&self.home, reference, candidate).and_then(|files| {
             self.pool.bench(&BenchRequest {
                 verify: files.request(s),
-                compile_baseline: false,
+                compile_modes: vec![],
                 torch_precision: None,
             })
         });

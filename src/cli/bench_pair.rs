@@ -1,6 +1,7 @@
 //! `drtc bench-pair REFERENCE CANDIDATE`: verifies a candidate, then times it against its
 //! reference (and optionally `torch.compile`) with semantics.md's protocol, on CUDA only.
 
+use super::baseline_arg::{compile_modes, BaselineArg};
 use super::verify::{prepare, runtime_error, PairArgs};
 use super::{DriverError, DriverResult};
 use clap::Args;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 #[command(
     about = "Verify, then time a candidate against its reference on a CUDA GPU",
     long_about = concat!(
-        "Verifies the candidate as `drtc verify` does and, when it is verified, times it against the eager reference (and torch.compile with --baseline compile) with CUDA events, L2 flushed, interleaved on the same inputs, and prints the medians and the speedup. Needs a CUDA GPU: on the CPU interpreter speed means nothing (use `drtc verify --device cpu`).\n\nExample:\n  drtc bench-pair model.py model_triton.py --baseline compile",
+        "Verifies the candidate as `drtc verify` does and, when it is verified, times it against the eager reference (and torch.compile with --baseline: its default mode, max-autotune, max-autotune-no-cudagraphs, reduce-overhead or all-modes) with CUDA events, L2 flushed, interleaved on the same inputs, and prints the medians and the speedup. Needs a CUDA GPU: on the CPU interpreter speed means nothing (use `drtc verify --device cpu`).\n\nExample:\n  drtc bench-pair model.py model_triton.py --baseline compile",
         exit_status_help!()
     )
 )]
@@ -22,21 +23,16 @@ pub struct BenchPairArgs {
     /// as `--baseline compile`).
     #[arg(long)]
     pub compile_baseline: bool,
-    /// `compile`: also time `torch.compile` (default mode) of the reference, interleaved
-    /// with eager and the candidate on the same inputs.
-    #[arg(long, value_enum)]
-    pub baseline: Option<BaselineArg>,
+    /// torch.compile of the reference to time too, interleaved with eager and the
+    /// candidate on the same inputs: `compile` (default mode), `max-autotune`,
+    /// `max-autotune-no-cudagraphs`, `reduce-overhead` or `all-modes` (repeat the option or
+    /// separate values with commas).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub baseline: Vec<BaselineArg>,
     /// `torch.set_float32_matmul_precision` for the reference and torch.compile while they
     /// are timed (default: PyTorch's own default). Verification always uses the default.
     #[arg(long, value_enum)]
     pub torch_precision: Option<TorchPrecisionArg>,
-}
-
-/// A second baseline beside eager PyTorch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BaselineArg {
-    /// torch.compile of the reference, default mode.
-    Compile,
 }
 
 /// PyTorch's float32 matmul precision (`torch.set_float32_matmul_precision`).
@@ -69,7 +65,13 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
     let report = pool
         .bench(&BenchRequest {
             verify,
-            compile_baseline: args.compile_baseline || args.baseline == Some(BaselineArg::Compile),
+            compile_modes: {
+                let mut asked = args.baseline.clone();
+                if args.compile_baseline {
+                    asked.push(BaselineArg::Compile);
+                }
+                compile_modes(&asked)
+            },
             torch_precision: args.torch_precision.map(|p| p.name().to_string()),
         })
         .map_err(runtime_error)?;

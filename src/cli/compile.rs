@@ -1,7 +1,8 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
 use super::compile_check::{
-    check, graphs_line, memory_line, searched_check, timings_line, verifying_line, Stages,
+    check, graphs_line, memory_line, searched_check, speed_of_light, timings_line, verifying_line,
+    Stages,
 };
 use super::search_arg::SearchArg;
 use super::verify::runtime_error;
@@ -13,6 +14,7 @@ use drtc::driver::frontend::{Frontend, FrontendUsed};
 use drtc::driver::graph_race::race_graphs;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::{load_programs_with_types, LoadedProgram};
+use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use drtc_backends::graphs::GraphMode;
@@ -643,6 +645,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     eprintln!("{}", export_summary(&prog));
                 }
                 let graph = std::mem::replace(&mut prog.graph, drtc_ir::Graph::new("moved"));
+                let program_work = Work::of(&graph);
                 let mut compiled =
                     compile_graph(graph, &prog.form, &popts).map_err(DriverError::Reported)?;
                 let mut search_log = vec![];
@@ -807,6 +810,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         v = again;
                         ok = v["verified"] == true;
                     }
+                    let sol = speed_of_light(&program_work, &v, popts.precision);
                     if !multi {
                         match (ok, v["speedup"].as_f64()) {
                             (true, Some(s)) => eprintln!(
@@ -829,9 +833,21 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         if let Some(line) = graphs_line(&v) {
                             eprintln!("{line}");
                         }
+                        if let Some(sol) = sol.as_ref().filter(|_| ok) {
+                            eprintln!(
+                                "speed of light {:.4} ms ({}-bound on the measured limits): \
+                                 drtc reaches {:.0}% of it",
+                                sol["time_ms"].as_f64().unwrap_or(0.0),
+                                sol["bound"].as_str().unwrap_or("?"),
+                                100.0 * sol["fraction_drtc"].as_f64().unwrap_or(0.0)
+                            );
+                        }
                         if args.timings {
                             eprintln!("{}", timings_line(&stages, &v));
                         }
+                    }
+                    if let Some(sol) = sol {
+                        entry["speed_of_light"] = sol;
                     }
                     entry["verification"] = v;
                     let _ = std::fs::remove_file(&ref_path);

@@ -1,8 +1,9 @@
 //! `drtc compile`'s check of a written module: verification (and on CUDA timing) against
 //! the reference, or the search's run of the same module, and the lines that report it.
 
+use drtc::driver::roofline::Work;
 use drtc::runtime::{
-    BenchReport, BenchRequest, DeviceKind, VerifyReport, VerifyRequest, WorkerPool,
+    BenchReport, BenchRequest, DeviceKind, DevicePeaks, VerifyReport, VerifyRequest, WorkerPool,
 };
 use drtc_backends::triton::Precision;
 use serde_json::json;
@@ -54,7 +55,27 @@ fn bench_json(b: &BenchReport) -> serde_json::Value {
     v["drtc_ms"] = json!(t.map(|t| t.candidate.median_ms));
     v["speedup"] = json!(t.map(|t| t.speedup()));
     v["timing_error"] = json!(b.timing_error);
+    if let Some(p) = t.and_then(|t| t.device_peaks.as_ref()) {
+        v["device_peaks"] = json!(p);
+    }
     v
+}
+
+/// The program's speed of light on the device's measured limits (in a verification's
+/// timed JSON) and the fraction drtc's module reaches; None without a timing.
+pub(super) fn speed_of_light(
+    work: &Work,
+    v: &serde_json::Value,
+    precision: Precision,
+) -> Option<serde_json::Value> {
+    let peaks: DevicePeaks = serde_json::from_value(v["device_peaks"].clone()).ok()?;
+    let drtc_ms = v["drtc_ms"].as_f64()?;
+    let sol = work.speed_of_light(&peaks, precision);
+    let mut out = json!(sol);
+    out["fraction_drtc"] = json!(sol.fraction(drtc_ms));
+    out["work"] = json!(work);
+    out["peaks"] = json!(peaks);
+    Some(out)
 }
 
 fn check_once(

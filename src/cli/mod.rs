@@ -10,6 +10,7 @@ own); 3 drtc failed (its Python runtime could not start or answer, an internal e
     };
 }
 
+mod baseline_arg;
 mod bench_pair;
 mod compile;
 mod compile_cache;

@@ -2,7 +2,8 @@
 //! directory (KernelBench level folders), writing one JSON row per task as it finishes,
 //! and print a table with the summary metrics.
 
-use super::bench_pair::{BaselineArg, TorchPrecisionArg};
+use super::baseline_arg::BaselineArg;
+use super::bench_pair::TorchPrecisionArg;
 use super::compile::PrecisionArg;
 use super::suite_results::ResultsFile;
 use super::suite_table::{detail, render, VERIFIED};
@@ -83,10 +84,13 @@ pub struct SuiteArgs {
     /// verified again in NCHW; the row says so).
     #[arg(long, value_enum, default_value = "auto")]
     pub layout: super::layout_arg::LayoutArg,
-    /// `compile`: also time torch.compile (default mode) of the reference, interleaved with
-    /// eager and drtc on the same inputs (GPU only).
-    #[arg(long, value_enum)]
-    pub baseline: Option<BaselineArg>,
+    /// torch.compile of the reference to time too, interleaved with eager and drtc on the
+    /// same inputs (GPU only): `compile` (default mode), `max-autotune`,
+    /// `max-autotune-no-cudagraphs`, `reduce-overhead` or `all-modes` (repeat the option or
+    /// separate values with commas). The table compares drtc with each and with the best
+    /// mode per task, and reports each mode's compile time.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub baseline: Vec<BaselineArg>,
     /// `torch.set_float32_matmul_precision` for the eager reference and torch.compile while
     /// they are timed (default: PyTorch's own). Verification always uses PyTorch's default.
     #[arg(long, value_enum)]
@@ -224,13 +228,13 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         graphs: args.cuda_graphs.mode(),
         ..Default::default()
     };
-    let compile_baseline = args.baseline == Some(BaselineArg::Compile);
+    let compile_modes = super::baseline_arg::compile_modes(&args.baseline);
     let search = args.search.scope().filter(|_| device == DeviceKind::Cuda);
     let settings = json!({
         "device": device.name(),
         "precision": format!("{:?}", opts.precision).to_lowercase(),
         "torch_precision": args.torch_precision.map_or("default", |p| p.name()),
-        "baseline": if compile_baseline { "compile" } else { "eager" },
+        "baseline": super::baseline_arg::describe(&compile_modes),
         "shrink": args.shrink,
         "layout": args.layout.choice().name(),
         "simplify": !args.no_simplify,
@@ -256,7 +260,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         );
     }
     if device == DeviceKind::Cpu
-        && (compile_baseline
+        && (!compile_modes.is_empty()
             || args.torch_precision.is_some()
             || args.search == super::search_arg::SearchArg::Full)
     {
@@ -289,7 +293,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         work,
         request_timeout: Duration::from_secs(args.timeout),
         task_timeout: Duration::from_secs(args.task_timeout),
-        compile_baseline,
+        compile_modes,
         torch_precision: args.torch_precision.map(|p| p.name().to_string()),
         search: search.map(|s| (&home, s)),
         settings,

@@ -1,6 +1,7 @@
 //! The suite's table and summary, built from its JSON rows alone, so that `drtc suite`
 //! (as tasks finish) and `drtc suite-report` (from a results file) print the same thing.
 
+use drtc::runtime::CompileMode;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -57,11 +58,22 @@ pub fn settings_line(rows: &[Value]) -> String {
         write!(s, " (float32 matmul precision `{used}` as run)").unwrap();
     }
     if device == "cuda" {
-        s.push_str(if has_compile(rows) {
-            "; baselines: eager and torch.compile (default mode), interleaved on the same inputs"
+        let modes = compile_modes(rows);
+        if modes.len() > 1 || modes.first().is_some_and(|m| m != "default") {
+            write!(
+                s,
+                "; baselines: eager and torch.compile modes {}, interleaved on the same inputs",
+                modes.join(", ")
+            )
+            .unwrap();
         } else {
-            "; baseline: eager"
-        });
+            s.push_str(if has_compile(rows) {
+                "; baselines: eager and torch.compile (default mode), interleaved on the same \
+                 inputs"
+            } else {
+                "; baseline: eager"
+            });
+        }
     } else {
         s.push_str("; verification only (timing and baselines need a GPU)");
     }
@@ -97,6 +109,31 @@ fn device_of(rows: &[Value]) -> String {
         })
 }
 
+/// The torch.compile modes timed in any row, in torch.compile's order of modes.
+fn compile_modes(rows: &[Value]) -> Vec<String> {
+    CompileMode::ALL
+        .iter()
+        .map(|m| m.name())
+        .filter(|m| {
+            rows.iter()
+                .any(|r| r["torch_compile_modes"][*m].is_object())
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Modes beside the default one (each gets its own column and summary line).
+fn extra_modes(rows: &[Value]) -> Vec<String> {
+    compile_modes(rows)
+        .into_iter()
+        .filter(|m| m != "default")
+        .collect()
+}
+
+fn has_sol(rows: &[Value]) -> bool {
+    rows.iter().any(|r| r["speed_of_light"].is_object())
+}
+
 fn has_compile(rows: &[Value]) -> bool {
     rows.iter()
         .any(|r| r["baseline"] == "compile" || r["torch_compile_ms"].is_number())
@@ -123,6 +160,8 @@ fn against(rows: &[Value], speedup: impl Fn(&Value) -> Option<f64>) -> (usize, f
 pub fn render(rows: &[Value]) -> (String, String) {
     let cuda = device_of(rows) == "cuda";
     let compile = cuda && has_compile(rows);
+    let extra = extra_modes(rows);
+    let sol = has_sol(rows);
     let mut t = format!(
         "{}
 
@@ -139,6 +178,15 @@ pub fn render(rows: &[Value]) -> (String, String) {
         t.push_str(" drtc ms | vs eager |");
         if compile {
             t.push_str(" vs compile |");
+        }
+        for m in &extra {
+            write!(t, " {m} ms |").unwrap();
+        }
+        if !extra.is_empty() {
+            t.push_str(" best compile ms | vs best |");
+        }
+        if sol {
+            t.push_str(" SoL ms | bound | drtc % of SoL |");
         }
     }
     let cols = t[header..].matches('|').count() - 1;
@@ -171,6 +219,27 @@ pub fn render(rows: &[Value]) -> (String, String) {
             write!(t, " {} | {} |", num(&r["drtc_ms"], 4), num(&eager, 2)).unwrap();
             if compile {
                 write!(t, " {} |", num(&r["speedup_vs_compile"], 2)).unwrap();
+            }
+            for m in &extra {
+                write!(t, " {} |", num(&r["torch_compile_modes"][m]["ms"], 4)).unwrap();
+            }
+            if !extra.is_empty() {
+                let best = &r["best_compile"];
+                let name = best["mode"].as_str().unwrap_or("");
+                write!(t, " {} {name} |", num(&best["ms"], 4)).unwrap();
+                write!(t, " {} |", num(&r["speedup_vs_best_compile"], 2)).unwrap();
+            }
+            if sol {
+                let f = &r["speed_of_light"];
+                let pct = f["fraction_drtc"].as_f64().map(|x| 100.0 * x);
+                write!(
+                    t,
+                    " {} | {} | {} |",
+                    num(&f["time_ms"], 4),
+                    f["bound"].as_str().unwrap_or("-"),
+                    num(&pct.map_or(Value::Null, Value::from), 1)
+                )
+                .unwrap();
             }
         }
         t.push('\n');
@@ -266,6 +335,12 @@ read by the export frontend (torch.export): {} ({} verified); \
             }
         }
     }
+    if cuda && !extra.is_empty() {
+        mode_lines(rows, &mut s);
+    }
+    if cuda && sol {
+        speed_of_light_lines(rows, &mut s);
+    }
     accuracy_lines(rows, &mut s);
     if !compile_ms.is_empty() {
         compile_ms.sort_by(f64::total_cmp);
@@ -290,6 +365,152 @@ read by the export frontend (torch.export): {} ({} verified); \
         .unwrap();
     }
     (t, s)
+}
+
+/// How many verified rows are at least as fast as a baseline within 3% (speedup ≥ 0.97).
+fn as_fast(rows: &[Value], speedup: impl Fn(&Value) -> Option<f64>) -> usize {
+    rows.iter()
+        .filter(|r| r["status"] == VERIFIED)
+        .filter_map(&speedup)
+        .filter(|&s| s >= 0.97)
+        .count()
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+/// One summary line per torch.compile mode and one against the best mode per task: fast_1,
+/// at least as fast within 3%, geometric mean, and each side's compile time.
+fn mode_lines(rows: &[Value], s: &mut String) {
+    let n = rows.len();
+    let pct = |k: usize| 100.0 * k as f64 / n.max(1) as f64;
+    for m in compile_modes(rows) {
+        let speedup = |r: &Value| {
+            let ms = r["torch_compile_modes"][&m]["ms"].as_f64()?;
+            Some(ms / r["drtc_ms"].as_f64()?)
+        };
+        let (faster, geo) = against(rows, speedup);
+        let even = as_fast(rows, speedup);
+        let failed = rows
+            .iter()
+            .filter(|r| r["torch_compile_modes"][&m]["error"].is_string())
+            .count();
+        let compile_s = median(
+            rows.iter()
+                .filter_map(|r| r["torch_compile_modes"][&m]["compile_ms"].as_f64())
+                .map(|ms| ms / 1e3)
+                .collect(),
+        );
+        write!(
+            s,
+            "
+vs torch.compile {m}: faster {faster}/{n} = {:.1}%; at least as fast (within \
+             3%) {even}/{n} = {:.1}%; geometric mean {geo:.3}x; its first call (compiling) \
+             median {} s; failed on {failed}",
+            pct(faster),
+            pct(even),
+            compile_s.map_or("-".into(), |x| format!("{x:.1}")),
+        )
+        .unwrap();
+    }
+    let best = |r: &Value| r["speedup_vs_best_compile"].as_f64();
+    let (faster, geo) = against(rows, best);
+    let even = as_fast(rows, best);
+    write!(
+        s,
+        "
+vs the best torch.compile mode per task: faster {faster}/{n} = {:.1}%; at least as \
+         fast (within 3%) {even}/{n} = {:.1}%; geometric mean {geo:.3}x",
+        pct(faster),
+        pct(even),
+    )
+    .unwrap();
+}
+
+/// Speed of light: the device's measured limits, and per family the median fraction of it
+/// that drtc and the best torch.compile mode reach; memory-bound tasks below half of it.
+fn speed_of_light_lines(rows: &[Value], s: &mut String) {
+    let timed: Vec<&Value> = rows
+        .iter()
+        .filter(|r| r["status"] == VERIFIED && r["speed_of_light"].is_object())
+        .collect();
+    if let Some(p) = timed.first().map(|r| &r["speed_of_light"]["peaks"]) {
+        write!(
+            s,
+            "
+speed of light ({}; {}): copy {} GB/s, fp32 {} TFLOP/s, tf32 {} TFLOP/s, bf16 \
+             {} TFLOP/s",
+            p["device"].as_str().unwrap_or("?"),
+            p["source"].as_str().unwrap_or("?"),
+            num(&p["copy_gb_s"], 0),
+            num(&p["fp32_tflops"], 1),
+            num(&p["tf32_tflops"], 1),
+            num(&p["bf16_tflops"], 1),
+        )
+        .unwrap();
+    }
+    let mut families: std::collections::BTreeMap<&str, Vec<&Value>> = Default::default();
+    for r in &timed {
+        families
+            .entry(r["work"]["family"].as_str().unwrap_or("?"))
+            .or_default()
+            .push(r);
+    }
+    for (family, rs) in &families {
+        let of = |k: &str| {
+            median(
+                rs.iter()
+                    .filter_map(|r| r["speed_of_light"][k].as_f64())
+                    .collect(),
+            )
+        };
+        let show = |x: Option<f64>| x.map_or("-".into(), |x| format!("{:.0}%", 100.0 * x));
+        write!(
+            s,
+            "
+speed of light, {family} ({} tasks): median drtc {}, best torch.compile {}, \
+             eager {}",
+            rs.len(),
+            show(of("fraction_drtc")),
+            show(of("fraction_best_compile")),
+            show(of("fraction_eager")),
+        )
+        .unwrap();
+    }
+    let memory: Vec<&&Value> = timed
+        .iter()
+        .filter(|r| r["speed_of_light"]["bound"] == "memory")
+        .collect();
+    if !memory.is_empty() {
+        let fr = |r: &Value| r["speed_of_light"]["fraction_drtc"].as_f64().unwrap_or(0.0);
+        let low: Vec<String> = memory
+            .iter()
+            .filter(|r| fr(r) < 0.5)
+            .map(|r| {
+                format!(
+                    "{} {:.0}%",
+                    r["task"].as_str().unwrap_or("?"),
+                    100.0 * fr(r)
+                )
+            })
+            .collect();
+        write!(
+            s,
+            "
+memory-bound tasks: {}; drtc's median {:.0}% of the copy bandwidth's speed of \
+             light; below 50%: {}",
+            memory.len(),
+            100.0 * median(memory.iter().map(|r| fr(r)).collect()).unwrap_or(0.0),
+            if low.is_empty() {
+                "none".into()
+            } else {
+                low.join(", ")
+            }
+        )
+        .unwrap();
+    }
 }
 
 /// The summary's lines on the reference-accuracy rule: which verified tasks needed the
@@ -448,6 +669,80 @@ mod tests {
             "{settings}"
         );
         assert!(summary.contains("median 2.00x, max 2.00x"), "{summary}");
+    }
+
+    #[test]
+    fn every_mode_and_the_best_have_columns_and_lines_with_speed_of_light() {
+        let mut rows = vec![
+            row("1_a", VERIFIED, 2.0, 1.0, 0.5),
+            row("2_b", VERIFIED, 1.0, 0.5, 1.0),
+        ];
+        let peaks = json!({"device": "H", "source": "measured", "copy_gb_s": 4000.0,
+                           "fp32_tflops": 50.0, "tf32_tflops": 400.0, "bf16_tflops": 800.0});
+        let facts = [
+            (0.8, "pointwise", "memory", 0.4),
+            (1.02, "contraction", "compute", 0.9),
+        ];
+        for (r, (ro, family, bound, frac)) in rows.iter_mut().zip(facts) {
+            let drtc = r["drtc_ms"].as_f64().unwrap();
+            let default = r["torch_compile_ms"].as_f64().unwrap();
+            r["torch_compile_modes"] = json!({
+                "default": {"ms": default, "compile_ms": 3000.0, "error": null},
+                "reduce-overhead": {"ms": ro, "compile_ms": 5000.0, "error": null},
+            });
+            let best = default.min(ro);
+            let name = if ro < default {
+                "reduce-overhead"
+            } else {
+                "default"
+            };
+            r["best_compile"] = json!({"mode": name, "ms": best});
+            r["speedup_vs_best_compile"] = json!(best / drtc);
+            r["work"] = json!({"family": family});
+            r["speed_of_light"] = json!({"time_ms": frac * drtc, "bound": bound,
+                                         "fraction_drtc": frac, "fraction_eager": 0.1,
+                                         "fraction_best_compile": 0.2, "peaks": peaks});
+        }
+        let (table, summary) = render(&rows);
+        assert!(
+            table.contains("baselines: eager and torch.compile modes default, reduce-overhead"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "| vs compile | reduce-overhead ms | best compile ms | vs best | SoL ms | bound \
+                 | drtc % of SoL |"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains("| 0.8000 | 0.8000 reduce-overhead | 1.60 | 0.2000 | memory | 40.0 |"),
+            "{table}"
+        );
+        // reduce-overhead: 1.6x and 1.02x; the best mode: 1.6x (1_a) and 0.5x (2_b)
+        assert!(
+            summary.contains(
+                "vs torch.compile reduce-overhead: faster 2/2 = 100.0%; at least as fast \
+                 (within 3%) 2/2 = 100.0%; geometric mean 1.277x; its first call (compiling) \
+                 median 5.0 s; failed on 0"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains(
+                "vs the best torch.compile mode per task: faster 1/2 = 50.0%; at least as \
+                 fast (within 3%) 1/2 = 50.0%; geometric mean 0.894x"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("speed of light, pointwise (1 tasks): median drtc 40%"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("memory-bound tasks: 1; drtc's median 40% of the copy bandwidth's speed of light; below 50%: 1_a 40%"),
+            "{summary}"
+        );
     }
 
     #[test]

@@ -6,10 +6,11 @@ use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
 use drtc::driver::graph_race::race_graphs;
 use drtc::driver::program::load_programs_with_types;
+use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{
-    BenchReport, BenchRequest, Check, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
+    BenchReport, BenchRequest, Check, CompileMode, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
 };
 use drtc_backends::stitch::{GeneratedModule, ModuleForm};
 use serde_json::{json, Value};
@@ -31,7 +32,8 @@ pub struct TaskContext<'a> {
     pub request_timeout: Duration,
     /// Deadline of the whole task (`--task-timeout`), waiting for the timing turn excluded.
     pub task_timeout: Duration,
-    pub compile_baseline: bool,
+    /// The torch.compile modes timed beside eager PyTorch.
+    pub compile_modes: Vec<CompileMode>,
     pub torch_precision: Option<String>,
     /// Test-time search on the GPU (`--search`): the home of its cache, and its scope.
     pub search: Option<(&'a DrtcHome, SearchScope)>,
@@ -50,6 +52,8 @@ enum Front {
         frontend: Value,
         /// The constant overrides it was compiled with (`--shrink` may widen spatial caps).
         overrides: Vec<String>,
+        /// The work its IR says must be done (bytes, FLOPs), for speed of light.
+        work: Work,
     },
     Rejected {
         status: &'static str,
@@ -135,6 +139,7 @@ fn build(
         }
     };
     let frontend = p.frontend_json();
+    let work = Work::of(&p.graph);
     match compile_graph(p.graph, &p.form, &opts) {
         Err(e) => Front::Rejected {
             status: "compile",
@@ -146,6 +151,7 @@ fn build(
             form: p.form,
             reference: p.reference_source.unwrap_or_default(),
             frontend,
+            work,
             overrides: used
                 .iter()
                 .map(|o| format!("{}={}", o.name, o.value))
@@ -392,8 +398,10 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             compile_ms,
             frontend,
             overrides,
+            work,
         } => {
             row["overrides"] = json!(overrides);
+            row["work"] = json!(work);
             row["frontend_used"] = frontend;
             row["compile_ms"] = json!(compile_ms);
             (compiled, form, reference)
@@ -494,7 +502,7 @@ fn check(row: &mut Value, req: &VerifyRequest, cx: &TaskContext, started: Instan
         DeviceKind::Cuda => {
             let bench = BenchRequest {
                 verify: req.clone(),
-                compile_baseline: cx.compile_baseline,
+                compile_modes: cx.compile_modes.clone(),
                 torch_precision: cx.torch_precision.clone(),
             };
             let r = if alone {
@@ -567,6 +575,8 @@ fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: boo
             row["torch_compile_ms"] = json!(c.median_ms);
             row["speedup_vs_compile"] = json!(c.median_ms / t.candidate.median_ms);
         }
+        baseline_fields(row, t);
+        speed_of_light_fields(row, t, cx);
         if let Some(e) = &t.compiled_error {
             row["torch_compile_error"] = json!(e);
         }
@@ -605,4 +615,50 @@ fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: boo
     if b.verify.failed_checks().contains(&Check::Timeout) || timing_timed_out.is_some() {
         timed_out(row, cx, limited);
     }
+}
+
+/// Every torch.compile mode timed (its median, compile time, whether its outputs met
+/// drtc's rule, why it failed) and the best of them, with drtc's speedup over it.
+fn baseline_fields(row: &mut Value, t: &drtc::runtime::TimingReport) {
+    if t.compiled_modes.is_empty() {
+        return;
+    }
+    row["torch_compile_modes"] = t
+        .compiled_modes
+        .iter()
+        .map(|(mode, m)| {
+            let entry = json!({
+                "ms": m.stats.as_ref().map(|s| s.median_ms),
+                "compile_ms": m.compile_ms,
+                "outputs_ok": m.outputs_ok,
+                "error": m.error,
+            });
+            (mode.clone(), entry)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    if let Some((mode, ms)) = t.best_compiled() {
+        row["best_compile"] = json!({"mode": mode, "ms": ms});
+        row["speedup_vs_best_compile"] = json!(ms / t.candidate.median_ms);
+    }
+}
+
+/// The task's speed of light on the device's measured limits, and the fraction of it that
+/// drtc, eager PyTorch and the best torch.compile mode reach.
+fn speed_of_light_fields(row: &mut Value, t: &drtc::runtime::TimingReport, cx: &TaskContext) {
+    let (Some(peaks), Ok(work)) = (
+        &t.device_peaks,
+        serde_json::from_value::<Work>(row["work"].clone()),
+    ) else {
+        return;
+    };
+    let sol = work.speed_of_light(peaks, cx.opts.precision);
+    let mut fields = json!(sol);
+    fields["fraction_drtc"] = json!(sol.fraction(t.candidate.median_ms));
+    fields["fraction_eager"] = json!(sol.fraction(t.reference.median_ms));
+    if let Some((_, ms)) = t.best_compiled() {
+        fields["fraction_best_compile"] = json!(sol.fraction(ms));
+    }
+    fields["peaks"] = json!(peaks);
+    row["speed_of_light"] = fields;
 }

@@ -32,7 +32,9 @@ pub use error::RuntimeError;
 pub use options::{DeviceKind, PoolOptions};
 pub use pool::WorkerPool;
 pub use ray::{RayConfig, RayTarget};
-pub use time::{BenchReport, BenchRequest, TimingReport, TimingStats};
+pub use time::{
+    BenchReport, BenchRequest, CompileMode, CompiledMode, DevicePeaks, TimingReport, TimingStats,
+};
 pub use verify::{
     Check, CheckFailure, MemoryReport, Phases, VerifyReport, VerifyRequest, MIN_TRIALS,
 };

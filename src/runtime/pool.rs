@@ -465,7 +465,7 @@ impl WorkerPool {
             });
         }
         let mut payload = verify_payload("prepare", &req.verify, phase_timeout)?;
-        payload["compile_baseline"] = Value::Bool(req.compile_baseline);
+        payload["compile_modes"] = req.compile_modes.iter().map(|m| m.name()).collect();
         if let Some(p) = &req.torch_precision {
             payload["torch_precision"] = Value::from(p.as_str());
         }

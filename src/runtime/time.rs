@@ -4,14 +4,45 @@
 
 use super::verify::{VerifyReport, VerifyRequest};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A `torch.compile` mode timed as a baseline of the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompileMode {
+    Default,
+    MaxAutotune,
+    MaxAutotuneNoCudagraphs,
+    ReduceOverhead,
+}
+
+impl CompileMode {
+    pub const ALL: [CompileMode; 4] = [
+        CompileMode::Default,
+        CompileMode::MaxAutotune,
+        CompileMode::MaxAutotuneNoCudagraphs,
+        CompileMode::ReduceOverhead,
+    ];
+
+    /// The `mode=` argument of `torch.compile`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CompileMode::Default => "default",
+            CompileMode::MaxAutotune => "max-autotune",
+            CompileMode::MaxAutotuneNoCudagraphs => "max-autotune-no-cudagraphs",
+            CompileMode::ReduceOverhead => "reduce-overhead",
+        }
+    }
+}
 
 /// Verify a candidate, then time it against its reference.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BenchRequest {
     #[serde(flatten)]
     pub verify: VerifyRequest,
-    /// Also time `torch.compile` (default mode) of the reference, in the same run.
-    pub compile_baseline: bool,
+    /// Also time `torch.compile` of the reference in these modes, in the same run.
+    #[serde(default)]
+    pub compile_modes: Vec<CompileMode>,
     /// `torch.set_float32_matmul_precision` for the reference and torch.compile while
     /// they are timed ("highest", "high"); `None` leaves PyTorch's default. The candidate
     /// always runs with the process default; verification always compares against the
@@ -25,10 +56,55 @@ impl BenchRequest {
     pub fn new(verify: VerifyRequest) -> Self {
         BenchRequest {
             verify,
-            compile_baseline: false,
+            compile_modes: vec![],
             torch_precision: None,
         }
     }
+
+    /// torch.compile's default mode as the only second baseline when `compile` holds.
+    pub fn default_mode_if(compile: bool) -> Vec<CompileMode> {
+        if compile {
+            vec![CompileMode::Default]
+        } else {
+            vec![]
+        }
+    }
+}
+
+/// One torch.compile mode in a timed run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CompiledMode {
+    /// Its timed calls (None when it failed to compile).
+    #[serde(default)]
+    pub stats: Option<TimingStats>,
+    /// Its first call, which compiles, in milliseconds.
+    #[serde(default)]
+    pub compile_ms: Option<f64>,
+    /// Why it was not timed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Its last timed outputs checked by the candidate's rules.
+    #[serde(default)]
+    pub outputs_ok: Option<bool>,
+    #[serde(default)]
+    pub outputs_ok_without_truth: Option<bool>,
+    #[serde(default)]
+    pub failures: Vec<String>,
+}
+
+/// The device's measured limits (`drtc_worker/peaks.py`), the anchor of speed-of-light
+/// figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DevicePeaks {
+    /// Bytes read plus written per second by a 1 GiB device copy, in GB/s.
+    pub copy_gb_s: f64,
+    /// cuBLAS on large square GEMMs: full fp32 (CUDA cores), TF32 and bf16 (tensor cores).
+    pub fp32_tflops: f64,
+    pub tf32_tflops: f64,
+    pub bf16_tflops: f64,
+    pub device: String,
+    /// How the figures were obtained.
+    pub source: String,
 }
 
 /// Statistics of one contender's timed calls, in milliseconds.
@@ -84,6 +160,12 @@ pub struct TimingReport {
     /// torch.compile's first call (compilation), done before the timing phase.
     #[serde(default)]
     pub compile_warmup_ms: Option<f64>,
+    /// Every torch.compile mode asked for, by its name (`default` is also `compiled`).
+    #[serde(default)]
+    pub compiled_modes: BTreeMap<String, CompiledMode>,
+    /// The device's measured limits, when they could be measured.
+    #[serde(default)]
+    pub device_peaks: Option<DevicePeaks>,
     /// Modules with CUDA graphs: what the timed calls did (captures, replays, eager calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cuda_graphs: Option<serde_json::Value>,
@@ -123,6 +205,15 @@ impl TimingReport {
         if let Some(e) = &self.compiled_error {
             out.push(format!("compiled   not timed: {e}"));
         }
+        for (mode, m) in self.compiled_modes.iter().filter(|(m, _)| *m != "default") {
+            match (&m.stats, &m.error) {
+                (Some(s), _) => out.push(line(mode, s)),
+                (None, e) => out.push(format!(
+                    "{mode} not timed: {}",
+                    e.as_deref().unwrap_or("no report")
+                )),
+            }
+        }
         if let Some(p) = &self.torch_precision {
             out.push(format!(
                 "float32 matmul precision: reference and torch.compile {p}, candidate {}",
@@ -132,6 +223,14 @@ impl TimingReport {
         out.push(format!("speedup vs eager: {:.3}x", self.speedup()));
         if let Some(s) = self.speedup_vs_compiled() {
             out.push(format!("speedup vs torch.compile: {s:.3}x"));
+        }
+        if self.compiled_modes.len() > 1 {
+            if let Some((mode, ms)) = self.best_compiled() {
+                out.push(format!(
+                    "speedup vs the best torch.compile mode ({mode}): {:.3}x",
+                    ms / self.candidate.median_ms
+                ));
+            }
         }
         for f in &self.flags {
             out.push(format!("FLAGGED {f}"));
@@ -143,6 +242,16 @@ impl TimingReport {
             ));
         }
         out
+    }
+
+    /// The fastest torch.compile mode timed, and its median.
+    pub fn best_compiled(&self) -> Option<(&str, f64)> {
+        let modes = self
+            .compiled_modes
+            .iter()
+            .filter_map(|(mode, m)| m.stats.as_ref().map(|s| (mode.as_str(), s.median_ms)));
+        let from_default = self.compiled.as_ref().map(|c| ("default", c.median_ms));
+        modes.chain(from_default).min_by(|a, b| a.1.total_cmp(&b.1))
     }
 
     /// `torch.compile` median / candidate median, when measured.

@@ -60,6 +60,10 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         include_str!("worker/drtc_worker/trials.py"),
     ),
     (
+        "drtc_worker/peaks.py",
+        include_str!("worker/drtc_worker/peaks.py"),
+    ),
+    (
         "drtc_worker/timing.py",
         include_str!("worker/drtc_worker/timing.py"),
     ),

@@ -86,7 +86,7 @@ pub fn evaluate(
         },
         DeviceKind::Cuda => match cx.pool.bench(&BenchRequest {
             verify: req,
-            compile_baseline: cx.settings.compile_baseline,
+            compile_modes: BenchRequest::default_mode_if(cx.settings.compile_baseline),
             torch_precision: None,
         }) {
             Ok(b) => {

@@ -1,10 +1,11 @@
 """CUDA-event timing (semantics.md): warm-up (at least 10 calls and 25 ms), then rounds
 of interleaved calls of every contender (the reference, the candidate and, when asked,
-`torch.compile` of the reference) on the same inputs in this one process, each call timed
+`torch.compile` of the reference in each requested mode) on the same inputs in this one process, each call timed
 with CUDA events after a 256 MB L2 flush, until every contender has at least 50 calls and
 100 ms; medians reported. The outputs of the last timed calls are checked too, the
 candidate's and torch.compile's (by the same rules, so a table can say whether
-torch.compile itself meets the rule drtc is held to).
+torch.compile itself meets the rule drtc is held to). The device's measured limits
+(`peaks.py`) ride along for speed-of-light figures.
 
 A timing `Session` is built first (inputs made, `torch.compile` compiled and warmed up),
 so that the timing itself can run later as a short exclusive phase. `torch_precision`
@@ -20,6 +21,7 @@ import torch
 from .common import DEVICE, Failure, cuda_broken, exc_line, flatten, is_gpu_fault
 from . import truth
 from .comparison import DEFAULT_RULE, compare_outputs, rule_failures
+from .peaks import device_peaks
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 # a candidate this much faster than torch.compile (or eager PyTorch, when torch.compile is
@@ -32,6 +34,24 @@ IMPLAUSIBLE_VS_EAGER = 20.0
 OBSERVED_SLACK = 3.0
 OBSERVED_SLACK_MS = 50.0
 MATMUL_PRECISIONS = ("highest", "high", "medium")
+COMPILE_MODES = ("default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead")
+
+
+def compile_modes(req):
+    """The torch.compile modes a request asks to time (`compile_baseline`: the default)."""
+    modes = req.get("compile_modes")
+    if modes is None:
+        modes = ["default"] if req.get("compile_baseline") else []
+    for m in modes:
+        if m not in COMPILE_MODES:
+            raise Failure("device", f"unknown torch.compile mode {m!r}")
+    return list(dict.fromkeys(modes))
+
+
+def contender_name(mode):
+    """`compiled` for the default mode (the name every report has used), else
+    `compiled:MODE`."""
+    return "compiled" if mode == "default" else f"compiled:{mode}"
 
 
 @contextlib.contextmanager
@@ -92,29 +112,31 @@ class Session:
         self.contenders = [Contender("reference", pair.run_reference, tp)]
         if not self.isolated:
             self.contenders.append(Contender("candidate", pair.run_candidate, None))
-        self.compiled_error = None
-        self.compile_warmup_ms = None
-        if req.get("compile_baseline"):
-            self._compile(tp)
+        # per torch.compile mode: its first call's time (compilation) or why it failed
+        self.modes = {}
+        for mode in compile_modes(req):
+            self._compile(tp, mode)
 
-    def _compile(self, tp):
+    def _compile(self, tp, mode):
         t0 = time.perf_counter()
         try:
             with matmul_precision(tp), torch.no_grad():
-                compiled = torch.compile(self.pair.reference_callable())
-                compiled(*self.inputs)  # compiles
+                compiled = torch.compile(self.pair.reference_callable(), mode=mode)
+                if mode == "reduce-overhead":
+                    fn = _marked_steps(compiled)
+                else:
+                    def fn(xs):
+                        return compiled(*xs)
+                fn(self.inputs)  # compiles
                 torch.cuda.synchronize()
         except BaseException as e:
             if isinstance(e, KeyboardInterrupt) or is_gpu_fault(e) or cuda_broken():
                 raise
-            self.compiled_error = f"torch.compile failed: {exc_line(e)}"
-            try:
-                torch._dynamo.reset()
-            except BaseException:
-                pass
+            self.modes[mode] = {"error": f"torch.compile failed: {exc_line(e)}",
+                                "compile_ms": None}
             return
-        self.compile_warmup_ms = (time.perf_counter() - t0) * 1e3
-        self.contenders.append(Contender("compiled", lambda xs: compiled(*xs), tp))
+        self.modes[mode] = {"error": None, "compile_ms": (time.perf_counter() - t0) * 1e3}
+        self.contenders.append(Contender(contender_name(mode), fn, tp))
 
     def _check(self, ref_out, out, inputs=None):
         """The value rules for outputs of the timed runs against the reference's; a failure
@@ -185,6 +207,7 @@ class Session:
             if self.torch_precision not in (None, self.default_precision):
                 ref_out = flatten(pair.run_reference(inputs))
         del flush
+        peaks = device_peaks()
         report = {name: summarize(v) for name, v in times.items()}
         for name in report:
             report[name]["wall_median_ms"] = statistics.median(walls[name])
@@ -201,7 +224,25 @@ class Session:
             report[key] = outputs
             report[f"{key}_failures"] = [m for _, _, m in fails]
             report[f"{key}_ok_without_truth"] = not strict
-        best = report["compiled"]["median_ms"] if "compiled" in report else None
+        modes = {}
+        for mode, m in self.modes.items():
+            entry = dict(m)
+            name = contender_name(mode)
+            if name == "compiled" and name in last:
+                entry["stats"] = report[name]
+                entry["outputs_ok"] = report["compiled_outputs_ok"]
+                entry["outputs_ok_without_truth"] = report["compiled_outputs_ok_without_truth"]
+                entry["failures"] = report["compiled_outputs_failures"]
+            elif name in last:
+                entry["stats"] = report.pop(name)
+                _, fails, strict = self._check(ref_out, flatten(last[name]))
+                entry["outputs_ok"] = not fails
+                entry["outputs_ok_without_truth"] = not strict
+                entry["failures"] = [msg for _, _, msg in fails]
+            modes[mode] = entry
+        report["compiled_modes"] = modes
+        timed = [m["stats"]["median_ms"] for m in modes.values() if "stats" in m]
+        best = min(timed) if timed else None
         cand = report["candidate"]["median_ms"]
         if cand > 0 and best is not None and best / cand > IMPLAUSIBLE_VS_COMPILED:
             flags.append(f"implausible: {best / cand:.1f}x faster than torch.compile "
@@ -216,8 +257,10 @@ class Session:
         report["l2_flush_bytes"] = L2_FLUSH_BYTES
         report["torch_precision"] = self.torch_precision or self.default_precision
         report["candidate_precision"] = self.default_precision
-        report["compiled_error"] = self.compiled_error
-        report["compile_warmup_ms"] = self.compile_warmup_ms
+        default = self.modes.get("default", {})
+        report["compiled_error"] = default.get("error")
+        report["compile_warmup_ms"] = default.get("compile_ms")
+        report["device_peaks"] = peaks
         if self.graphs is not None:
             now, before = self.graphs.stats, self.graph_stats
             report["cuda_graphs"] = {
@@ -272,7 +315,7 @@ class Session:
     def close(self):
         """Drops the inputs and contenders; after torch.compile, clears dynamo's caches so
         compiled graphs of finished tasks do not pile up in a long-lived worker."""
-        compiled = any(c.name == "compiled" for c in self.contenders)
+        compiled = bool(self.modes)
         self.contenders = []
         self.inputs = None
         if compiled:
@@ -280,6 +323,18 @@ class Session:
                 torch._dynamo.reset()
             except BaseException:
                 pass
+
+
+def _marked_steps(compiled):
+    """A `reduce-overhead` module called as its documentation asks when outputs are kept
+    across calls: each call starts a new CUDA-graph step."""
+    mark = getattr(torch.compiler, "cudagraph_mark_step_begin", None)
+
+    def fn(xs):
+        if mark is not None:
+            mark()
+        return compiled(*xs)
+    return fn
 
 
 def time_pair(pair, req):
