@@ -71,6 +71,12 @@ class Pair:
             return self.ref_model(*inputs)
         return self.ref_mod.fused_operator(*inputs)
 
+    def reference_callable(self):
+        """What `torch.compile` compiles: the reference module, or its function."""
+        if self.kind == "kernelbench":
+            return self.ref_model
+        return self.ref_mod.fused_operator
+
     def run_candidate(self, inputs):
         """A plain call of a trusted candidate (timing of drtc's own modules)."""
         return self.cand.run(inputs)
