@@ -6,6 +6,17 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// The one way drtc starts a Python process: `python` with drtc's launch environment
+/// (output unbuffered, so a line reaches drtc when it is printed; no `.pyc` files written
+/// beside drtc's generated scripts and workers). Callers add their arguments, pipes and
+/// settings of their own.
+pub fn python_command(python: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut cmd = Command::new(python);
+    cmd.env("PYTHONUNBUFFERED", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    cmd
+}
+
 /// Where the interpreter came from (decides the fix we suggest when packages are missing).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PythonSource {
@@ -71,6 +82,11 @@ impl PythonEnv {
         }
     }
 
+    /// [`python_command`] for this interpreter.
+    pub fn command(&self) -> Command {
+        python_command(&self.python)
+    }
+
     /// Installed versions of `packages` (None when missing), read from package metadata
     /// without importing anything.
     pub fn installed_versions(
@@ -87,7 +103,8 @@ impl PythonEnv {
              out.append([p, m.version(p)])\n    except m.PackageNotFoundError:\n        \
              out.append([p, None])\nprint(json.dumps(out))\n"
         );
-        let out = Command::new(&self.python)
+        let out = self
+            .command()
             .arg("-c")
             .arg(script)
             .output()

@@ -145,8 +145,14 @@ pub(super) fn timings_line(stages: &Stages, v: &serde_json::Value) -> String {
     if let Some(wall) = v["wall_s"].as_f64() {
         s.push_str(&format!("; verification {wall:.2} s"));
         if let Some(p) = phases {
+            // on a GPU the request also timed the module: that pass is outside the phases
+            let rest = if v["drtc_ms"].is_number() {
+                "worker start, transfers and the timing pass"
+            } else {
+                "worker start and transfers"
+            };
             s.push_str(&format!(
-                " ({}; worker start and transfers {:.2} s)",
+                " ({}; {rest} {:.2} s)",
                 p.line(trials),
                 (wall - p.total_s).max(0.0)
             ));

@@ -9,7 +9,7 @@ use crate::runtime::worker::fnv1a;
 use drtc_frontends::export::{import, ExportError, Imported, HELPER};
 use drtc_ir::TensorType;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// The longest one export may take (a large model's tracing on a loaded CPU).
@@ -164,7 +164,7 @@ fn run_helper(
     let program = work.0.join(format!("{stem}.py"));
     let out = work.0.join("graph.json");
     std::fs::write(&program, source).map_err(|e| helper_err(e.to_string()))?;
-    let mut cmd = Command::new(&python.python);
+    let mut cmd = python.command();
     cmd.arg("-W")
         .arg("ignore")
         .arg(&helper)

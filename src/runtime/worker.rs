@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -206,14 +206,12 @@ pub struct Worker {
 impl Worker {
     /// Starts a worker and waits for its `ready` line.
     pub fn start(spec: &WorkerSpec) -> RuntimeResult<Worker> {
-        let mut cmd = Command::new(&spec.python.python);
+        let mut cmd = spec.python.command();
         cmd.arg("-u")
             .arg(&spec.script)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .env("PYTHONUNBUFFERED", "1")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
             // Its own process group: a kill reaches everything it started.
             .process_group(0);
         match spec.device {

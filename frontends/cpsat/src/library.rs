@@ -55,7 +55,7 @@ fn lib_in_package_dir(dir: &Path) -> PathBuf {
 
 /// The `ortools` package folder as seen by `python`, if it imports.
 fn ortools_dir_from_python(python: &str) -> Option<PathBuf> {
-    let out = std::process::Command::new(python)
+    let out = drtc_env::python_command(python)
         .args([
             "-c",
             "import os, ortools; print(os.path.dirname(ortools.__file__))",

@@ -18,7 +18,7 @@ use super::generate::SynthProgram;
 use super::guard::input_range;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 use std::sync::{Arc, Mutex};
 
 const SCRIPT: &str = include_str!("validate.py");
@@ -178,7 +178,7 @@ impl Validator {
         // and a stray `re.py` or `json.py` there would shadow the standard library
         let cwd = std::env::temp_dir().join(format!("drtc-synth-validate-{}", std::process::id()));
         std::fs::create_dir_all(&cwd).map_err(|e| ValidateError::Worker(e.to_string()))?;
-        let mut child = Command::new(&self.python)
+        let mut child = drtc_env::python_command(&self.python)
             .current_dir(&cwd)
             .args(["-c", SCRIPT, self.device.name(), &self.trials.to_string()])
             .stdin(Stdio::piped())

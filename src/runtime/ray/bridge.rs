@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
@@ -81,14 +81,13 @@ impl Bridge {
     /// Starts the bridge, connects to the cluster and places the actors.
     pub fn start(python: &PythonEnv, home: &DrtcHome, s: &BridgeStart) -> RuntimeResult<Bridge> {
         let dir = worker::install_files(home, "ray", RAY_FILES)?;
-        let mut child = Command::new(&python.python)
+        let mut child = python
+            .command()
             .arg("-u")
             .arg(dir.join("bridge.py"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .env("PYTHONUNBUFFERED", "1")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
             // Ray's own usage report would reach beyond this machine.
             .env("RAY_USAGE_STATS_ENABLED", "0")
             // Its own process group: Ctrl-C reaches drtc, whose exit closes the bridge's

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 pub const CHECKER_SOURCE: &str = include_str!("checker.py");
 
@@ -66,7 +66,7 @@ impl StaticChecker {
             python: self.python.clone(),
             detail,
         };
-        let mut child = Command::new(&self.python)
+        let mut child = drtc_env::python_command(&self.python)
             .arg(&self.script)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
