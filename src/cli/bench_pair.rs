@@ -2,8 +2,8 @@
 //! reference (and optionally `torch.compile`) with semantics.md's protocol, on CUDA only.
 
 use super::baseline_arg::{compile_modes, BaselineArg};
+use super::error::{DriverError, DriverResult};
 use super::verify::{prepare, runtime_error, PairArgs};
-use super::{DriverError, DriverResult};
 use clap::Args;
 use drtc::runtime::{devices, BenchRequest, DeviceKind, DeviceScan};
 use std::process::ExitCode;

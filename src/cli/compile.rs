@@ -4,9 +4,10 @@ use super::compile_check::{
     check, graphs_line, memory_line, searched_check, speed_of_light, timings_line, verifying_line,
     Stages,
 };
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use super::search_arg::SearchArg;
 use super::verify::runtime_error;
-use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::constants::ConstantOverride;
@@ -702,8 +703,8 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     eprintln!(
                         "wrote {} ({}, {}{}); compiled in {:.1} ms",
                         candidate.display(),
-                        super::plural(compiled.module.kernel_count(), "kernel"),
-                        super::plural(compiled.module.regions.len(), "region"),
+                        super::words::plural(compiled.module.kernel_count(), "kernel"),
+                        super::words::plural(compiled.module.regions.len(), "region"),
                         if fallbacks.is_empty() {
                             String::new()
                         } else {

@@ -3,8 +3,9 @@
 //! template backend's module written instead when it cannot be used (`--fallback`).
 
 use super::compile::{device_and_options, run_template, write, CompileArgs, FallbackArg};
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use super::llm_args::program_dtype;
-use super::{read_file, DriverError, DriverResult};
 use drtc::driver::llm::compile::compile_with_llm;
 use drtc::driver::llm::LlmContext;
 use drtc::driver::program::load_programs;

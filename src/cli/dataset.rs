@@ -1,7 +1,7 @@
 //! `drtc dataset`: programs (a seed `.jsonl`, a `.py`, or a directory of them) into a
 //! Parquet training set in verl's schema, with prompts from the shared templates.
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use clap::Args;
 use drtc::dataset::{build, input_files, write_all, DatasetMode, DatasetOptions};
 use std::path::PathBuf;

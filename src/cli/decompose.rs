@@ -5,7 +5,8 @@
 //! names, or `%k` for the result of the k-th op). `drtc stitch` puts kernels for these
 //! subproblems back together.
 
-use super::{read_file, DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::decompose::{run_pipeline, subproblem_records};

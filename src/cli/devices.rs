@@ -1,7 +1,7 @@
 //! `drtc devices`: lists CUDA GPUs through the driver API (no torch import), or says that
 //! there is none and CPU mode applies.
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use clap::Args;
 use drtc::runtime::{devices, DeviceScan};
 use std::process::ExitCode;

@@ -4,9 +4,10 @@
 //! to a JSON-lines file as each task finishes, so an interrupted run resumes (`--resume`).
 
 use super::compile::{write, DeviceArg};
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use super::llm_args::{program_dtype, LlmArgs};
 use super::ray_arg::{print_summary, RayArgs};
-use super::{read_file, DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::compile::CompileOptions;
 use drtc::driver::constants::apply_overrides;

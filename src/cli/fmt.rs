@@ -2,7 +2,8 @@
 //! canonical text form, so IR files in the repository stay normalized and reviewable;
 //! `--check` only says whether the file already is.
 
-use super::{ir_file, DriverResult};
+use super::error::DriverResult;
+use super::ir_file;
 use clap::Args;
 use drtc_ir::text;
 use std::path::PathBuf;

@@ -2,7 +2,8 @@
 //! rendered with the offending line and a caret, verifier errors are listed one per line,
 //! and warnings (dead values, legal between passes) are handed back for the caller to show.
 
-use super::{read_file, DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use drtc_ir::{text, verify, Graph, VerifyError};
 use std::io::Write;
 use std::path::Path;

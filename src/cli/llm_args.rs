@@ -1,8 +1,8 @@
 //! The options `compile --backend llm` and `eval` share: the server, sampling, search and
 //! checks, and the setup they need (client with cache, static checker, worker pool).
 
+use super::error::{DriverError, DriverResult};
 use super::verify::runtime_error;
-use super::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::driver::llm::LlmSettings;
 use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};

@@ -19,8 +19,10 @@ mod compile_llm;
 mod dataset;
 mod decompose;
 mod devices;
+mod error;
 mod eval;
 pub mod exit;
+mod files;
 mod fmt;
 mod ir_file;
 mod layout_arg;
@@ -46,123 +48,13 @@ mod synth_ray;
 mod synth_report;
 mod trials_arg;
 mod verify;
+mod words;
+
+use error::DriverResult;
+use files::{check_writable_dir, check_writable_file};
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-
-/// Errors of the driver layer. Lower layers' errors are rendered into messages here.
-#[derive(Debug, thiserror::Error)]
-pub enum DriverError {
-    #[error("cannot read `{path}`: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("cannot write `{path}`: {source}")]
-    Write {
-        path: String,
-        source: std::io::Error,
-    },
-    /// A message already rendered for the user (diagnostics with carets, lists of errors)
-    /// about the input: usage, a program drtc refuses, a broken reference.
-    #[error("{0}")]
-    Reported(String),
-    /// drtc itself failed: its Python runtime could not start or answer.
-    #[error("{0}")]
-    Failed(String),
-}
-
-impl DriverError {
-    /// The exit status of this error ([`exit`]): 2 for the input, 3 for drtc's own failure.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            DriverError::Read { .. } | DriverError::Write { .. } | DriverError::Reported(_) => {
-                exit::BAD_INPUT
-            }
-            DriverError::Failed(_) => exit::DRTC_FAILED,
-        }
-    }
-
-    /// The message without any leading `error:` of its own: the caller adds the one prefix.
-    pub fn message(&self) -> String {
-        without_error_prefix(&self.to_string()).to_string()
-    }
-}
-
-/// `text` without leading `error:` / `Error:` prefixes (renderers such as ariadne add their
-/// own): drtc prints exactly one.
-pub fn without_error_prefix(mut text: &str) -> &str {
-    loop {
-        let t = text.trim_start();
-        match t.get(..6) {
-            Some(p) if p.eq_ignore_ascii_case("error:") => text = &t[6..],
-            _ => return t,
-        }
-    }
-}
-
-pub type DriverResult<T> = Result<T, DriverError>;
-
-/// `n` and `word`, in the plural unless `n` is 1: "1 kernel", "3 regions".
-pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
-/// Reads a file, mapping the error to a driver error naming the path.
-pub fn read_file(path: &std::path::Path) -> DriverResult<String> {
-    std::fs::read_to_string(path).map_err(|source| DriverError::Read {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
-/// Checks, before any work, that `path` can be written as a file: not a directory, in a
-/// folder that exists, creatable or writable (an existing file is left as it is; a probe
-/// file is removed again).
-pub fn check_writable_file(path: &std::path::Path) -> DriverResult<()> {
-    let shown = path.display().to_string();
-    if path.is_dir() {
-        return Err(DriverError::Reported(format!(
-            "`{shown}` is a directory; give the path of a file to write"
-        )));
-    }
-    let existed = path.exists();
-    match std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-    {
-        Ok(_) => {
-            if !existed {
-                let _ = std::fs::remove_file(path);
-            }
-            Ok(())
-        }
-        Err(source) => Err(DriverError::Write {
-            path: shown,
-            source,
-        }),
-    }
-}
-
-/// Checks, before any work, that `path` is (or can be created as) a writable directory.
-pub fn check_writable_dir(path: &std::path::Path) -> DriverResult<()> {
-    let shown = path.display().to_string();
-    if path.exists() && !path.is_dir() {
-        return Err(DriverError::Reported(format!(
-            "`{shown}` is a file; give a directory (created when missing)"
-        )));
-    }
-    std::fs::create_dir_all(path).map_err(|source| DriverError::Write {
-        path: shown.clone(),
-        source,
-    })?;
-    check_writable_file(&path.join(format!(".drtc-write-check-{}", std::process::id())))
-}
 
 /// The outputs of a command, checked before it starts any work: an unwritable `--report`
 /// must not fail after minutes of verification.

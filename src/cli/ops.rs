@@ -1,7 +1,7 @@
 //! `drtc ops`: the matrix of which layer supports which op, from each layer's own code
 //! (see `drtc::driver::ops`).
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::ops::{op_matrix, OpRow};
 use std::process::ExitCode;

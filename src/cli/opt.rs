@@ -2,7 +2,8 @@
 //! researcher's loop for trying passes: the IR can be captured after chosen passes, each
 //! pass's decisions shown and its time measured, and the IR is verified after every pass.
 
-use super::{ir_file, DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
+use super::ir_file;
 use clap::Args;
 use drtc_ir::text;
 use drtc_passes::{registry, ManagerOptions, PassError, PassEvent, PassManager};

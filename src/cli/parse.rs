@@ -3,7 +3,8 @@
 //! torch.export) and prints the IR, its JSON form, or its
 //! signature (input, parameter and output types; what tests compare with PyTorch).
 
-use super::{read_file, DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use drtc_frontends::{lower, split_programs, Signature};
 use std::path::PathBuf;
 use std::process::ExitCode;

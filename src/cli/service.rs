@@ -1,8 +1,8 @@
 //! `drtc service`: the verification service that keeps workers warm between commands
 //! (`run` serves, started by the commands that verify; `status` and `stop` manage them).
 
+use super::error::{DriverError, DriverResult};
 use super::verify::runtime_error;
-use super::{DriverError, DriverResult};
 use clap::{Args, Subcommand, ValueEnum};
 use drtc::runtime::service::client::{call_at, service_dir, status_at};
 use drtc::runtime::service::{server, ServiceRequest};

@@ -1,8 +1,8 @@
 //! `drtc setup`: creates drtc's pinned Python environment (uv when available, else pip);
 //! a fast no-op when it is already up to date.
 
+use super::error::{DriverError, DriverResult};
 use super::verify::runtime_error;
-use super::{DriverError, DriverResult};
 use clap::Args;
 use drtc::runtime::{env, setup, DrtcHome};
 use std::process::ExitCode;

@@ -9,7 +9,8 @@
 
 use super::compile::GuardArg;
 use super::decompose::{overrides, prepare};
-use super::{read_file, DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::program::load_programs;

@@ -5,11 +5,11 @@
 use super::baseline_arg::BaselineArg;
 use super::bench_pair::TorchPrecisionArg;
 use super::compile::PrecisionArg;
+use super::error::{DriverError, DriverResult};
 use super::suite_results::ResultsFile;
 use super::suite_table::{detail, render, VERIFIED};
 use super::suite_task::{run_task, TaskContext};
 use super::verify::runtime_error;
-use super::{DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::compile::CompileOptions;
 use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv};

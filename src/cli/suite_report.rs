@@ -1,9 +1,9 @@
 //! `drtc suite-report results.jsonl`: the suite's table and summary, rebuilt from the JSON
 //! rows a `drtc suite --json` run wrote (finished or stopped).
 
+use super::error::{DriverError, DriverResult};
 use super::suite_results::read_rows;
 use super::suite_table::render;
-use super::{DriverError, DriverResult};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2,7 +2,7 @@
 //! task finishes, so a stopped run keeps what it finished; `--resume` reads it back and
 //! skips those tasks, and `drtc suite-report` rebuilds the table from it.
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use serde_json::Value;
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -31,7 +31,7 @@ pub fn detail(r: &Value) -> String {
     let d = match status {
         "frontend" | "compile" | "unshrinkable" => {
             // rows written before renderers dropped their own `Error:` have it: one prefix
-            let error = super::without_error_prefix(r["error"].as_str().unwrap_or(""));
+            let error = super::error::without_error_prefix(r["error"].as_str().unwrap_or(""));
             format!("{status}: {error}")
         }
         "failed" | "timeout" => format!("{status}: {}", strs(&r["reasons"]).join("; ")),

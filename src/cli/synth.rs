@@ -1,7 +1,7 @@
 //! `drtc synth`: synthesizes seed-format programs with CP-SAT, validates them in PyTorch,
 //! and writes one JSON line per program with its metadata.
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 pub use drtc::driver::synth::ValidateMode;
 use drtc::driver::synth::{

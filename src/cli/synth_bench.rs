@@ -1,7 +1,7 @@
 //! `drtc synth-bench`: programs per second and time per solve at several op counts, on
 //! this machine's cores (no validation: it measures the synthesizer alone).
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::synth::{parse_op_set, parse_range, run_synthesis, RunSpec, ValidateMode};
 use drtc_cpsat::CpSat;

@@ -4,9 +4,9 @@
 //! run per chunk, so the shards' programs are exactly those of a local run; they are
 //! written in index order as soon as every earlier chunk is in.
 
+use super::error::{DriverError, DriverResult};
 use super::synth::{checked_options, print_summary, SynthArgs};
 use super::verify::runtime_error;
-use super::{DriverError, DriverResult};
 use clap::ValueEnum;
 use drtc::driver::synth::RunStats;
 use drtc::runtime::ray::bridge::{Bridge, BridgeStart};

@@ -2,9 +2,10 @@
 //! distinct-program rate, and the overlap of op sequences with a benchmark directory, as
 //! text and (with `--plots`) PNG charts.
 
+use super::error::{DriverError, DriverResult};
+use super::files::read_file;
 use super::synth_charts::{charts, Benchmark};
 use super::synth_plot::render;
-use super::{read_file, DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::synth::parse_op_set;
 use drtc_frontends::synth::report::{overlap, scan_benchmark_dir, Record, Report};

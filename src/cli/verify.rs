@@ -1,7 +1,7 @@
 //! `drtc verify REFERENCE CANDIDATE`: checks a candidate against its PyTorch reference in
 //! an isolated worker (semantics.md's rules) and exits 0 only when it is verified.
 
-use super::{DriverError, DriverResult};
+use super::error::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::runtime::{
     program, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
@@ -125,7 +125,7 @@ pub(super) fn prepare(
         program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
     if pair.shrink || !pair.set.is_empty() {
         // the reference with its constants overridden, next to drtc's other programs
-        let text = super::read_file(&reference)?;
+        let text = super::files::read_file(&reference)?;
         let ov = super::decompose::overrides(&reference, &text, &pair.set, pair.shrink);
         super::decompose::say_overrides(&ov, &pair.set);
         let changed = drtc::driver::constants::apply_overrides(&text, &ov).map_err(|missing| {
