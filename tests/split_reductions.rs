@@ -121,3 +121,32 @@ fn gemm_tile_moments_feed_the_batch_norm_and_verify() {
     let src = compile_file_verified(&model, "lin_bn");
     assert!(src.contains("tsum = tl.sum(tv, axis=0)"), "{src}");
 }
+
+/// Loss ops (`expand-losses`): smooth L1 with and without its quadratic branch, MSE without
+/// reduction, KL divergence with a log target over the batch and with a target that has
+/// zeros, triplet margin losses (2-norm; 1-norm with swap, summed; unreduced) become
+/// reduction kernels (none left to PyTorch), and verify against PyTorch's own losses.
+#[test]
+fn losses_become_reduction_kernels_and_verify() {
+    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/losses_expanded.py");
+    let src = compile_file_verified(&program, "losses_expanded");
+    // the forward's regions, as its comments list them: no loss op is left in any
+    let regions: Vec<&str> = src
+        .lines()
+        .filter(|l| l.trim_start().starts_with("# region "))
+        .collect();
+    assert!(!regions.is_empty(), "{src}");
+    for call in ["smooth_l1_loss", "mse_loss", "kl_div"] {
+        assert!(
+            regions.iter().all(|r| !r.contains(call)),
+            "{call} left whole: {regions:#?}"
+        );
+    }
+    // every region is a Triton kernel
+    assert_eq!(
+        src.matches("@triton.jit").count(),
+        regions.len(),
+        "{regions:#?}"
+    );
+    assert!(src.contains("@triton.jit"), "{src}");
+}

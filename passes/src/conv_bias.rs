@@ -15,7 +15,7 @@
 use crate::fuse::{classify, RegionKind};
 use crate::PassInfo;
 use crate::{Changed, Pass, PassContext, PassError};
-use drtc_ir::{Attr, Attrs, Graph, NodeId, Op};
+use drtc_ir::{Attr, Graph, NodeId, Op};
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -121,27 +121,13 @@ fn splittable(g: &Graph, n: NodeId) -> bool {
     }) || pool_between(g, n).is_some()
 }
 
-/// Adds `op(inputs)` with inferred types after position `at` of the body.
 fn insert(
     g: &mut Graph,
     op: Op,
     inputs: Vec<drtc_ir::ValueId>,
     attrs: &[(&str, Attr)],
 ) -> Result<NodeId, PassError> {
-    let raw: Attrs = attrs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect();
-    let attrs = op.normalize_attrs(&raw).map_err(|e| PassError::Failed {
-        pass: "conv-bias",
-        message: format!("{} attributes: {e:?}", op.name()),
-    })?;
-    let tys: Vec<&drtc_ir::TensorType> = inputs.iter().map(|&v| g.ty(v)).collect();
-    let results = op.infer(&tys, &attrs).map_err(|e| PassError::Failed {
-        pass: "conv-bias",
-        message: format!("{}: {e}", op.name()),
-    })?;
-    Ok(g.add_node_unchecked(op, inputs, attrs, results))
+    crate::insert::insert(g, "conv-bias", op, inputs, attrs)
 }
 
 impl Pass for ConvBias {

@@ -35,6 +35,10 @@ pub const SIMPLIFY: &[&str] = &[
 
 /// What `drtc compile` runs after cleanup (and the e-graph rewrites), just before fusion.
 pub const EPILOGUE: &[&str] = &[
+    // a loss op has no template of its own: written as its elementwise formula and a sum
+    // or mean, it fuses into one reduction kernel (after the e-graph rewrites, which keep
+    // the loss whole as one node)
+    "expand-losses",
     // last, so no rewrite sees a bias-less convolution: a convolution whose only use is a
     // pointwise or reduction op is called without its bias, and the bias add joins the
     // consumer's fused kernel (one pass over the output fewer)

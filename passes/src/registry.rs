@@ -13,6 +13,7 @@ pub static PASSES: &[PassInfo] = &[
     crate::conv_bias::INFO,
     crate::cse::INFO,
     crate::dce::INFO,
+    crate::expand_losses::INFO,
     crate::egraph::simplify::INFO,
 ];
 
