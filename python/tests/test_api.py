@@ -125,6 +125,13 @@ def test_set_and_shrink_are_the_clis_options():
     assert any("[2, 3, 32, 32]" in x["pytorch"] for x in subs), subs[0]["pytorch"]
 
 
+def test_bench_refuses_an_unknown_torch_compile_mode_before_any_work():
+    # the modes are the CLI's --baseline ones; a misspelt one is a ValueError naming it,
+    # raised before a GPU is looked for
+    with pytest.raises(ValueError, match="max-autotune-no-cudagraph"):
+        drtc.bench(REFERENCE, CORRECT, compile_modes=["default", "max-autotune-no-cudagraph"])
+
+
 def test_decompose_splits_along_fusion_cuts():
     subs = drtc.decompose(EXAMPLE, 2)
     assert len(subs) >= 2
