@@ -17,7 +17,7 @@ pub use attr::{Attr, AttrDef, AttrKey, AttrKind, Attrs};
 pub use builder::{BuildError, GraphBuilder};
 pub use dtype::DType;
 pub use graph::{Graph, InputKind, Node, NodeId, Value, ValueDef, ValueId};
-pub use op::{Arity, Category, Op, OpDef};
+pub use op::{Arity, Category, Kind, Op, OpDef, Pool};
 pub use text::{parse, ParseError};
 pub use types::{Shape, TensorType};
 pub use verify::{verify, VerifyError};

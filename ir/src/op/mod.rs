@@ -8,6 +8,7 @@ pub mod domain;
 pub mod example;
 mod flops;
 mod infer;
+pub mod kind;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -15,6 +16,7 @@ pub mod torch;
 
 pub use flops::FlopFn;
 pub use infer::{broadcast_shapes, conv_out_size, normalize_dim, pool_out_size, InferFn};
+pub use kind::{Kind, Pool};
 pub use table::Op;
 
 use crate::attr::{AttrDef, Attrs};
@@ -94,6 +96,8 @@ impl fmt::Display for Arity {
 pub struct OpDef {
     /// Name in the text format.
     pub name: &'static str,
+    /// The kind (`kind.rs`); `category` is the one it refines.
+    pub kind: Kind,
     pub category: Category,
     pub arity: Arity,
     /// Declared attributes, in printing order.
@@ -265,6 +269,11 @@ impl Op {
 
     pub fn category(self) -> Category {
         self.def().category
+    }
+
+    /// The op's kind: its category refined (`kind.rs`).
+    pub fn kind(self) -> Kind {
+        self.def().kind
     }
 
     /// Whether this application draws random numbers, so two equal-looking applications

@@ -1,4 +1,5 @@
-//! The op table: one entry per op. Columns: text name, category, arity, attributes (with
+//! The op table: one entry per op. Columns: text name, kind (`kind.rs`: the category and
+//! what templates ask of it, such as a pooling's rank), arity, attributes (with
 //! defaults, in printing order), inference rule (`infer.rs`), FLOP rule (`flops.rs`) and,
 //! optionally, PyTorch's spellings (`torch.rs`: the calls, their parameter names, the
 //! parameter-free `nn` modules; a row without it is not callable from Python code).
@@ -7,9 +8,11 @@
 
 use super::flops::{self as fl, pointwise as pw};
 use super::infer as inf;
+use super::kind::Kind::*;
+use super::kind::Pool;
 use super::torch::row::{nn, nn_set, t, tm, UNARY};
 use super::torch::Torch;
-use super::{Arity, Category, OpDef};
+use super::{Arity, OpDef};
 use crate::attr::{AttrDef, AttrKind as K, Default as D};
 use crate::DType;
 
@@ -42,7 +45,7 @@ const REDUCTION: AttrDef = string("reduction", "mean");
 macro_rules! op_table {
     (@torch) => { Torch::NONE };
     (@torch $torch:expr) => { $torch };
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal : $cat:ident, $arity:expr,
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal : $kind:expr, $arity:expr,
         [$($attr:expr),* $(,)?], $infer:path, $flops:expr $(, $torch:expr)?; )*) => {
         /// An operation of the IR. Facts about each live in its table entry ([`Op::def`]).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,7 +63,8 @@ macro_rules! op_table {
                     $(Op::$variant => {
                         static DEF: OpDef = OpDef {
                             name: $name,
-                            category: Category::$cat,
+                            kind: $kind,
+                            category: $kind.category(),
                             arity: $arity,
                             attrs: &[$($attr),*],
                             infer: $infer,
@@ -142,101 +146,101 @@ op_table! {
     Reciprocal = "reciprocal": Pointwise, Exact(1), [], inf::unary_float, pw::<1>, t(&["torch.reciprocal", "Tensor.reciprocal"], UNARY);
 
     // ---- reductions (dim: ints | none = all dims)
-    Sum = "sum": Reduction, Exact(1), [DIMS, KEEPDIM], inf::reduce_accumulate, fl::reduction, t(&["torch.sum", "Tensor.sum"], &["input", "dim", "keepdim", "dtype"]);
-    Mean = "mean": Reduction, Exact(1), [DIMS, KEEPDIM], inf::reduce_float, fl::reduction, t(&["torch.mean", "Tensor.mean"], &["input", "dim", "keepdim", "dtype"]);
-    Prod = "prod": Reduction, Exact(1), [DIMS, KEEPDIM], inf::reduce_accumulate, fl::reduction, t(&["torch.prod", "Tensor.prod"], &["input", "dim", "keepdim", "dtype"]);
+    Sum = "sum": Reduce, Exact(1), [DIMS, KEEPDIM], inf::reduce_accumulate, fl::reduction, t(&["torch.sum", "Tensor.sum"], &["input", "dim", "keepdim", "dtype"]);
+    Mean = "mean": Reduce, Exact(1), [DIMS, KEEPDIM], inf::reduce_float, fl::reduction, t(&["torch.mean", "Tensor.mean"], &["input", "dim", "keepdim", "dtype"]);
+    Prod = "prod": Reduce, Exact(1), [DIMS, KEEPDIM], inf::reduce_accumulate, fl::reduction, t(&["torch.prod", "Tensor.prod"], &["input", "dim", "keepdim", "dtype"]);
     /// `torch.max(x, dim).values`, `torch.amax`, `torch.max(x)`.
-    Max = "max": Reduction, Exact(1), [DIMS, KEEPDIM], inf::reduce_same, fl::reduction, t(&["torch.amax", "Tensor.amax"], &["input", "dim", "keepdim"]);
+    Max = "max": Reduce, Exact(1), [DIMS, KEEPDIM], inf::reduce_same, fl::reduction, t(&["torch.amax", "Tensor.amax"], &["input", "dim", "keepdim"]);
     /// `torch.min(x, dim).values`, `torch.amin`, `torch.min(x)`.
-    Min = "min": Reduction, Exact(1), [DIMS, KEEPDIM], inf::reduce_same, fl::reduction, t(&["torch.amin", "Tensor.amin"], &["input", "dim", "keepdim"]);
-    Argmax = "argmax": Reduction, Exact(1), [none("dim", K::OptInt), KEEPDIM], inf::reduce_arg, fl::reduction, t(&["torch.argmax", "Tensor.argmax"], &["input", "dim", "keepdim"]);
-    Argmin = "argmin": Reduction, Exact(1), [none("dim", K::OptInt), KEEPDIM], inf::reduce_arg, fl::reduction, t(&["torch.argmin", "Tensor.argmin"], &["input", "dim", "keepdim"]);
+    Min = "min": Reduce, Exact(1), [DIMS, KEEPDIM], inf::reduce_same, fl::reduction, t(&["torch.amin", "Tensor.amin"], &["input", "dim", "keepdim"]);
+    Argmax = "argmax": Reduce, Exact(1), [none("dim", K::OptInt), KEEPDIM], inf::reduce_arg, fl::reduction, t(&["torch.argmax", "Tensor.argmax"], &["input", "dim", "keepdim"]);
+    Argmin = "argmin": Reduce, Exact(1), [none("dim", K::OptInt), KEEPDIM], inf::reduce_arg, fl::reduction, t(&["torch.argmin", "Tensor.argmin"], &["input", "dim", "keepdim"]);
     /// Variance with Bessel's `correction` (1 = unbiased, PyTorch's default).
-    Var = "var": Reduction, Exact(1), [DIMS, float("correction", 1.0), KEEPDIM], inf::reduce_float, fl::per_input::<3>, t(&["torch.var", "Tensor.var"], &["input", "dim", "unbiased", "keepdim", "correction"]);
-    Std = "std": Reduction, Exact(1), [DIMS, float("correction", 1.0), KEEPDIM], inf::reduce_float, fl::per_input::<3>, t(&["torch.std", "Tensor.std"], &["input", "dim", "unbiased", "keepdim", "correction"]);
+    Var = "var": Reduce, Exact(1), [DIMS, float("correction", 1.0), KEEPDIM], inf::reduce_float, fl::per_input::<3>, t(&["torch.var", "Tensor.var"], &["input", "dim", "unbiased", "keepdim", "correction"]);
+    Std = "std": Reduce, Exact(1), [DIMS, float("correction", 1.0), KEEPDIM], inf::reduce_float, fl::per_input::<3>, t(&["torch.std", "Tensor.std"], &["input", "dim", "unbiased", "keepdim", "correction"]);
     /// p-norm over dims (`torch.norm`, `torch.linalg.vector_norm`); p = 2 by default.
-    Norm = "norm": Reduction, Exact(1), [float("p", 2.0), DIMS, KEEPDIM], inf::reduce_float, fl::per_input::<2>, t(&["torch.norm", "Tensor.norm", "torch.linalg.vector_norm", "torch.linalg.norm"], &["input", "p", "dim", "keepdim", "dtype"]);
-    Logsumexp = "logsumexp": Reduction, Exact(1), [req("dim", K::Ints), KEEPDIM], inf::reduce_to_float, fl::per_input::<3>, t(&["torch.logsumexp", "Tensor.logsumexp"], &["input", "dim", "keepdim"]);
-    Softmax = "softmax": Reduction, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>, tm(&["torch.softmax", "F.softmax", "Tensor.softmax"], &["input", "dim", "_stacklevel", "dtype"], &[nn("Softmax", &["dim"])]);
-    LogSoftmax = "log_softmax": Reduction, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>, tm(&["torch.log_softmax", "F.log_softmax", "Tensor.log_softmax"], &["input", "dim", "_stacklevel", "dtype"], &[nn("LogSoftmax", &["dim"])]);
-    Cumsum = "cumsum": Reduction, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction, t(&["torch.cumsum", "Tensor.cumsum"], &["input", "dim", "dtype"]);
-    Cumprod = "cumprod": Reduction, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction, t(&["torch.cumprod", "Tensor.cumprod"], &["input", "dim", "dtype"]);
+    Norm = "norm": Reduce, Exact(1), [float("p", 2.0), DIMS, KEEPDIM], inf::reduce_float, fl::per_input::<2>, t(&["torch.norm", "Tensor.norm", "torch.linalg.vector_norm", "torch.linalg.norm"], &["input", "p", "dim", "keepdim", "dtype"]);
+    Logsumexp = "logsumexp": Reduce, Exact(1), [req("dim", K::Ints), KEEPDIM], inf::reduce_to_float, fl::per_input::<3>, t(&["torch.logsumexp", "Tensor.logsumexp"], &["input", "dim", "keepdim"]);
+    Softmax = "softmax": Reduce, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>, tm(&["torch.softmax", "F.softmax", "Tensor.softmax"], &["input", "dim", "_stacklevel", "dtype"], &[nn("Softmax", &["dim"])]);
+    LogSoftmax = "log_softmax": Reduce, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>, tm(&["torch.log_softmax", "F.log_softmax", "Tensor.log_softmax"], &["input", "dim", "_stacklevel", "dtype"], &[nn("LogSoftmax", &["dim"])]);
+    Cumsum = "cumsum": Scan, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction, t(&["torch.cumsum", "Tensor.cumsum"], &["input", "dim", "dtype"]);
+    Cumprod = "cumprod": Scan, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction, t(&["torch.cumprod", "Tensor.cumprod"], &["input", "dim", "dtype"]);
     /// `torch.cummax(x, dim).values`.
-    Cummax = "cummax": Reduction, Exact(1), [req("dim", K::Int)], inf::along_dim, fl::reduction, t(&["torch.cummax", "Tensor.cummax"], &["input", "dim"]);
+    Cummax = "cummax": Scan, Exact(1), [req("dim", K::Int)], inf::along_dim, fl::reduction, t(&["torch.cummax", "Tensor.cummax"], &["input", "dim"]);
     /// `torch.cummin(x, dim).values`.
-    Cummin = "cummin": Reduction, Exact(1), [req("dim", K::Int)], inf::along_dim, fl::reduction, t(&["torch.cummin", "Tensor.cummin"], &["input", "dim"]);
+    Cummin = "cummin": Scan, Exact(1), [req("dim", K::Int)], inf::along_dim, fl::reduction, t(&["torch.cummin", "Tensor.cummin"], &["input", "dim"]);
 
     // ---- losses
-    MseLoss = "mse_loss": Reduction, Exact(2), [REDUCTION], inf::pointwise_loss, fl::per_input::<3>, tm(&["F.mse_loss"], &["input", "target", "size_average", "reduce", "reduction"], &[nn("MSELoss", &["size_average", "reduce", "reduction"])]);
+    MseLoss = "mse_loss": Loss, Exact(2), [REDUCTION], inf::pointwise_loss, fl::per_input::<3>, tm(&["F.mse_loss"], &["input", "target", "size_average", "reduce", "reduction"], &[nn("MSELoss", &["size_average", "reduce", "reduction"])]);
     /// Huber with `beta` (`F.smooth_l1_loss`).
-    SmoothL1Loss = "smooth_l1_loss": Reduction, Exact(2), [REDUCTION, float("beta", 1.0)], inf::pointwise_loss, fl::per_input::<5>, tm(&["F.smooth_l1_loss"], &["input", "target", "size_average", "reduce", "reduction", "beta"], &[nn("SmoothL1Loss", &["size_average", "reduce", "reduction", "beta"])]);
-    KlDiv = "kl_div": Reduction, Exact(2), [REDUCTION, boolean("log_target", false)], inf::kl_div_loss, fl::per_input::<5>, tm(&["F.kl_div"], &["input", "target", "size_average", "reduce", "reduction", "log_target"], &[nn("KLDivLoss", &["size_average", "reduce", "reduction", "log_target"])]);
-    CrossEntropy = "cross_entropy": Reduction, Exact(2), [REDUCTION], inf::cross_entropy, fl::per_input::<6>, tm(&["F.cross_entropy"], &["input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"], &[nn("CrossEntropyLoss", &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"])]);
-    TripletMarginLoss = "triplet_margin_loss": Reduction, Exact(3), [float("margin", 1.0), float("p", 2.0), float("eps", 1e-6), boolean("swap", false), REDUCTION], inf::triplet_loss, fl::per_input::<12>, tm(&["F.triplet_margin_loss"], &["anchor", "positive", "negative", "margin", "p", "eps", "swap", "size_average", "reduce", "reduction"], &[nn("TripletMarginLoss", &["margin", "p", "eps", "swap", "size_average", "reduce", "reduction"])]);
+    SmoothL1Loss = "smooth_l1_loss": Loss, Exact(2), [REDUCTION, float("beta", 1.0)], inf::pointwise_loss, fl::per_input::<5>, tm(&["F.smooth_l1_loss"], &["input", "target", "size_average", "reduce", "reduction", "beta"], &[nn("SmoothL1Loss", &["size_average", "reduce", "reduction", "beta"])]);
+    KlDiv = "kl_div": Loss, Exact(2), [REDUCTION, boolean("log_target", false)], inf::kl_div_loss, fl::per_input::<5>, tm(&["F.kl_div"], &["input", "target", "size_average", "reduce", "reduction", "log_target"], &[nn("KLDivLoss", &["size_average", "reduce", "reduction", "log_target"])]);
+    CrossEntropy = "cross_entropy": Loss, Exact(2), [REDUCTION], inf::cross_entropy, fl::per_input::<6>, tm(&["F.cross_entropy"], &["input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"], &[nn("CrossEntropyLoss", &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"])]);
+    TripletMarginLoss = "triplet_margin_loss": Loss, Exact(3), [float("margin", 1.0), float("p", 2.0), float("eps", 1e-6), boolean("swap", false), REDUCTION], inf::triplet_loss, fl::per_input::<12>, tm(&["F.triplet_margin_loss"], &["anchor", "positive", "negative", "margin", "p", "eps", "swap", "size_average", "reduce", "reduction"], &[nn("TripletMarginLoss", &["margin", "p", "eps", "swap", "size_average", "reduce", "reduction"])]);
 
     // ---- contractions
     /// `torch.matmul` / `@`: 1-D promotion and batch broadcasting.
-    Matmul = "matmul": Contraction, Exact(2), [], inf::matmul, fl::matmul, t(&["torch.matmul", "Tensor.matmul", "torch.mm", "Tensor.mm"], &["input", "other"]);
-    Bmm = "bmm": Contraction, Exact(2), [], inf::bmm, fl::matmul, t(&["torch.bmm", "Tensor.bmm"], &["input", "mat2"]);
+    Matmul = "matmul": Product, Exact(2), [], inf::matmul, fl::matmul, t(&["torch.matmul", "Tensor.matmul", "torch.mm", "Tensor.mm"], &["input", "other"]);
+    Bmm = "bmm": Product, Exact(2), [], inf::bmm, fl::matmul, t(&["torch.bmm", "Tensor.bmm"], &["input", "mat2"]);
     /// `x @ weight.T + bias` (`nn.Linear`, `F.linear`).
-    Linear = "linear": Contraction, Range(2, 3), [], inf::linear, fl::matmul, t(&["F.linear"], &["input", "weight", "bias"]);
-    Einsum = "einsum": Contraction, AtLeast(1), [req("equation", K::Str)], inf::einsum, fl::einsum, t(&["torch.einsum"], &["equation", "*operands"]);
+    Linear = "linear": Product, Range(2, 3), [], inf::linear, fl::matmul, t(&["F.linear"], &["input", "weight", "bias"]);
+    Einsum = "einsum": Composite, AtLeast(1), [req("equation", K::Str)], inf::einsum, fl::einsum, t(&["torch.einsum"], &["equation", "*operands"]);
     /// `F.scaled_dot_product_attention(q, k, v, attn_mask?)`.
-    Attention = "scaled_dot_product_attention": Contraction, Range(3, 4), [float("dropout_p", 0.0), boolean("is_causal", false), none("scale", K::OptFloat)], inf::attention, fl::attention, t(&["F.scaled_dot_product_attention"], &["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"]);
+    Attention = "scaled_dot_product_attention": Composite, Range(3, 4), [float("dropout_p", 0.0), boolean("is_causal", false), none("scale", K::OptFloat)], inf::attention, fl::attention, t(&["F.scaled_dot_product_attention"], &["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"]);
 
     // ---- library: convolutions (x, weight, bias?)
-    Conv1d = "conv1d": Library, Range(2, 3), [ints("stride", &[1]), ints("padding", &[0]), ints("dilation", &[1]), int("groups", 1)], inf::conv1d, fl::conv, t(&["F.conv1d"], &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]);
-    Conv2d = "conv2d": Library, Range(2, 3), [ints("stride", &[1, 1]), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), int("groups", 1)], inf::conv2d, fl::conv, t(&["F.conv2d"], &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]);
-    Conv3d = "conv3d": Library, Range(2, 3), [ints("stride", &[1, 1, 1]), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), int("groups", 1)], inf::conv3d, fl::conv, t(&["F.conv3d"], &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]);
-    ConvTranspose1d = "conv_transpose1d": Library, Range(2, 3), [ints("stride", &[1]), ints("padding", &[0]), ints("output_padding", &[0]), int("groups", 1), ints("dilation", &[1])], inf::conv_transpose1d, fl::conv_transpose, t(&["F.conv_transpose1d"], &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]);
-    ConvTranspose2d = "conv_transpose2d": Library, Range(2, 3), [ints("stride", &[1, 1]), ints("padding", &[0, 0]), ints("output_padding", &[0, 0]), int("groups", 1), ints("dilation", &[1, 1])], inf::conv_transpose2d, fl::conv_transpose, t(&["F.conv_transpose2d"], &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]);
-    ConvTranspose3d = "conv_transpose3d": Library, Range(2, 3), [ints("stride", &[1, 1, 1]), ints("padding", &[0, 0, 0]), ints("output_padding", &[0, 0, 0]), int("groups", 1), ints("dilation", &[1, 1, 1])], inf::conv_transpose3d, fl::conv_transpose, t(&["F.conv_transpose3d"], &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]);
+    Conv1d = "conv1d": Conv, Range(2, 3), [ints("stride", &[1]), ints("padding", &[0]), ints("dilation", &[1]), int("groups", 1)], inf::conv1d, fl::conv, t(&["F.conv1d"], &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]);
+    Conv2d = "conv2d": Conv, Range(2, 3), [ints("stride", &[1, 1]), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), int("groups", 1)], inf::conv2d, fl::conv, t(&["F.conv2d"], &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]);
+    Conv3d = "conv3d": Conv, Range(2, 3), [ints("stride", &[1, 1, 1]), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), int("groups", 1)], inf::conv3d, fl::conv, t(&["F.conv3d"], &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]);
+    ConvTranspose1d = "conv_transpose1d": Conv, Range(2, 3), [ints("stride", &[1]), ints("padding", &[0]), ints("output_padding", &[0]), int("groups", 1), ints("dilation", &[1])], inf::conv_transpose1d, fl::conv_transpose, t(&["F.conv_transpose1d"], &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]);
+    ConvTranspose2d = "conv_transpose2d": Conv, Range(2, 3), [ints("stride", &[1, 1]), ints("padding", &[0, 0]), ints("output_padding", &[0, 0]), int("groups", 1), ints("dilation", &[1, 1])], inf::conv_transpose2d, fl::conv_transpose, t(&["F.conv_transpose2d"], &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]);
+    ConvTranspose3d = "conv_transpose3d": Conv, Range(2, 3), [ints("stride", &[1, 1, 1]), ints("padding", &[0, 0, 0]), ints("output_padding", &[0, 0, 0]), int("groups", 1), ints("dilation", &[1, 1, 1])], inf::conv_transpose3d, fl::conv_transpose, t(&["F.conv_transpose3d"], &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]);
 
     // ---- windows (stride none = kernel_size)
-    MaxPool1d = "max_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), ints("dilation", &[1]), boolean("ceil_mode", false)], inf::max_pool1d, fl::window::<1>, tm(&["F.max_pool1d"], &["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], &[nn("MaxPool1d", &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"])]);
-    MaxPool2d = "max_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), boolean("ceil_mode", false)], inf::max_pool2d, fl::window::<2>, tm(&["F.max_pool2d"], &["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], &[nn("MaxPool2d", &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"])]);
-    MaxPool3d = "max_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), boolean("ceil_mode", false)], inf::max_pool3d, fl::window::<3>, tm(&["F.max_pool3d"], &["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], &[nn("MaxPool3d", &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"])]);
-    AvgPool1d = "avg_pool1d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), boolean("ceil_mode", false), boolean("count_include_pad", true)], inf::avg_pool1d, fl::window::<1>, tm(&["F.avg_pool1d"], &["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"], &[nn("AvgPool1d", &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"])]);
-    AvgPool2d = "avg_pool2d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool2d, fl::window::<2>, tm(&["F.avg_pool2d"], &["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"], &[nn("AvgPool2d", &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"])]);
-    AvgPool3d = "avg_pool3d": Window, Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool3d, fl::window::<3>, tm(&["F.avg_pool3d"], &["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"], &[nn("AvgPool3d", &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"])]);
-    AdaptiveAvgPool1d = "adaptive_avg_pool1d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool1d, fl::window::<1>, tm(&["F.adaptive_avg_pool1d"], &["input", "output_size"], &[nn("AdaptiveAvgPool1d", &["output_size"])]);
-    AdaptiveAvgPool2d = "adaptive_avg_pool2d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool2d, fl::window::<2>, tm(&["F.adaptive_avg_pool2d"], &["input", "output_size"], &[nn("AdaptiveAvgPool2d", &["output_size"])]);
-    AdaptiveAvgPool3d = "adaptive_avg_pool3d": Window, Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool3d, fl::window::<3>, tm(&["F.adaptive_avg_pool3d"], &["input", "output_size"], &[nn("AdaptiveAvgPool3d", &["output_size"])]);
+    MaxPool1d = "max_pool1d": Window(Pool::Max, 1), Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), ints("dilation", &[1]), boolean("ceil_mode", false)], inf::max_pool1d, fl::window::<1>, tm(&["F.max_pool1d"], &["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], &[nn("MaxPool1d", &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"])]);
+    MaxPool2d = "max_pool2d": Window(Pool::Max, 2), Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), ints("dilation", &[1, 1]), boolean("ceil_mode", false)], inf::max_pool2d, fl::window::<2>, tm(&["F.max_pool2d"], &["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], &[nn("MaxPool2d", &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"])]);
+    MaxPool3d = "max_pool3d": Window(Pool::Max, 3), Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), ints("dilation", &[1, 1, 1]), boolean("ceil_mode", false)], inf::max_pool3d, fl::window::<3>, tm(&["F.max_pool3d"], &["input", "kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"], &[nn("MaxPool3d", &["kernel_size", "stride", "padding", "dilation", "return_indices", "ceil_mode"])]);
+    AvgPool1d = "avg_pool1d": Window(Pool::Avg, 1), Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0]), boolean("ceil_mode", false), boolean("count_include_pad", true)], inf::avg_pool1d, fl::window::<1>, tm(&["F.avg_pool1d"], &["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"], &[nn("AvgPool1d", &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"])]);
+    AvgPool2d = "avg_pool2d": Window(Pool::Avg, 2), Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool2d, fl::window::<2>, tm(&["F.avg_pool2d"], &["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"], &[nn("AvgPool2d", &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"])]);
+    AvgPool3d = "avg_pool3d": Window(Pool::Avg, 3), Exact(1), [req("kernel_size", K::Ints), none("stride", K::OptInts), ints("padding", &[0, 0, 0]), boolean("ceil_mode", false), boolean("count_include_pad", true), none("divisor_override", K::OptInt)], inf::avg_pool3d, fl::window::<3>, tm(&["F.avg_pool3d"], &["input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"], &[nn("AvgPool3d", &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override"])]);
+    AdaptiveAvgPool1d = "adaptive_avg_pool1d": Window(Pool::AdaptiveAvg, 1), Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool1d, fl::window::<1>, tm(&["F.adaptive_avg_pool1d"], &["input", "output_size"], &[nn("AdaptiveAvgPool1d", &["output_size"])]);
+    AdaptiveAvgPool2d = "adaptive_avg_pool2d": Window(Pool::AdaptiveAvg, 2), Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool2d, fl::window::<2>, tm(&["F.adaptive_avg_pool2d"], &["input", "output_size"], &[nn("AdaptiveAvgPool2d", &["output_size"])]);
+    AdaptiveAvgPool3d = "adaptive_avg_pool3d": Window(Pool::AdaptiveAvg, 3), Exact(1), [req("output_size", K::Ints)], inf::adaptive_avg_pool3d, fl::window::<3>, tm(&["F.adaptive_avg_pool3d"], &["input", "output_size"], &[nn("AdaptiveAvgPool3d", &["output_size"])]);
 
     // ---- normalization (x, weight?, bias?)
     /// Training mode: batch statistics (KernelBench's default mode).
-    BatchNorm = "batch_norm": Normalization, Range(1, 3), [boolean("training", true), float("momentum", 0.1), float("eps", 1e-5)], inf::batch_norm, fl::normalization, t(&["F.batch_norm"], &["input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"]);
-    LayerNorm = "layer_norm": Normalization, Range(1, 3), [req("normalized_shape", K::Ints), float("eps", 1e-5)], inf::last_dims_norm, fl::normalization, t(&["F.layer_norm"], &["input", "normalized_shape", "weight", "bias", "eps"]);
-    GroupNorm = "group_norm": Normalization, Range(1, 3), [req("num_groups", K::Int), float("eps", 1e-5)], inf::group_norm, fl::normalization, t(&["F.group_norm"], &["input", "num_groups", "weight", "bias", "eps"]);
-    InstanceNorm = "instance_norm": Normalization, Range(1, 3), [float("eps", 1e-5)], inf::instance_norm, fl::normalization, t(&["F.instance_norm"], &["input", "running_mean", "running_var", "weight", "bias", "use_input_stats", "momentum", "eps"]);
+    BatchNorm = "batch_norm": Norm, Range(1, 3), [boolean("training", true), float("momentum", 0.1), float("eps", 1e-5)], inf::batch_norm, fl::normalization, t(&["F.batch_norm"], &["input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"]);
+    LayerNorm = "layer_norm": Norm, Range(1, 3), [req("normalized_shape", K::Ints), float("eps", 1e-5)], inf::last_dims_norm, fl::normalization, t(&["F.layer_norm"], &["input", "normalized_shape", "weight", "bias", "eps"]);
+    GroupNorm = "group_norm": Norm, Range(1, 3), [req("num_groups", K::Int), float("eps", 1e-5)], inf::group_norm, fl::normalization, t(&["F.group_norm"], &["input", "num_groups", "weight", "bias", "eps"]);
+    InstanceNorm = "instance_norm": Norm, Range(1, 3), [float("eps", 1e-5)], inf::instance_norm, fl::normalization, t(&["F.instance_norm"], &["input", "running_mean", "running_var", "weight", "bias", "use_input_stats", "momentum", "eps"]);
     /// `F.rms_norm`; eps none = machine epsilon of the dtype.
-    RmsNorm = "rms_norm": Normalization, Range(1, 2), [req("normalized_shape", K::Ints), none("eps", K::OptFloat)], inf::last_dims_norm, fl::normalization, t(&["F.rms_norm"], &["input", "normalized_shape", "weight", "eps"]);
+    RmsNorm = "rms_norm": Norm, Range(1, 2), [req("normalized_shape", K::Ints), none("eps", K::OptFloat)], inf::last_dims_norm, fl::normalization, t(&["F.rms_norm"], &["input", "normalized_shape", "weight", "eps"]);
 
     // ---- layout
-    Transpose = "transpose": Layout, Exact(1), [req("dim0", K::Int), req("dim1", K::Int)], inf::transpose, fl::zero, t(&["torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "torch.swapdims", "Tensor.swapdims"], &["input", "dim0", "dim1"]);
-    Permute = "permute": Layout, Exact(1), [req("dims", K::Ints)], inf::permute, fl::zero, t(&["torch.permute", "Tensor.permute"], &["input", "*dims"]);
+    Transpose = "transpose": View, Exact(1), [req("dim0", K::Int), req("dim1", K::Int)], inf::transpose, fl::zero, t(&["torch.transpose", "Tensor.transpose", "torch.swapaxes", "Tensor.swapaxes", "torch.swapdims", "Tensor.swapdims"], &["input", "dim0", "dim1"]);
+    Permute = "permute": View, Exact(1), [req("dims", K::Ints)], inf::permute, fl::zero, t(&["torch.permute", "Tensor.permute"], &["input", "*dims"]);
     /// `view`, `reshape`: the target shape, one dim may be -1.
-    Reshape = "reshape": Layout, Exact(1), [req("shape", K::Ints)], inf::reshape, fl::zero, t(&["Tensor.view", "Tensor.reshape", "torch.reshape"], &["input", "*shape"]);
-    Flatten = "flatten": Layout, Exact(1), [int("start_dim", 0), int("end_dim", -1)], inf::flatten, fl::zero, tm(&["torch.flatten", "Tensor.flatten"], &["input", "start_dim", "end_dim"], &[nn_set("Flatten", &["start_dim", "end_dim"], &[("start_dim", D::Int(1))])]);
-    Squeeze = "squeeze": Layout, Exact(1), [DIMS], inf::squeeze, fl::zero, t(&["torch.squeeze", "Tensor.squeeze"], &["input", "dim"]);
-    Unsqueeze = "unsqueeze": Layout, Exact(1), [req("dim", K::Int)], inf::unsqueeze, fl::zero, t(&["torch.unsqueeze", "Tensor.unsqueeze"], &["input", "dim"]);
-    Expand = "expand": Layout, Exact(1), [req("shape", K::Ints)], inf::expand, fl::zero, t(&["Tensor.expand", "torch.broadcast_to"], &["input", "*size"]);
-    Narrow = "narrow": Layout, Exact(1), [req("dim", K::Int), req("start", K::Int), req("length", K::Int)], inf::narrow, fl::zero, t(&["torch.narrow", "Tensor.narrow"], &["input", "dim", "start", "length"]);
+    Reshape = "reshape": View, Exact(1), [req("shape", K::Ints)], inf::reshape, fl::zero, t(&["Tensor.view", "Tensor.reshape", "torch.reshape"], &["input", "*shape"]);
+    Flatten = "flatten": View, Exact(1), [int("start_dim", 0), int("end_dim", -1)], inf::flatten, fl::zero, tm(&["torch.flatten", "Tensor.flatten"], &["input", "start_dim", "end_dim"], &[nn_set("Flatten", &["start_dim", "end_dim"], &[("start_dim", D::Int(1))])]);
+    Squeeze = "squeeze": View, Exact(1), [DIMS], inf::squeeze, fl::zero, t(&["torch.squeeze", "Tensor.squeeze"], &["input", "dim"]);
+    Unsqueeze = "unsqueeze": View, Exact(1), [req("dim", K::Int)], inf::unsqueeze, fl::zero, t(&["torch.unsqueeze", "Tensor.unsqueeze"], &["input", "dim"]);
+    Expand = "expand": View, Exact(1), [req("shape", K::Ints)], inf::expand, fl::zero, t(&["Tensor.expand", "torch.broadcast_to"], &["input", "*size"]);
+    Narrow = "narrow": View, Exact(1), [req("dim", K::Int), req("start", K::Int), req("length", K::Int)], inf::narrow, fl::zero, t(&["torch.narrow", "Tensor.narrow"], &["input", "dim", "start", "length"]);
     /// `x[start:end:step]` along `dim`.
-    Slice = "slice": Layout, Exact(1), [req("dim", K::Int), int("start", 0), int("end", i64::MAX), int("step", 1)], inf::slice, fl::zero;
+    Slice = "slice": View, Exact(1), [req("dim", K::Int), int("start", 0), int("end", i64::MAX), int("step", 1)], inf::slice, fl::zero;
     /// `x[..., index, ...]`: removes `dim`.
-    Select = "select": Layout, Exact(1), [req("dim", K::Int), req("index", K::Int)], inf::select, fl::zero, t(&["torch.select", "Tensor.select"], &["input", "dim", "index"]);
-    Flip = "flip": Layout, Exact(1), [req("dims", K::Ints)], inf::flip, fl::zero, t(&["torch.flip", "Tensor.flip"], &["input", "*dims"]);
-    Diag = "diag": Layout, Exact(1), [int("diagonal", 0)], inf::diag, fl::zero, t(&["torch.diag", "Tensor.diag"], &["input", "diagonal"]);
-    Triu = "triu": Layout, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero, t(&["torch.triu", "Tensor.triu"], &["input", "diagonal"]);
-    Tril = "tril": Layout, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero, t(&["torch.tril", "Tensor.tril"], &["input", "diagonal"]);
-    Cat = "cat": Layout, AtLeast(1), [int("dim", 0)], inf::cat, fl::zero, t(&["torch.cat", "torch.concat", "torch.concatenate"], &["tensors", "dim"]);
-    Stack = "stack": Layout, AtLeast(1), [int("dim", 0)], inf::stack, fl::zero, t(&["torch.stack"], &["tensors", "dim"]);
+    Select = "select": View, Exact(1), [req("dim", K::Int), req("index", K::Int)], inf::select, fl::zero, t(&["torch.select", "Tensor.select"], &["input", "dim", "index"]);
+    Flip = "flip": Copy, Exact(1), [req("dims", K::Ints)], inf::flip, fl::zero, t(&["torch.flip", "Tensor.flip"], &["input", "*dims"]);
+    Diag = "diag": Copy, Exact(1), [int("diagonal", 0)], inf::diag, fl::zero, t(&["torch.diag", "Tensor.diag"], &["input", "diagonal"]);
+    Triu = "triu": Copy, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero, t(&["torch.triu", "Tensor.triu"], &["input", "diagonal"]);
+    Tril = "tril": Copy, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero, t(&["torch.tril", "Tensor.tril"], &["input", "diagonal"]);
+    Cat = "cat": Copy, AtLeast(1), [int("dim", 0)], inf::cat, fl::zero, t(&["torch.cat", "torch.concat", "torch.concatenate"], &["tensors", "dim"]);
+    Stack = "stack": Copy, AtLeast(1), [int("dim", 0)], inf::stack, fl::zero, t(&["torch.stack"], &["tensors", "dim"]);
 
     // ---- opaque library calls (the export frontend; see `aten.rs`)
     /// An ATen op PyTorch executes: `torch.ops.<target>(<args>)`, result types from the
     /// export metadata. A fusion barrier; reported as a library op by its target.
-    Aten = "aten": Library, AtLeast(0), [req("target", K::Str), string("args", ""), req("types", K::Str)], super::aten::infer, fl::zero;
+    Aten = "aten": Opaque, AtLeast(0), [req("target", K::Str), string("args", ""), req("types", K::Str)], super::aten::infer, fl::zero;
 }
 
 impl serde::Serialize for Op {
