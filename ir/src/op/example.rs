@@ -2,7 +2,8 @@
 //! accepts. `drtc ops` builds a one-op program from each to ask every layer what it does
 //! with the op (`tests.rs` checks that every example type-checks).
 
-use super::Op;
+use super::pointwise::PointwiseDef;
+use super::{Arity, Op};
 use crate::{Attr, BuildError, DType, Graph, GraphBuilder, TensorType};
 
 /// Input types and the attributes that are not defaults.
@@ -41,6 +42,9 @@ pub fn example(op: Op) -> Example {
     let channels = || ex(vec![f32(&[4, 3, 6, 6]), f32(&[3]), f32(&[3])], vec![]);
     let dim = |d: i64| ex(vec![x.clone()], vec![("dim", Attr::Int(d))]);
     let dims = || ex(vec![x.clone()], vec![("dim", ints(&[1]))]);
+    if let Some(pw) = op.pointwise() {
+        return pointwise(op, pw);
+    }
     match op {
         // an opaque call of one input: `torch.ops.aten.sinh.default(x)`
         Op::Aten => ex(
@@ -55,61 +59,8 @@ pub fn example(op: Op) -> Example {
             vec![],
             vec![("shape", ints(&[4, 8])), ("value", Attr::Float(1.0))],
         ),
-        Op::Cast => ex(vec![x.clone()], vec![("dtype", Attr::DType(DType::F16))]),
-        Op::Dropout
-        | Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal => unary(),
-        Op::Clamp => ex(vec![x.clone()], vec![("min", Attr::Float(0.0))]),
-        Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Maximum
-        | Op::Minimum
-        | Op::Pow
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv => binary(),
-        Op::Lerp | Op::TripletMarginLoss => ex(vec![x.clone(), x.clone(), x.clone()], vec![]),
-        Op::Where => ex(
-            vec![
-                TensorType::new(DType::Bool, vec![4, 8]),
-                x.clone(),
-                x.clone(),
-            ],
-            vec![],
-        ),
+        Op::MseLoss | Op::SmoothL1Loss | Op::KlDiv => binary(),
+        Op::TripletMarginLoss => ex(vec![x.clone(), x.clone(), x.clone()], vec![]),
         Op::Sum
         | Op::Mean
         | Op::Prod
@@ -196,7 +147,31 @@ pub fn example(op: Op) -> Example {
         Op::Flip => ex(vec![x.clone()], vec![("dims", ints(&[1]))]),
         Op::Diag | Op::Triu | Op::Tril => unary(),
         Op::Cat | Op::Stack => binary(),
+        // every op above has no pointwise facts; a pointwise op's example derives from
+        // them (`pointwise`), and `tests.rs` builds every op's example
+        _ => unreachable!("`{op}` is pointwise: its example derives from its facts"),
     }
+}
+
+/// A pointwise op's example: `f32[4, 8]` inputs (other dtypes where its facts say), as
+/// many as it takes, and the attributes its facts set.
+fn pointwise(op: Op, pw: &PointwiseDef) -> Example {
+    let n = match op.def().arity {
+        Arity::Exact(n) | Arity::Range(n, _) | Arity::AtLeast(n) => n,
+    };
+    let inputs = (0..n)
+        .map(|i| {
+            let dtype = pw.example.dtypes.get(i).copied().unwrap_or(DType::F32);
+            TensorType::new(dtype, vec![4, 8])
+        })
+        .collect();
+    let attrs = pw
+        .example
+        .attrs
+        .iter()
+        .map(|&(name, v)| (name, v.value().expect("an example attribute has a value")))
+        .collect();
+    Example { inputs, attrs }
 }
 
 /// A program applying `op` once to its example inputs (`x0`, `x1`, ...), returning every

@@ -1,7 +1,9 @@
 //! The op set: one table of facts per op (see `table.rs`), and the machinery to query it.
 //!
-//! Adding an op = one line in `table.rs` (name, category, arity, attributes, inference,
-//! FLOP rule, PyTorch spellings) + a test in `tests.rs`.
+//! Adding an op = one line in `table.rs` (name, kind, arity, attributes, inference, FLOP
+//! rule, PyTorch spellings) + a test in `tests.rs`; a pointwise op adds its entry in
+//! `pointwise.rs` (Triton expression, domain, constant folding) and its range rule in
+//! `range/rules.rs`.
 
 pub mod aten;
 pub mod domain;
@@ -9,6 +11,7 @@ pub mod example;
 mod flops;
 mod infer;
 pub mod kind;
+pub mod pointwise;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -108,6 +111,8 @@ pub struct OpDef {
     pub flops: FlopFn,
     /// How PyTorch spells it (`torch.rs`).
     pub torch: torch::Torch,
+    /// A pointwise op's further facts (`pointwise.rs`); `None` for the other ops.
+    pub pointwise: Option<&'static pointwise::PointwiseDef>,
 }
 
 impl OpDef {
@@ -269,6 +274,11 @@ impl Op {
 
     pub fn category(self) -> Category {
         self.def().category
+    }
+
+    /// A pointwise op's further facts (`pointwise.rs`).
+    pub fn pointwise(self) -> Option<&'static pointwise::PointwiseDef> {
+        self.def().pointwise
     }
 
     /// The op's kind: its category refined (`kind.rs`).

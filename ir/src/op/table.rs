@@ -2,7 +2,9 @@
 //! what templates ask of it, such as a pooling's rank), arity, attributes (with
 //! defaults, in printing order), inference rule (`infer.rs`), FLOP rule (`flops.rs`) and,
 //! optionally, PyTorch's spellings (`torch.rs`: the calls, their parameter names, the
-//! parameter-free `nn` modules; a row without it is not callable from Python code).
+//! parameter-free `nn` modules; a row without it is not callable from Python code) and, for
+//! a pointwise op, its further facts after `=>` (`pointwise.rs`: Triton expression, domain,
+//! constant folding).
 //!
 //! PyTorch semantics, defaults included. Optional inputs are trailing (`Range`).
 
@@ -10,6 +12,7 @@ use super::flops::{self as fl, pointwise as pw};
 use super::infer as inf;
 use super::kind::Kind::*;
 use super::kind::Pool;
+use super::pointwise as pd;
 use super::torch::row::{nn, nn_set, t, tm, UNARY};
 use super::torch::Torch;
 use super::{Arity, OpDef};
@@ -45,8 +48,10 @@ const REDUCTION: AttrDef = string("reduction", "mean");
 macro_rules! op_table {
     (@torch) => { Torch::NONE };
     (@torch $torch:expr) => { $torch };
+    (@pw) => { None };
+    (@pw $pw:expr) => { Some(&$pw) };
     ($( $(#[$doc:meta])* $variant:ident = $name:literal : $kind:expr, $arity:expr,
-        [$($attr:expr),* $(,)?], $infer:path, $flops:expr $(, $torch:expr)?; )*) => {
+        [$($attr:expr),* $(,)?], $infer:path, $flops:expr $(, $torch:expr)? $(=> $pw:expr)?; )*) => {
         /// An operation of the IR. Facts about each live in its table entry ([`Op::def`]).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Op {
@@ -70,6 +75,7 @@ macro_rules! op_table {
                             infer: $infer,
                             flops: $flops,
                             torch: op_table!(@torch $($torch)?),
+                            pointwise: op_table!(@pw $($pw)?),
                         };
                         &DEF
                     })*
@@ -86,64 +92,64 @@ op_table! {
     /// A constant tensor filled with `value`.
     Full = "full": Creation, Exact(0), [req("shape", K::Ints), req("value", K::Float), crate::attr::attr("dtype", K::DType, D::DType(DType::F32))], inf::full, fl::zero;
     /// `x.to(dtype)`, `.float()`, `.bool()`.
-    Cast = "cast": Pointwise, Exact(1), [req("dtype", K::DType)], inf::cast, pw::<1>;
+    Cast = "cast": Pointwise, Exact(1), [req("dtype", K::DType)], inf::cast, pw::<1> => pd::CAST;
     /// `F.dropout`, `nn.Dropout`: identity unless training with p > 0 (then random).
-    Dropout = "dropout": Pointwise, Exact(1), [float("p", 0.5), boolean("training", false)], inf::dropout, pw::<1>, t(&["F.dropout", "F.dropout1d", "F.dropout2d", "F.dropout3d", "F.alpha_dropout"], &["input", "p", "training", "inplace"]);
+    Dropout = "dropout": Pointwise, Exact(1), [float("p", 0.5), boolean("training", false)], inf::dropout, pw::<1>, t(&["F.dropout", "F.dropout1d", "F.dropout2d", "F.dropout3d", "F.alpha_dropout"], &["input", "p", "training", "inplace"]) => pd::DROPOUT;
 
     // ---- pointwise binary, broadcasting
-    Add = "add": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.add", "Tensor.add", "torch.add_", "Tensor.add_"], &["input", "other", "alpha"]);
-    Sub = "sub": Pointwise, Exact(2), [], inf::subtract, pw::<1>, t(&["torch.sub", "Tensor.sub", "torch.subtract", "Tensor.subtract", "torch.sub_", "Tensor.sub_"], &["input", "other", "alpha"]);
-    Mul = "mul": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.mul", "Tensor.mul", "torch.multiply", "Tensor.multiply", "torch.mul_", "Tensor.mul_"], &["input", "other"]);
+    Add = "add": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.add", "Tensor.add", "torch.add_", "Tensor.add_"], &["input", "other", "alpha"]) => pd::ADD;
+    Sub = "sub": Pointwise, Exact(2), [], inf::subtract, pw::<1>, t(&["torch.sub", "Tensor.sub", "torch.subtract", "Tensor.subtract", "torch.sub_", "Tensor.sub_"], &["input", "other", "alpha"]) => pd::SUB;
+    Mul = "mul": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.mul", "Tensor.mul", "torch.multiply", "Tensor.multiply", "torch.mul_", "Tensor.mul_"], &["input", "other"]) => pd::MUL;
     /// True division (`/`, `torch.div`).
-    Div = "div": Pointwise, Exact(2), [], inf::broadcast_float, pw::<1>, t(&["torch.div", "Tensor.div", "torch.divide", "Tensor.divide", "torch.true_divide", "Tensor.true_divide", "torch.div_", "Tensor.div_"], &["input", "other", "rounding_mode"]);
-    Maximum = "maximum": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.maximum", "Tensor.maximum", "torch.fmax", "Tensor.fmax"], &["input", "other"]);
-    Minimum = "minimum": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.minimum", "Tensor.minimum", "torch.fmin", "Tensor.fmin"], &["input", "other"]);
+    Div = "div": Pointwise, Exact(2), [], inf::broadcast_float, pw::<1>, t(&["torch.div", "Tensor.div", "torch.divide", "Tensor.divide", "torch.true_divide", "Tensor.true_divide", "torch.div_", "Tensor.div_"], &["input", "other", "rounding_mode"]) => pd::DIV;
+    Maximum = "maximum": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.maximum", "Tensor.maximum", "torch.fmax", "Tensor.fmax"], &["input", "other"]) => pd::MAXIMUM;
+    Minimum = "minimum": Pointwise, Exact(2), [], inf::broadcast, pw::<1>, t(&["torch.minimum", "Tensor.minimum", "torch.fmin", "Tensor.fmin"], &["input", "other"]) => pd::MINIMUM;
     /// `x ** y`, `torch.pow`.
-    Pow = "pow": Pointwise, Exact(2), [], inf::power, pw::<2>, t(&["torch.pow", "Tensor.pow"], &["input", "exponent"]);
+    Pow = "pow": Pointwise, Exact(2), [], inf::power, pw::<2>, t(&["torch.pow", "Tensor.pow"], &["input", "exponent"]) => pd::POW;
     /// `lerp(start, end, weight) = start + weight * (end - start)`.
-    Lerp = "lerp": Pointwise, Exact(3), [], inf::lerp, pw::<3>, t(&["torch.lerp", "Tensor.lerp"], &["input", "end", "weight"]);
-    Eq = "eq": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.eq", "Tensor.eq"], &["input", "other"]);
-    Ne = "ne": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.ne", "Tensor.ne", "torch.not_equal", "Tensor.not_equal"], &["input", "other"]);
-    Lt = "lt": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.lt", "Tensor.lt", "torch.less", "Tensor.less"], &["input", "other"]);
-    Le = "le": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.le", "Tensor.le", "torch.less_equal", "Tensor.less_equal"], &["input", "other"]);
-    Gt = "gt": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.gt", "Tensor.gt", "torch.greater", "Tensor.greater"], &["input", "other"]);
-    Ge = "ge": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.ge", "Tensor.ge", "torch.greater_equal", "Tensor.greater_equal"], &["input", "other"]);
+    Lerp = "lerp": Pointwise, Exact(3), [], inf::lerp, pw::<3>, t(&["torch.lerp", "Tensor.lerp"], &["input", "end", "weight"]) => pd::LERP;
+    Eq = "eq": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.eq", "Tensor.eq"], &["input", "other"]) => pd::EQ;
+    Ne = "ne": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.ne", "Tensor.ne", "torch.not_equal", "Tensor.not_equal"], &["input", "other"]) => pd::NE;
+    Lt = "lt": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.lt", "Tensor.lt", "torch.less", "Tensor.less"], &["input", "other"]) => pd::LT;
+    Le = "le": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.le", "Tensor.le", "torch.less_equal", "Tensor.less_equal"], &["input", "other"]) => pd::LE;
+    Gt = "gt": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.gt", "Tensor.gt", "torch.greater", "Tensor.greater"], &["input", "other"]) => pd::GT;
+    Ge = "ge": Pointwise, Exact(2), [], inf::compare, pw::<1>, t(&["torch.ge", "Tensor.ge", "torch.greater_equal", "Tensor.greater_equal"], &["input", "other"]) => pd::GE;
     /// `torch.where(cond, a, b)`.
-    Where = "where": Pointwise, Exact(3), [], inf::select_where, pw::<1>, t(&["torch.where", "Tensor.where"], &["condition", "input", "other"]);
+    Where = "where": Pointwise, Exact(3), [], inf::select_where, pw::<1>, t(&["torch.where", "Tensor.where"], &["condition", "input", "other"]) => pd::WHERE;
 
     // ---- pointwise unary
-    Relu = "relu": Pointwise, Exact(1), [], inf::numeric, pw::<1>, tm(&["torch.relu", "F.relu", "Tensor.relu", "torch.relu_", "F.relu_", "Tensor.relu_"], UNARY, &[nn("ReLU", &["inplace"])]);
-    LeakyRelu = "leaky_relu": Pointwise, Exact(1), [float("negative_slope", 0.01)], inf::float_only, pw::<2>, tm(&["F.leaky_relu"], &["input", "negative_slope", "inplace"], &[nn("LeakyReLU", &["negative_slope", "inplace"])]);
-    Sigmoid = "sigmoid": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, tm(&["torch.sigmoid", "F.sigmoid", "Tensor.sigmoid", "torch.sigmoid_", "F.sigmoid_", "Tensor.sigmoid_"], UNARY, &[nn("Sigmoid", &[])]);
-    Tanh = "tanh": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, tm(&["torch.tanh", "F.tanh", "Tensor.tanh", "torch.tanh_", "F.tanh_", "Tensor.tanh_"], UNARY, &[nn("Tanh", &[])]);
+    Relu = "relu": Pointwise, Exact(1), [], inf::numeric, pw::<1>, tm(&["torch.relu", "F.relu", "Tensor.relu", "torch.relu_", "F.relu_", "Tensor.relu_"], UNARY, &[nn("ReLU", &["inplace"])]) => pd::RELU;
+    LeakyRelu = "leaky_relu": Pointwise, Exact(1), [float("negative_slope", 0.01)], inf::float_only, pw::<2>, tm(&["F.leaky_relu"], &["input", "negative_slope", "inplace"], &[nn("LeakyReLU", &["negative_slope", "inplace"])]) => pd::LEAKY_RELU;
+    Sigmoid = "sigmoid": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, tm(&["torch.sigmoid", "F.sigmoid", "Tensor.sigmoid", "torch.sigmoid_", "F.sigmoid_", "Tensor.sigmoid_"], UNARY, &[nn("Sigmoid", &[])]) => pd::SIGMOID;
+    Tanh = "tanh": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, tm(&["torch.tanh", "F.tanh", "Tensor.tanh", "torch.tanh_", "F.tanh_", "Tensor.tanh_"], UNARY, &[nn("Tanh", &[])]) => pd::TANH;
     /// swish: `x * sigmoid(x)`.
-    Silu = "silu": Pointwise, Exact(1), [], inf::float_only, pw::<5>, tm(&["F.silu"], UNARY, &[nn("SiLU", &["inplace"])]);
+    Silu = "silu": Pointwise, Exact(1), [], inf::float_only, pw::<5>, tm(&["F.silu"], UNARY, &[nn("SiLU", &["inplace"])]) => pd::SILU;
     /// `approximate` is "none" (erf) or "tanh".
-    Gelu = "gelu": Pointwise, Exact(1), [string("approximate", "none")], inf::float_only, pw::<8>, tm(&["F.gelu"], &["input", "approximate"], &[nn("GELU", &["approximate"])]);
-    Selu = "selu": Pointwise, Exact(1), [], inf::float_only, pw::<5>, tm(&["torch.selu", "F.selu"], UNARY, &[nn("SELU", &["inplace"])]);
-    Hardsigmoid = "hardsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<3>, tm(&["F.hardsigmoid"], UNARY, &[nn("Hardsigmoid", &["inplace"])]);
-    Hardswish = "hardswish": Pointwise, Exact(1), [], inf::float_only, pw::<4>, tm(&["F.hardswish"], UNARY, &[nn("Hardswish", &["inplace"])]);
-    Softplus = "softplus": Pointwise, Exact(1), [float("beta", 1.0), float("threshold", 20.0)], inf::float_only, pw::<4>, tm(&["F.softplus"], &["input", "beta", "threshold"], &[nn("Softplus", &["beta", "threshold"])]);
-    Softsign = "softsign": Pointwise, Exact(1), [], inf::softsign, pw::<3>, tm(&["F.softsign"], UNARY, &[nn("Softsign", &[])]);
-    Elu = "elu": Pointwise, Exact(1), [float("alpha", 1.0)], inf::float_only, pw::<4>, tm(&["F.elu"], &["input", "alpha", "inplace"], &[nn("ELU", &["alpha", "inplace"])]);
-    Hardtanh = "hardtanh": Pointwise, Exact(1), [float("min_val", -1.0), float("max_val", 1.0)], inf::numeric, pw::<2>, tm(&["F.hardtanh"], &["input", "min_val", "max_val", "inplace"], &[nn("Hardtanh", &["min_val", "max_val", "inplace"]), nn_set("ReLU6", &["inplace"], &[("min_val", D::Float(0.0)), ("max_val", D::Float(6.0))])]);
+    Gelu = "gelu": Pointwise, Exact(1), [string("approximate", "none")], inf::float_only, pw::<8>, tm(&["F.gelu"], &["input", "approximate"], &[nn("GELU", &["approximate"])]) => pd::GELU;
+    Selu = "selu": Pointwise, Exact(1), [], inf::float_only, pw::<5>, tm(&["torch.selu", "F.selu"], UNARY, &[nn("SELU", &["inplace"])]) => pd::SELU;
+    Hardsigmoid = "hardsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<3>, tm(&["F.hardsigmoid"], UNARY, &[nn("Hardsigmoid", &["inplace"])]) => pd::HARDSIGMOID;
+    Hardswish = "hardswish": Pointwise, Exact(1), [], inf::float_only, pw::<4>, tm(&["F.hardswish"], UNARY, &[nn("Hardswish", &["inplace"])]) => pd::HARDSWISH;
+    Softplus = "softplus": Pointwise, Exact(1), [float("beta", 1.0), float("threshold", 20.0)], inf::float_only, pw::<4>, tm(&["F.softplus"], &["input", "beta", "threshold"], &[nn("Softplus", &["beta", "threshold"])]) => pd::SOFTPLUS;
+    Softsign = "softsign": Pointwise, Exact(1), [], inf::softsign, pw::<3>, tm(&["F.softsign"], UNARY, &[nn("Softsign", &[])]) => pd::SOFTSIGN;
+    Elu = "elu": Pointwise, Exact(1), [float("alpha", 1.0)], inf::float_only, pw::<4>, tm(&["F.elu"], &["input", "alpha", "inplace"], &[nn("ELU", &["alpha", "inplace"])]) => pd::ELU;
+    Hardtanh = "hardtanh": Pointwise, Exact(1), [float("min_val", -1.0), float("max_val", 1.0)], inf::numeric, pw::<2>, tm(&["F.hardtanh"], &["input", "min_val", "max_val", "inplace"], &[nn("Hardtanh", &["min_val", "max_val", "inplace"]), nn_set("ReLU6", &["inplace"], &[("min_val", D::Float(0.0)), ("max_val", D::Float(6.0))])]) => pd::HARDTANH;
     /// `torch.clamp(x, min=None, max=None)`.
-    Clamp = "clamp": Pointwise, Exact(1), [none("min", K::OptFloat), none("max", K::OptFloat)], inf::clamp, pw::<2>, t(&["torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", "torch.clamp_", "Tensor.clamp_"], &["input", "min", "max"]);
-    Logsigmoid = "logsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<5>, tm(&["F.logsigmoid"], UNARY, &[nn("LogSigmoid", &[])]);
+    Clamp = "clamp": Pointwise, Exact(1), [none("min", K::OptFloat), none("max", K::OptFloat)], inf::clamp, pw::<2>, t(&["torch.clamp", "Tensor.clamp", "torch.clip", "Tensor.clip", "torch.clamp_", "Tensor.clamp_"], &["input", "min", "max"]) => pd::CLAMP;
+    Logsigmoid = "logsigmoid": Pointwise, Exact(1), [], inf::float_only, pw::<5>, tm(&["F.logsigmoid"], UNARY, &[nn("LogSigmoid", &[])]) => pd::LOGSIGMOID;
     /// `x * tanh(softplus(x))`.
-    Mish = "mish": Pointwise, Exact(1), [], inf::float_only, pw::<10>, tm(&["F.mish"], UNARY, &[nn("Mish", &["inplace"])]);
-    Abs = "abs": Pointwise, Exact(1), [], inf::numeric, pw::<1>, t(&["torch.abs", "Tensor.abs", "torch.absolute", "Tensor.absolute"], UNARY);
-    Neg = "neg": Pointwise, Exact(1), [], inf::numeric, pw::<1>, t(&["torch.neg", "Tensor.neg", "torch.negative", "Tensor.negative"], UNARY);
-    Sign = "sign": Pointwise, Exact(1), [], inf::same, pw::<1>, t(&["torch.sign", "Tensor.sign"], UNARY);
-    Cos = "cos": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.cos", "Tensor.cos"], UNARY);
-    Sin = "sin": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.sin", "Tensor.sin"], UNARY);
-    Exp = "exp": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.exp", "Tensor.exp"], UNARY);
-    Exp2 = "exp2": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.exp2", "Tensor.exp2"], UNARY);
-    Log = "log": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.log", "Tensor.log"], UNARY);
-    Sqrt = "sqrt": Pointwise, Exact(1), [], inf::unary_float, pw::<2>, t(&["torch.sqrt", "Tensor.sqrt"], UNARY);
-    Rsqrt = "rsqrt": Pointwise, Exact(1), [], inf::unary_float, pw::<2>, t(&["torch.rsqrt", "Tensor.rsqrt"], UNARY);
-    Erf = "erf": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.erf", "Tensor.erf", "torch.special.erf"], UNARY);
-    Reciprocal = "reciprocal": Pointwise, Exact(1), [], inf::unary_float, pw::<1>, t(&["torch.reciprocal", "Tensor.reciprocal"], UNARY);
+    Mish = "mish": Pointwise, Exact(1), [], inf::float_only, pw::<10>, tm(&["F.mish"], UNARY, &[nn("Mish", &["inplace"])]) => pd::MISH;
+    Abs = "abs": Pointwise, Exact(1), [], inf::numeric, pw::<1>, t(&["torch.abs", "Tensor.abs", "torch.absolute", "Tensor.absolute"], UNARY) => pd::ABS;
+    Neg = "neg": Pointwise, Exact(1), [], inf::numeric, pw::<1>, t(&["torch.neg", "Tensor.neg", "torch.negative", "Tensor.negative"], UNARY) => pd::NEG;
+    Sign = "sign": Pointwise, Exact(1), [], inf::same, pw::<1>, t(&["torch.sign", "Tensor.sign"], UNARY) => pd::SIGN;
+    Cos = "cos": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.cos", "Tensor.cos"], UNARY) => pd::COS;
+    Sin = "sin": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.sin", "Tensor.sin"], UNARY) => pd::SIN;
+    Exp = "exp": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.exp", "Tensor.exp"], UNARY) => pd::EXP;
+    Exp2 = "exp2": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.exp2", "Tensor.exp2"], UNARY) => pd::EXP2;
+    Log = "log": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.log", "Tensor.log"], UNARY) => pd::LOG;
+    Sqrt = "sqrt": Pointwise, Exact(1), [], inf::unary_float, pw::<2>, t(&["torch.sqrt", "Tensor.sqrt"], UNARY) => pd::SQRT;
+    Rsqrt = "rsqrt": Pointwise, Exact(1), [], inf::unary_float, pw::<2>, t(&["torch.rsqrt", "Tensor.rsqrt"], UNARY) => pd::RSQRT;
+    Erf = "erf": Pointwise, Exact(1), [], inf::unary_float, pw::<4>, t(&["torch.erf", "Tensor.erf", "torch.special.erf"], UNARY) => pd::ERF;
+    Reciprocal = "reciprocal": Pointwise, Exact(1), [], inf::unary_float, pw::<1>, t(&["torch.reciprocal", "Tensor.reciprocal"], UNARY) => pd::RECIPROCAL;
 
     // ---- reductions (dim: ints | none = all dims)
     Sum = "sum": Reduce, Exact(1), [DIMS, KEEPDIM], inf::reduce_accumulate, fl::reduction, t(&["torch.sum", "Tensor.sum"], &["input", "dim", "keepdim", "dtype"]);
