@@ -291,122 +291,31 @@ impl Op {
     /// `dropout_p > 0`). `attrs` must be normalized; unreadable attributes count as random.
     pub fn is_random(self, attrs: &Attrs) -> bool {
         let a = AttrView(attrs);
-        match self {
-            Op::Dropout => {
-                a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0)
-            }
-            Op::Attention => a.float("dropout_p").map_or(true, |p| p > 0.0),
+        match self.kind() {
             // opaque calls may draw random numbers (`aten.randn`) or depend on state:
             // never merge two of them
-            Op::Aten => true,
+            Kind::Opaque => true,
+            // the kinds whose ops may drop out at random: dropout itself, attention with
+            // `dropout_p`
+            Kind::Pointwise => {
+                self == Op::Dropout
+                    && a.bool("training").unwrap_or(true)
+                    && a.float("p").map_or(true, |p| p > 0.0)
+            }
+            Kind::Composite => {
+                self == Op::Attention && a.float("dropout_p").map_or(true, |p| p > 0.0)
+            }
             // deterministic
-            Op::Full
-            | Op::Cast
-            | Op::Add
-            | Op::Sub
-            | Op::Mul
-            | Op::Div
-            | Op::Maximum
-            | Op::Minimum
-            | Op::Pow
-            | Op::Lerp
-            | Op::Eq
-            | Op::Ne
-            | Op::Lt
-            | Op::Le
-            | Op::Gt
-            | Op::Ge
-            | Op::Where
-            | Op::Relu
-            | Op::LeakyRelu
-            | Op::Sigmoid
-            | Op::Tanh
-            | Op::Silu
-            | Op::Gelu
-            | Op::Selu
-            | Op::Hardsigmoid
-            | Op::Hardswish
-            | Op::Softplus
-            | Op::Softsign
-            | Op::Elu
-            | Op::Hardtanh
-            | Op::Clamp
-            | Op::Logsigmoid
-            | Op::Mish
-            | Op::Abs
-            | Op::Neg
-            | Op::Sign
-            | Op::Cos
-            | Op::Sin
-            | Op::Exp
-            | Op::Exp2
-            | Op::Log
-            | Op::Sqrt
-            | Op::Rsqrt
-            | Op::Erf
-            | Op::Reciprocal
-            | Op::Sum
-            | Op::Mean
-            | Op::Prod
-            | Op::Max
-            | Op::Min
-            | Op::Argmax
-            | Op::Argmin
-            | Op::Var
-            | Op::Std
-            | Op::Norm
-            | Op::Logsumexp
-            | Op::Softmax
-            | Op::LogSoftmax
-            | Op::Cumsum
-            | Op::Cumprod
-            | Op::Cummax
-            | Op::Cummin
-            | Op::MseLoss
-            | Op::SmoothL1Loss
-            | Op::KlDiv
-            | Op::CrossEntropy
-            | Op::TripletMarginLoss
-            | Op::Matmul
-            | Op::Bmm
-            | Op::Linear
-            | Op::Einsum
-            | Op::Conv1d
-            | Op::Conv2d
-            | Op::Conv3d
-            | Op::ConvTranspose1d
-            | Op::ConvTranspose2d
-            | Op::ConvTranspose3d
-            | Op::MaxPool1d
-            | Op::MaxPool2d
-            | Op::MaxPool3d
-            | Op::AvgPool1d
-            | Op::AvgPool2d
-            | Op::AvgPool3d
-            | Op::AdaptiveAvgPool1d
-            | Op::AdaptiveAvgPool2d
-            | Op::AdaptiveAvgPool3d
-            | Op::BatchNorm
-            | Op::LayerNorm
-            | Op::GroupNorm
-            | Op::InstanceNorm
-            | Op::RmsNorm
-            | Op::Transpose
-            | Op::Permute
-            | Op::Reshape
-            | Op::Flatten
-            | Op::Squeeze
-            | Op::Unsqueeze
-            | Op::Expand
-            | Op::Narrow
-            | Op::Slice
-            | Op::Select
-            | Op::Flip
-            | Op::Diag
-            | Op::Triu
-            | Op::Tril
-            | Op::Cat
-            | Op::Stack => false,
+            Kind::Creation
+            | Kind::Reduce
+            | Kind::Scan
+            | Kind::Loss
+            | Kind::Norm
+            | Kind::Window(..)
+            | Kind::Product
+            | Kind::Conv
+            | Kind::View
+            | Kind::Copy => false,
         }
     }
 
