@@ -2,7 +2,7 @@
 
 use super::support::supports;
 use super::RegionKind;
-use drtc_ir::{Attr, Graph, NodeId, Op, Shape};
+use drtc_ir::{Attr, Graph, Kind, NodeId, Op, Pool, Shape};
 
 /// Whether `node` is a constant that regions copy in rather than read from memory.
 pub fn is_inlined_constant(g: &Graph, node: NodeId) -> bool {
@@ -62,6 +62,20 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
     let mut reduced = vec![false; rank];
     let mut groups = None;
     let ints = |k: &str| n.attrs.get(k).and_then(Attr::as_ints).map(<[i64]>::to_vec);
+    match n.op.kind() {
+        Kind::Reduce | Kind::Norm | Kind::Window(Pool::AdaptiveAvg, _) => {}
+        Kind::Creation
+        | Kind::Pointwise
+        | Kind::Scan
+        | Kind::Loss
+        | Kind::Window(Pool::Max | Pool::Avg, _)
+        | Kind::Product
+        | Kind::Composite
+        | Kind::Conv
+        | Kind::Opaque
+        | Kind::View
+        | Kind::Copy => return None,
+    }
     match n.op {
         Op::Sum
         | Op::Mean
@@ -109,96 +123,8 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
                 .for_each(|(i, r)| *r = i >= 2);
             groups = Some((1, n.attrs.get("num_groups")?.as_int()?));
         }
-        // no reduction space
-        Op::Full
-        | Op::Cast
-        | Op::Dropout
-        | Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Maximum
-        | Op::Minimum
-        | Op::Pow
-        | Op::Lerp
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::Where
-        | Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Clamp
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal
-        | Op::Aten
-        | Op::Cumsum
-        | Op::Cumprod
-        | Op::Cummax
-        | Op::Cummin
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv
-        | Op::CrossEntropy
-        | Op::TripletMarginLoss
-        | Op::Matmul
-        | Op::Bmm
-        | Op::Linear
-        | Op::Einsum
-        | Op::Attention
-        | Op::Conv1d
-        | Op::Conv2d
-        | Op::Conv3d
-        | Op::ConvTranspose1d
-        | Op::ConvTranspose2d
-        | Op::ConvTranspose3d
-        | Op::MaxPool1d
-        | Op::MaxPool2d
-        | Op::MaxPool3d
-        | Op::AvgPool1d
-        | Op::AvgPool2d
-        | Op::AvgPool3d
-        | Op::Transpose
-        | Op::Permute
-        | Op::Reshape
-        | Op::Flatten
-        | Op::Squeeze
-        | Op::Unsqueeze
-        | Op::Expand
-        | Op::Narrow
-        | Op::Slice
-        | Op::Select
-        | Op::Flip
-        | Op::Diag
-        | Op::Triu
-        | Op::Tril
-        | Op::Cat
-        | Op::Stack => return None,
+        // no reduction space: the kinds above are the only ones with one
+        _ => return None,
     }
     Some(ReduceSpace {
         domain: x.shape.clone(),
