@@ -6,6 +6,7 @@ pub mod attr;
 mod builder;
 pub mod dtype;
 mod graph;
+pub mod interval;
 pub mod op;
 pub mod pytorch;
 pub mod range;

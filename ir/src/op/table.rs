@@ -50,8 +50,16 @@ macro_rules! op_table {
     (@torch $torch:expr) => { $torch };
     (@pw) => { None };
     (@pw $pw:expr) => { Some(&$pw) };
+    (@has) => { false };
+    (@has $pw:expr) => { true };
     ($( $(#[$doc:meta])* $variant:ident = $name:literal : $kind:expr, $arity:expr,
         [$($attr:expr),* $(,)?], $infer:path, $flops:expr $(, $torch:expr)? $(=> $pw:expr)?; )*) => {
+        // every pointwise row links its facts (`pointwise.rs`)
+        $(const _: () = assert!(
+            !matches!($kind, Pointwise) || op_table!(@has $($pw)?),
+            concat!("the pointwise op `", $name, "` links no facts (`=> pd::...`)")
+        );)*
+
         /// An operation of the IR. Facts about each live in its table entry ([`Op::def`]).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Op {
