@@ -3,7 +3,7 @@
 //! with the op (`tests.rs` checks that every example type-checks).
 
 use super::pointwise::PointwiseDef;
-use super::{Arity, Op};
+use super::{Arity, Kind, Op, Pool};
 use crate::{Attr, BuildError, DType, Graph, GraphBuilder, TensorType};
 
 /// Input types and the attributes that are not defaults.
@@ -44,6 +44,22 @@ pub fn example(op: Op) -> Example {
     let dims = || ex(vec![x.clone()], vec![("dim", ints(&[1]))]);
     if let Some(pw) = op.pointwise() {
         return pointwise(op, pw);
+    }
+    match op.kind() {
+        Kind::Conv { rank, transposed } => return conv(rank, transposed),
+        Kind::Window(Pool::AdaptiveAvg, rank) => return adaptive(rank),
+        Kind::Window(Pool::Max | Pool::Avg, rank) => return pool(rank),
+        Kind::Creation
+        | Kind::Pointwise
+        | Kind::Reduce
+        | Kind::Scan
+        | Kind::Loss
+        | Kind::Norm
+        | Kind::Product
+        | Kind::Composite
+        | Kind::Opaque
+        | Kind::View
+        | Kind::Copy => {}
     }
     match op {
         // an opaque call of one input: `torch.ops.aten.sinh.default(x)`
@@ -93,18 +109,6 @@ pub fn example(op: Op) -> Example {
             vec![f32(&[2, 4, 8]), f32(&[2, 6, 8]), f32(&[2, 6, 8])],
             vec![],
         ),
-        Op::Conv1d => conv(1, false),
-        Op::Conv2d => conv(2, false),
-        Op::Conv3d => conv(3, false),
-        Op::ConvTranspose1d => conv(1, true),
-        Op::ConvTranspose2d => conv(2, true),
-        Op::ConvTranspose3d => conv(3, true),
-        Op::MaxPool1d | Op::AvgPool1d => pool(1),
-        Op::MaxPool2d | Op::AvgPool2d => pool(2),
-        Op::MaxPool3d | Op::AvgPool3d => pool(3),
-        Op::AdaptiveAvgPool1d => adaptive(1),
-        Op::AdaptiveAvgPool2d => adaptive(2),
-        Op::AdaptiveAvgPool3d => adaptive(3),
         Op::BatchNorm | Op::InstanceNorm => channels(),
         Op::LayerNorm => ex(
             vec![x.clone(), f32(&[8]), f32(&[8])],
@@ -147,9 +151,9 @@ pub fn example(op: Op) -> Example {
         Op::Flip => ex(vec![x.clone()], vec![("dims", ints(&[1]))]),
         Op::Diag | Op::Triu | Op::Tril => unary(),
         Op::Cat | Op::Stack => binary(),
-        // every op above has no pointwise facts; a pointwise op's example derives from
-        // them (`pointwise`), and `tests.rs` builds every op's example
-        _ => unreachable!("`{op}` is pointwise: its example derives from its facts"),
+        // a pointwise op's example derives from its facts (`pointwise`), a window's or a
+        // convolution's from its kind (above); `tests.rs` builds every op's example
+        _ => unreachable!("`{op}`'s example derives from its facts or kind"),
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Layers read these facts instead of listing ops: the Triton backend's support and the
 //! planner's region kinds (`drtc_passes::fuse::support`), the window template's pooling
-//! rank, and `drtc ops`.
+//! rank, a convolution's rank and `drtc ops`.
 
 use super::Category;
 
@@ -39,8 +39,8 @@ pub enum Kind {
     Product,
     /// A contraction called through PyTorch (einsum, attention).
     Composite,
-    /// A convolution (plain or transposed), a library call.
-    Conv,
+    /// A convolution over this many spatial dims, plain or transposed: a library call.
+    Conv { rank: usize, transposed: bool },
     /// An opaque ATen call.
     Opaque,
     /// A view of its input (reshape, transpose, slice): no data movement.
@@ -59,7 +59,7 @@ impl Kind {
             Kind::Norm => Category::Normalization,
             Kind::Window(..) => Category::Window,
             Kind::Product | Kind::Composite => Category::Contraction,
-            Kind::Conv | Kind::Opaque => Category::Library,
+            Kind::Conv { .. } | Kind::Opaque => Category::Library,
             Kind::View | Kind::Copy => Category::Layout,
         }
     }
@@ -76,7 +76,7 @@ impl Kind {
             | Kind::Norm
             | Kind::Product
             | Kind::Composite
-            | Kind::Conv
+            | Kind::Conv { .. }
             | Kind::Opaque
             | Kind::View
             | Kind::Copy => None,

@@ -313,7 +313,7 @@ impl Op {
             | Kind::Norm
             | Kind::Window(..)
             | Kind::Product
-            | Kind::Conv
+            | Kind::Conv { .. }
             | Kind::View
             | Kind::Copy => false,
         }

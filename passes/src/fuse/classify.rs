@@ -71,7 +71,7 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
         | Kind::Window(Pool::Max | Pool::Avg, _)
         | Kind::Product
         | Kind::Composite
-        | Kind::Conv
+        | Kind::Conv { .. }
         | Kind::Opaque
         | Kind::View
         | Kind::Copy => return None,

@@ -102,7 +102,7 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
                 Support::Template(RegionKind::Contraction)
             }
         }
-        Kind::Composite | Kind::Conv => Support::Library,
+        Kind::Composite | Kind::Conv { .. } => Support::Library,
         Kind::View => Support::View,
         Kind::Scan => Support::Gap("no scan template"),
         Kind::Opaque => Support::Gap("an opaque ATen call, run by PyTorch"),
