@@ -5,7 +5,7 @@
 //! ops that make sense in random programs (ops whose random inputs would give NaN, such as
 //! `log` or `sqrt`, are left out).
 
-use drtc_ir::{Arity, Op};
+use drtc_ir::{Arity, Kind, Op, Pool};
 
 /// The shape family of an op: how its output shape follows from its inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -165,6 +165,32 @@ pub fn family(op: Op) -> Option<Family> {
             Arity::Range(..) | Arity::AtLeast(_) => None,
         };
     }
+    match op.kind() {
+        Kind::Window(pool, n) => {
+            return Some(match pool {
+                Pool::Max => F::Pool { n, max: true },
+                Pool::Avg => F::Pool { n, max: false },
+                Pool::AdaptiveAvg => F::AdaptivePool { n },
+            })
+        }
+        Kind::Conv { rank, transposed } => {
+            return Some(F::Conv {
+                n: rank,
+                transposed,
+            })
+        }
+        Kind::Creation
+        | Kind::Pointwise
+        | Kind::Reduce
+        | Kind::Scan
+        | Kind::Loss
+        | Kind::Norm
+        | Kind::Product
+        | Kind::Composite
+        | Kind::Opaque
+        | Kind::View
+        | Kind::Copy => {}
+    }
     Some(match op {
         Op::Matmul => F::Matmul,
         Op::Bmm => F::Bmm,
@@ -184,39 +210,6 @@ pub fn family(op: Op) -> Option<Family> {
         Op::GroupNorm => F::GroupNorm,
         Op::InstanceNorm => F::InstanceNorm,
         Op::RmsNorm => F::RmsNorm,
-        Op::AvgPool1d => F::Pool { n: 1, max: false },
-        Op::AvgPool2d => F::Pool { n: 2, max: false },
-        Op::AvgPool3d => F::Pool { n: 3, max: false },
-        Op::MaxPool1d => F::Pool { n: 1, max: true },
-        Op::MaxPool2d => F::Pool { n: 2, max: true },
-        Op::MaxPool3d => F::Pool { n: 3, max: true },
-        Op::AdaptiveAvgPool1d => F::AdaptivePool { n: 1 },
-        Op::AdaptiveAvgPool2d => F::AdaptivePool { n: 2 },
-        Op::AdaptiveAvgPool3d => F::AdaptivePool { n: 3 },
-        Op::Conv1d => F::Conv {
-            n: 1,
-            transposed: false,
-        },
-        Op::Conv2d => F::Conv {
-            n: 2,
-            transposed: false,
-        },
-        Op::Conv3d => F::Conv {
-            n: 3,
-            transposed: false,
-        },
-        Op::ConvTranspose1d => F::Conv {
-            n: 1,
-            transposed: true,
-        },
-        Op::ConvTranspose2d => F::Conv {
-            n: 2,
-            transposed: true,
-        },
-        Op::ConvTranspose3d => F::Conv {
-            n: 3,
-            transposed: true,
-        },
         Op::Triu | Op::Tril => F::Triangle,
         Op::Cat => F::Cat,
         Op::Stack => F::Stack,
@@ -246,8 +239,8 @@ pub fn family(op: Op) -> Option<Family> {
         | Op::Diag
         // opaque ATen calls come from the export frontend only
         | Op::Aten => return None,
-        // every other op is pointwise, placed above
-        _ => unreachable!("`{op}` is pointwise: its family follows from its arity"),
+        // every other op is pointwise, a window or a convolution, placed above
+        _ => unreachable!("`{op}`'s family follows from its arity or kind"),
     })
 }
 
