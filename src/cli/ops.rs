@@ -19,9 +19,7 @@ triton    what the Triton backend supports: template:KIND, library call, host vi
 codegen   what the stitcher generated: kernel, library, host, or pytorch (computed with PyTorch, reported)\n\
 torch     the PyTorch call the emitter writes\n\
 synth     the synthesizer's family (- when it does not place the op)\n\
-e-graph   rewrite rules matching the op, and fold when constant folding evaluates it\n\n\
-Below the table, each layer names the ops it lacks (the JSON's `lacks`: the layers lacking \
-the op).",
+e-graph   rewrite rules matching the op, and fold when constant folding evaluates it",
         exit_status_help!()
     )
 )]

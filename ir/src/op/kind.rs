@@ -1,9 +1,10 @@
 //! An op's kind: its category refined to what the layers below ask of it (which template
-//! family computes it, a pooling's rank), stated once per op in the table (`table.rs`).
+//! family computes it, a pooling's rank, a convolution's rank), stated once per op in the
+//! table (`table.rs`).
 //!
-//! Layers read these facts instead of listing ops: the Triton backend's support and the
-//! planner's region kinds (`drtc_passes::fuse::support`), the window template's pooling
-//! rank, a convolution's rank and `drtc ops`.
+//! The layers that read it: the templates' limits and the planner's region kinds
+//! (`drtc_passes::fuse::support`), reduction spaces, randomness, the window template and
+//! the layout pass (ranks), the synthesizer's families, examples and `drtc ops`.
 
 use super::Category;
 

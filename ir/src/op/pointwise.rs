@@ -1,12 +1,12 @@
 //! The facts of each pointwise op beyond its table row: its Triton expression, its value
 //! range, the domain of its inputs, its scalar value on constants and its example's
 //! extras. A pointwise row of `table.rs` links its entry here (`=> pd::SILU`; the table
-//! does not build without one); the layers read these facts instead of restating them per
-//! op: the Triton backend renders [`Triton`], the range analysis applies
-//! [`PointwiseDef::range`] and checks [`PointwiseDef::domain`], the e-graph folds constants
-//! with [`PointwiseDef::eval`], `example.rs` builds the example from the arity and
-//! [`PointwiseDef::example`]. The other facts derive from the row: the PyTorch call from
-//! its spelling, the fusion class and template support from its kind.
+//! does not build without one). The layers that read them: the Triton backend renders
+//! [`Triton`], the range analysis applies [`PointwiseDef::range`] and checks
+//! [`PointwiseDef::domain`], the e-graph folds constants with [`PointwiseDef::eval`],
+//! `example.rs` builds the example from the arity and [`PointwiseDef::example`]. The other
+//! facts derive from the row: the PyTorch call from its spelling, the fusion class and
+//! template support from its kind.
 
 use super::domain::{Domain, EXP2_MAX_ARG, EXP_MAX_ARG};
 use super::AttrView;
