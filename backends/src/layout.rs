@@ -31,7 +31,7 @@
 //! Group norms with fewer channels per group and the GEMM template index NCHW-major, so a
 //! result they read in NHWC would be read across strides, and such convolutions stay NCHW.
 
-use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
+use drtc_ir::{Attr, Graph, Kind, NodeId, Pool, ValueId};
 use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
 use std::collections::{HashMap, HashSet};
 
@@ -112,9 +112,11 @@ pub fn channels_last_order(rank: usize) -> Vec<usize> {
 /// Whether `node` is a batched 2-D/3-D convolution that can run channels-last at all.
 fn layout_capable(g: &Graph, node: NodeId) -> bool {
     let n = g.node(node);
-    let spatial = match n.op {
-        Op::Conv2d | Op::ConvTranspose2d => 2,
-        Op::Conv3d | Op::ConvTranspose3d => 3,
+    let spatial = match n.op.kind() {
+        Kind::Conv {
+            rank: rank @ (2 | 3),
+            ..
+        } => rank,
         _ => return false,
     };
     g.ty(n.inputs[0]).rank() == spatial + 2 && g.ty(n.inputs[1]).rank() == spatial + 2
@@ -296,12 +298,11 @@ fn reduction_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<Va
 }
 
 fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
-    let pool = r.nodes.iter().map(|&n| g.node(n)).find(|n| {
-        matches!(
-            n.op,
-            Op::MaxPool2d | Op::MaxPool3d | Op::AvgPool2d | Op::AvgPool3d
-        )
-    });
+    let pool = r
+        .nodes
+        .iter()
+        .map(|&n| g.node(n))
+        .find(|n| matches!(n.op.kind().pooling(), Some((Pool::Max | Pool::Avg, 2 | 3))));
     let Some(pool) = pool else {
         return false;
     };

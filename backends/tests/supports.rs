@@ -1,7 +1,8 @@
-//! The fusion planner's region kinds (`drtc_passes::fuse::classify`) agree with what the
-//! Triton backend says it supports (`triton::supports`), on every op's example and on the
-//! edge cases of each template limit; and every example the backend claims a template
-//! for is generated as a kernel (a claimed lowering is a real one).
+//! The fusion planner's region kinds (`drtc_passes::fuse::classify`) are what the Triton
+//! backend says it supports (`triton::supports`, the one statement of the templates'
+//! limits in `drtc_passes::fuse::support`), on every op's example and on the edge cases
+//! of each template limit; and every example the backend claims a template for is
+//! generated as a kernel (a claimed lowering is a real one).
 
 use drtc_backends::stitch::{generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{supports, Support};

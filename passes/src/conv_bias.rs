@@ -15,7 +15,7 @@
 use crate::fuse::{classify, RegionKind};
 use crate::PassInfo;
 use crate::{Changed, Pass, PassContext, PassError};
-use drtc_ir::{Attr, Graph, NodeId, Op};
+use drtc_ir::{Attr, Graph, Kind, NodeId, Op, Pool};
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -31,22 +31,13 @@ pub struct ConvBias;
 
 /// Whether `op` is a convolution (plain or transposed).
 pub fn is_conv(op: Op) -> bool {
-    matches!(
-        op,
-        Op::Conv1d
-            | Op::Conv2d
-            | Op::Conv3d
-            | Op::ConvTranspose1d
-            | Op::ConvTranspose2d
-            | Op::ConvTranspose3d
-    )
+    matches!(op.kind(), Kind::Conv { .. })
 }
 
-/// The number of spatial dims of a convolution op.
+/// The number of spatial dims of a convolution op (its kind's rank).
 fn spatial_rank(op: Op) -> usize {
-    match op {
-        Op::Conv1d | Op::ConvTranspose1d => 1,
-        Op::Conv2d | Op::ConvTranspose2d => 2,
+    match op.kind() {
+        Kind::Conv { rank, .. } => rank,
         _ => 3,
     }
 }
@@ -58,9 +49,9 @@ fn spatial_rank(op: Op) -> usize {
 fn bias_commutes(g: &Graph, p: NodeId) -> bool {
     let node = g.node(p);
     let attr = |k: &str| node.attrs.get(k);
-    match node.op {
-        Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d => true,
-        Op::AvgPool1d | Op::AvgPool2d | Op::AvgPool3d => {
+    match node.op.kind().pooling() {
+        Some((Pool::Max, _)) => true,
+        Some((Pool::Avg, _)) => {
             let unpadded = attr("padding")
                 .and_then(Attr::as_ints)
                 .is_some_and(|p| p.iter().all(|&x| x == 0));

@@ -3,7 +3,7 @@
 
 use super::error::{DriverError, DriverResult};
 use clap::Args;
-use drtc::driver::ops::{op_matrix, OpRow};
+use drtc::driver::ops::{op_matrix, OpRow, LAYERS};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -143,6 +143,26 @@ fn cells(r: &OpRow) -> [String; 10] {
     ]
 }
 
+/// `head` and the comma-separated `names` in lines of at most `width` characters, the
+/// continuation lines indented.
+fn print_wrapped(head: &str, names: &[&str], width: usize) {
+    let mut line = head.to_string();
+    for (i, name) in names.iter().enumerate() {
+        let item = if i + 1 < names.len() {
+            format!(" {name},")
+        } else {
+            format!(" {name}")
+        };
+        if line.chars().count() + item.chars().count() > width {
+            println!("{line}");
+            line = format!("   {item}");
+        } else {
+            line.push_str(&item);
+        }
+    }
+    println!("{line}");
+}
+
 pub fn run(args: OpsArgs) -> DriverResult<ExitCode> {
     let rows: Vec<OpRow> = op_matrix()
         .into_iter()
@@ -180,5 +200,18 @@ pub fn run(args: OpsArgs) -> DriverResult<ExitCode> {
         count(&|r| r.synth != "-"),
         count(&|r| r.egraph_rules > 0),
     );
+    println!();
+    for layer in LAYERS {
+        let names: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.lacks.contains(&layer))
+            .map(|r| r.op)
+            .collect();
+        if names.is_empty() {
+            println!("{layer} lacks no op");
+        } else {
+            print_wrapped(&format!("{layer} lacks {}:", names.len()), &names, 100);
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -38,6 +38,31 @@ pub struct OpRow {
     pub egraph_rules: usize,
     /// Whether constant folding evaluates the op.
     pub egraph_folds: bool,
+    /// The layers that lack the op (see [`LAYERS`]), in that order.
+    pub lacks: Vec<&'static str>,
+}
+
+/// The layers `drtc ops` asks, as [`OpRow::lacks`] names them, and when each lacks an op:
+/// the frontend does not read the emitted call back as the op, inference rejects the
+/// example, the Triton backend has no template, library call or view for it, the stitcher
+/// computes it with PyTorch, the synthesizer does not place it, and no e-graph rule
+/// matches it nor does constant folding evaluate it.
+pub const LAYERS: [&str; 6] = ["frontend", "infer", "triton", "codegen", "synth", "e-graph"];
+
+fn lacks(r: &OpRow, inferred: bool) -> Vec<&'static str> {
+    let lacking = [
+        r.frontend != "yes",
+        !inferred,
+        r.triton.starts_with("gap") || !inferred,
+        r.codegen == "pytorch" || r.codegen == "-" || !inferred,
+        r.synth == "-",
+        r.egraph_rules == 0 && !r.egraph_folds,
+    ];
+    LAYERS
+        .iter()
+        .zip(lacking)
+        .filter_map(|(&l, lacks)| lacks.then_some(l))
+        .collect()
 }
 
 fn types(ts: &[TensorType]) -> String {
@@ -103,6 +128,7 @@ pub fn op_row(op: Op) -> OpRow {
             text.split([' ', '(', '{']).next().unwrap_or("").to_string()
         })
         .unwrap_or_else(|| "-".into());
+    let inferred = example_graph(op).is_ok();
     let (frontend, infer, flops, triton, codegen, torch) = match example_graph(op) {
         Ok(g) => {
             let node = *g.body().last().expect("one node");
@@ -125,7 +151,7 @@ pub fn op_row(op: Op) -> OpRow {
             (e.clone(), e.clone(), 0, e.clone(), e.clone(), e)
         }
     };
-    OpRow {
+    let mut row = OpRow {
         op: def.name,
         category: def.category.name(),
         frontend,
@@ -137,10 +163,58 @@ pub fn op_row(op: Op) -> OpRow {
         synth,
         egraph_rules: rules_matching(op).len(),
         egraph_folds: folds(op),
-    }
+        lacks: Vec::new(),
+    };
+    row.lacks = lacks(&row, inferred);
+    row
 }
 
 /// Every op's row, in table order.
 pub fn op_matrix() -> Vec<OpRow> {
     Op::ALL.iter().map(|&op| op_row(op)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drtc_ir::Kind;
+
+    /// A pointwise op needs its table row and its facts (`drtc_ir::op::pointwise`) and
+    /// nothing else: every layer that derives from them has it. The frontend reads its
+    /// call back, inference types its example, the Triton backend generates it as a kernel
+    /// of the pointwise template, and its PyTorch call is one of its spellings. Only the
+    /// synthesizer (opt-in lists) and the e-graph (rules written per op) may lack it;
+    /// dropout in eval mode reads back as the identity it is.
+    #[test]
+    fn every_pointwise_op_reaches_every_derived_layer() {
+        for &op in Op::ALL.iter().filter(|op| op.kind() == Kind::Pointwise) {
+            let row = op_row(op);
+            let lacking: Vec<&str> = row
+                .lacks
+                .iter()
+                .copied()
+                .filter(|&l| !matches!(l, "synth" | "e-graph"))
+                .filter(|&l| !(op == Op::Dropout && l == "frontend"))
+                .collect();
+            assert!(lacking.is_empty(), "{op} lacks {lacking:?}: {row:?}");
+            assert_eq!(row.triton, "template:pointwise", "{op}");
+            assert_eq!(row.codegen, "kernel", "{op}");
+            assert_eq!(
+                row.egraph_folds,
+                op.pointwise().unwrap().eval.is_some(),
+                "{op}"
+            );
+        }
+    }
+
+    #[test]
+    fn lacks_names_the_layers_without_the_op() {
+        assert!(op_row(Op::Relu).lacks.is_empty());
+        let cumsum = op_row(Op::Cumsum).lacks;
+        assert!(
+            cumsum.contains(&"triton") && cumsum.contains(&"codegen"),
+            "{cumsum:?}"
+        );
+        assert!(op_row(Op::Pow).lacks.contains(&"synth"));
+    }
 }

@@ -10,7 +10,6 @@ pub mod precision;
 mod program;
 mod reduction;
 mod relayout;
-mod supports;
 pub mod ty;
 mod window;
 
@@ -19,6 +18,10 @@ pub use contraction::{
     too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
 };
 pub use conv::{conv_config, conv_kernel, conv_shape, ConvImpl, ConvShape, MAX_K as CONV_MAX_K};
+/// What the backend does with one node. The templates' limits are stated once, in the
+/// planner's crate below this one (`drtc_passes::fuse::support`), which reads them for its
+/// region kinds too.
+pub use drtc_passes::fuse::{supports, Support};
 pub use kernel::{LaunchConfig, TritonKernel};
 pub use pointwise::{
     pointwise_config, pointwise_kernel, pointwise_kernel_in_order, pointwise_variants,
@@ -32,5 +35,4 @@ pub use reduction::{
     GivenMoments, RegionCode, Scratch,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
-pub use supports::{supports, Support};
 pub use window::{window_config, window_kernel};

@@ -9,7 +9,7 @@ use super::epilogue::{add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::program::{IndexSource, Program, Sp};
 use super::ty::{compute_ty, next_pow2};
-use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
+use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;
 
 pub fn window_config(n: u64) -> LaunchConfig {
@@ -54,17 +54,13 @@ pub fn window_kernel(
 ) -> Option<TritonKernel> {
     let main = *nodes.iter().find(|&&n| {
         matches!(
-            g.node(n).op,
-            Op::MaxPool1d
-                | Op::MaxPool2d
-                | Op::MaxPool3d
-                | Op::AvgPool1d
-                | Op::AvgPool2d
-                | Op::AvgPool3d
+            g.node(n).op.kind().pooling(),
+            Some((Pool::Max | Pool::Avg, _))
         )
     })?;
     let mn = g.node(main);
-    let is_max = matches!(mn.op, Op::MaxPool1d | Op::MaxPool2d | Op::MaxPool3d);
+    let (pool, nsp) = mn.op.kind().pooling()?;
+    let is_max = pool == Pool::Max;
     let x = mn.inputs[0];
     let tx = g.ty(x);
     if !tx.dtype.is_float() {
@@ -72,116 +68,6 @@ pub fn window_kernel(
     }
     let out_shape = g.ty(mn.outputs[0]).shape.clone();
     let rank = out_shape.len();
-    let nsp = match mn.op {
-        Op::MaxPool1d | Op::AvgPool1d => 1,
-        Op::MaxPool2d | Op::AvgPool2d => 2,
-        Op::MaxPool3d | Op::AvgPool3d => 3,
-        // not a pooling window (the main op is one of the above)
-        Op::Full
-        | Op::Cast
-        | Op::Dropout
-        | Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Maximum
-        | Op::Minimum
-        | Op::Pow
-        | Op::Lerp
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::Where
-        | Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Clamp
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal
-        | Op::Sum
-        | Op::Mean
-        | Op::Prod
-        | Op::Max
-        | Op::Min
-        | Op::Argmax
-        | Op::Argmin
-        | Op::Var
-        | Op::Std
-        | Op::Norm
-        | Op::Logsumexp
-        | Op::Softmax
-        | Op::LogSoftmax
-        | Op::Aten
-        | Op::Cumsum
-        | Op::Cumprod
-        | Op::Cummax
-        | Op::Cummin
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv
-        | Op::CrossEntropy
-        | Op::TripletMarginLoss
-        | Op::Matmul
-        | Op::Bmm
-        | Op::Linear
-        | Op::Einsum
-        | Op::Attention
-        | Op::Conv1d
-        | Op::Conv2d
-        | Op::Conv3d
-        | Op::ConvTranspose1d
-        | Op::ConvTranspose2d
-        | Op::ConvTranspose3d
-        | Op::AdaptiveAvgPool1d
-        | Op::AdaptiveAvgPool2d
-        | Op::AdaptiveAvgPool3d
-        | Op::BatchNorm
-        | Op::LayerNorm
-        | Op::GroupNorm
-        | Op::InstanceNorm
-        | Op::RmsNorm
-        | Op::Transpose
-        | Op::Permute
-        | Op::Reshape
-        | Op::Flatten
-        | Op::Squeeze
-        | Op::Unsqueeze
-        | Op::Expand
-        | Op::Narrow
-        | Op::Slice
-        | Op::Select
-        | Op::Flip
-        | Op::Diag
-        | Op::Triu
-        | Op::Tril
-        | Op::Cat
-        | Op::Stack => return None,
-    };
     let lead = rank - nsp;
     let kernel = list(&mn.attrs, "kernel_size", nsp)?;
     let stride = match mn.attrs.get("stride") {

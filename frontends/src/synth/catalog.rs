@@ -5,7 +5,7 @@
 //! ops that make sense in random programs (ops whose random inputs would give NaN, such as
 //! `log` or `sqrt`, are left out).
 
-use drtc_ir::Op;
+use drtc_ir::{Arity, Kind, Op, Pool};
 
 /// The shape family of an op: how its output shape follows from its inputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,9 +153,45 @@ pub const LIST_B: &[Op] = &[
 /// The family of `op`, or `None` when the synthesizer does not place it.
 pub fn family(op: Op) -> Option<Family> {
     use Family as F;
+    if op.pointwise().is_some() {
+        // a pointwise op is placed when a list names it, its family by its arity (ops whose
+        // random inputs give NaN, casts, randomness and boolean results are left out)
+        if !LIST_A.contains(&op) && !LIST_B.contains(&op) {
+            return None;
+        }
+        return match op.def().arity {
+            Arity::Exact(1) => Some(F::Unary),
+            Arity::Exact(n) => Some(F::Broadcast(n)),
+            Arity::Range(..) | Arity::AtLeast(_) => None,
+        };
+    }
+    match op.kind() {
+        Kind::Window(pool, n) => {
+            return Some(match pool {
+                Pool::Max => F::Pool { n, max: true },
+                Pool::Avg => F::Pool { n, max: false },
+                Pool::AdaptiveAvg => F::AdaptivePool { n },
+            })
+        }
+        Kind::Conv { rank, transposed } => {
+            return Some(F::Conv {
+                n: rank,
+                transposed,
+            })
+        }
+        Kind::Creation
+        | Kind::Pointwise
+        | Kind::Reduce
+        | Kind::Scan
+        | Kind::Loss
+        | Kind::Norm
+        | Kind::Product
+        | Kind::Composite
+        | Kind::Opaque
+        | Kind::View
+        | Kind::Copy => {}
+    }
     Some(match op {
-        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Maximum | Op::Minimum => F::Broadcast(2),
-        Op::Lerp => F::Broadcast(3),
         Op::Matmul => F::Matmul,
         Op::Bmm => F::Bmm,
         Op::Sum
@@ -168,69 +204,12 @@ pub fn family(op: Op) -> Option<Family> {
         | Op::Logsumexp => F::Reduce { min_size: 1 },
         Op::Var | Op::Std => F::Reduce { min_size: 2 },
         Op::Transpose => F::Transpose,
-        Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Clamp
-        | Op::Logsigmoid
-        | Op::Abs
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp2
-        | Op::Mish
-        | Op::Hardswish
-        | Op::Exp
-        | Op::Neg
-        | Op::Sign
-        | Op::Erf => F::Unary,
         Op::Softmax | Op::LogSoftmax | Op::Cumsum | Op::Cummax | Op::Cummin => F::AlongDim,
         Op::BatchNorm => F::BatchNorm,
         Op::LayerNorm => F::LayerNorm,
         Op::GroupNorm => F::GroupNorm,
         Op::InstanceNorm => F::InstanceNorm,
         Op::RmsNorm => F::RmsNorm,
-        Op::AvgPool1d => F::Pool { n: 1, max: false },
-        Op::AvgPool2d => F::Pool { n: 2, max: false },
-        Op::AvgPool3d => F::Pool { n: 3, max: false },
-        Op::MaxPool1d => F::Pool { n: 1, max: true },
-        Op::MaxPool2d => F::Pool { n: 2, max: true },
-        Op::MaxPool3d => F::Pool { n: 3, max: true },
-        Op::AdaptiveAvgPool1d => F::AdaptivePool { n: 1 },
-        Op::AdaptiveAvgPool2d => F::AdaptivePool { n: 2 },
-        Op::AdaptiveAvgPool3d => F::AdaptivePool { n: 3 },
-        Op::Conv1d => F::Conv {
-            n: 1,
-            transposed: false,
-        },
-        Op::Conv2d => F::Conv {
-            n: 2,
-            transposed: false,
-        },
-        Op::Conv3d => F::Conv {
-            n: 3,
-            transposed: false,
-        },
-        Op::ConvTranspose1d => F::Conv {
-            n: 1,
-            transposed: true,
-        },
-        Op::ConvTranspose2d => F::Conv {
-            n: 2,
-            transposed: true,
-        },
-        Op::ConvTranspose3d => F::Conv {
-            n: 3,
-            transposed: true,
-        },
         Op::Triu | Op::Tril => F::Triangle,
         Op::Cat => F::Cat,
         Op::Stack => F::Stack,
@@ -240,24 +219,10 @@ pub fn family(op: Op) -> Option<Family> {
         Op::Unsqueeze => F::Unsqueeze,
         Op::Permute => F::Permute,
         Op::Flip => F::Flip,
-        // not placed: creation, casts and randomness; ops whose random inputs give NaN or
-        // overflow (pow, log, sqrt, rsqrt, reciprocal, prod, cumprod); boolean results;
-        // losses and contractions over inputs of special forms; views needing chosen shapes
+        // not placed: creation; ops whose random inputs give NaN or overflow (prod,
+        // cumprod); losses and contractions over inputs of special forms; views needing
+        // chosen shapes
         Op::Full
-        | Op::Cast
-        | Op::Dropout
-        | Op::Pow
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::Where
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Reciprocal
         | Op::Prod
         | Op::Cumprod
         | Op::KlDiv
@@ -274,6 +239,8 @@ pub fn family(op: Op) -> Option<Family> {
         | Op::Diag
         // opaque ATen calls come from the export frontend only
         | Op::Aten => return None,
+        // every other op is pointwise, a window or a convolution, placed above
+        _ => unreachable!("`{op}`'s family follows from its arity or kind"),
     })
 }
 

@@ -2,7 +2,8 @@
 //! accepts. `drtc ops` builds a one-op program from each to ask every layer what it does
 //! with the op (`tests.rs` checks that every example type-checks).
 
-use super::Op;
+use super::pointwise::PointwiseDef;
+use super::{Arity, Kind, Op, Pool};
 use crate::{Attr, BuildError, DType, Graph, GraphBuilder, TensorType};
 
 /// Input types and the attributes that are not defaults.
@@ -41,6 +42,25 @@ pub fn example(op: Op) -> Example {
     let channels = || ex(vec![f32(&[4, 3, 6, 6]), f32(&[3]), f32(&[3])], vec![]);
     let dim = |d: i64| ex(vec![x.clone()], vec![("dim", Attr::Int(d))]);
     let dims = || ex(vec![x.clone()], vec![("dim", ints(&[1]))]);
+    if let Some(pw) = op.pointwise() {
+        return pointwise(op, pw);
+    }
+    match op.kind() {
+        Kind::Conv { rank, transposed } => return conv(rank, transposed),
+        Kind::Window(Pool::AdaptiveAvg, rank) => return adaptive(rank),
+        Kind::Window(Pool::Max | Pool::Avg, rank) => return pool(rank),
+        Kind::Creation
+        | Kind::Pointwise
+        | Kind::Reduce
+        | Kind::Scan
+        | Kind::Loss
+        | Kind::Norm
+        | Kind::Product
+        | Kind::Composite
+        | Kind::Opaque
+        | Kind::View
+        | Kind::Copy => {}
+    }
     match op {
         // an opaque call of one input: `torch.ops.aten.sinh.default(x)`
         Op::Aten => ex(
@@ -55,61 +75,8 @@ pub fn example(op: Op) -> Example {
             vec![],
             vec![("shape", ints(&[4, 8])), ("value", Attr::Float(1.0))],
         ),
-        Op::Cast => ex(vec![x.clone()], vec![("dtype", Attr::DType(DType::F16))]),
-        Op::Dropout
-        | Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal => unary(),
-        Op::Clamp => ex(vec![x.clone()], vec![("min", Attr::Float(0.0))]),
-        Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Maximum
-        | Op::Minimum
-        | Op::Pow
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv => binary(),
-        Op::Lerp | Op::TripletMarginLoss => ex(vec![x.clone(), x.clone(), x.clone()], vec![]),
-        Op::Where => ex(
-            vec![
-                TensorType::new(DType::Bool, vec![4, 8]),
-                x.clone(),
-                x.clone(),
-            ],
-            vec![],
-        ),
+        Op::MseLoss | Op::SmoothL1Loss | Op::KlDiv => binary(),
+        Op::TripletMarginLoss => ex(vec![x.clone(), x.clone(), x.clone()], vec![]),
         Op::Sum
         | Op::Mean
         | Op::Prod
@@ -142,18 +109,6 @@ pub fn example(op: Op) -> Example {
             vec![f32(&[2, 4, 8]), f32(&[2, 6, 8]), f32(&[2, 6, 8])],
             vec![],
         ),
-        Op::Conv1d => conv(1, false),
-        Op::Conv2d => conv(2, false),
-        Op::Conv3d => conv(3, false),
-        Op::ConvTranspose1d => conv(1, true),
-        Op::ConvTranspose2d => conv(2, true),
-        Op::ConvTranspose3d => conv(3, true),
-        Op::MaxPool1d | Op::AvgPool1d => pool(1),
-        Op::MaxPool2d | Op::AvgPool2d => pool(2),
-        Op::MaxPool3d | Op::AvgPool3d => pool(3),
-        Op::AdaptiveAvgPool1d => adaptive(1),
-        Op::AdaptiveAvgPool2d => adaptive(2),
-        Op::AdaptiveAvgPool3d => adaptive(3),
         Op::BatchNorm | Op::InstanceNorm => channels(),
         Op::LayerNorm => ex(
             vec![x.clone(), f32(&[8]), f32(&[8])],
@@ -196,7 +151,31 @@ pub fn example(op: Op) -> Example {
         Op::Flip => ex(vec![x.clone()], vec![("dims", ints(&[1]))]),
         Op::Diag | Op::Triu | Op::Tril => unary(),
         Op::Cat | Op::Stack => binary(),
+        // a pointwise op's example derives from its facts (`pointwise`), a window's or a
+        // convolution's from its kind (above); `tests.rs` builds every op's example
+        _ => unreachable!("`{op}`'s example derives from its facts or kind"),
     }
+}
+
+/// A pointwise op's example: `f32[4, 8]` inputs (other dtypes where its facts say), as
+/// many as it takes, and the attributes its facts set.
+fn pointwise(op: Op, pw: &PointwiseDef) -> Example {
+    let n = match op.def().arity {
+        Arity::Exact(n) | Arity::Range(n, _) | Arity::AtLeast(n) => n,
+    };
+    let inputs = (0..n)
+        .map(|i| {
+            let dtype = pw.example.dtypes.get(i).copied().unwrap_or(DType::F32);
+            TensorType::new(dtype, vec![4, 8])
+        })
+        .collect();
+    let attrs = pw
+        .example
+        .attrs
+        .iter()
+        .map(|&(name, v)| (name, v.value().expect("an example attribute has a value")))
+        .collect();
+    Example { inputs, attrs }
 }
 
 /// A program applying `op` once to its example inputs (`x0`, `x1`, ...), returning every

@@ -1,13 +1,17 @@
 //! The op set: one table of facts per op (see `table.rs`), and the machinery to query it.
 //!
-//! Adding an op = one line in `table.rs` (name, category, arity, attributes, inference,
-//! FLOP rule, PyTorch spellings) + a test in `tests.rs`.
+//! Adding an op = one line in `table.rs` (name, kind, arity, attributes, inference, FLOP
+//! rule, PyTorch spellings) + a test in `tests.rs`; a pointwise op adds its entry in
+//! `pointwise.rs` (Triton expression, domain, constant folding) and its range rule in
+//! `range/rules.rs`.
 
 pub mod aten;
 pub mod domain;
 pub mod example;
 mod flops;
 mod infer;
+pub mod kind;
+pub mod pointwise;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -15,6 +19,7 @@ pub mod torch;
 
 pub use flops::FlopFn;
 pub use infer::{broadcast_shapes, conv_out_size, normalize_dim, pool_out_size, InferFn};
+pub use kind::{Kind, Pool};
 pub use table::Op;
 
 use crate::attr::{AttrDef, Attrs};
@@ -94,6 +99,8 @@ impl fmt::Display for Arity {
 pub struct OpDef {
     /// Name in the text format.
     pub name: &'static str,
+    /// The kind (`kind.rs`); `category` is the one it refines.
+    pub kind: Kind,
     pub category: Category,
     pub arity: Arity,
     /// Declared attributes, in printing order.
@@ -104,6 +111,8 @@ pub struct OpDef {
     pub flops: FlopFn,
     /// How PyTorch spells it (`torch.rs`).
     pub torch: torch::Torch,
+    /// A pointwise op's further facts (`pointwise.rs`); `None` for the other ops.
+    pub pointwise: Option<&'static pointwise::PointwiseDef>,
 }
 
 impl OpDef {
@@ -267,127 +276,46 @@ impl Op {
         self.def().category
     }
 
+    /// A pointwise op's further facts (`pointwise.rs`).
+    pub fn pointwise(self) -> Option<&'static pointwise::PointwiseDef> {
+        self.def().pointwise
+    }
+
+    /// The op's kind: its category refined (`kind.rs`).
+    pub fn kind(self) -> Kind {
+        self.def().kind
+    }
+
     /// Whether this application draws random numbers, so two equal-looking applications
     /// differ and must not be merged (`dropout` in training with p > 0, attention with
     /// `dropout_p > 0`). `attrs` must be normalized; unreadable attributes count as random.
     pub fn is_random(self, attrs: &Attrs) -> bool {
         let a = AttrView(attrs);
-        match self {
-            Op::Dropout => {
-                a.bool("training").unwrap_or(true) && a.float("p").map_or(true, |p| p > 0.0)
-            }
-            Op::Attention => a.float("dropout_p").map_or(true, |p| p > 0.0),
+        match self.kind() {
             // opaque calls may draw random numbers (`aten.randn`) or depend on state:
             // never merge two of them
-            Op::Aten => true,
+            Kind::Opaque => true,
+            // the kinds whose ops may drop out at random: dropout itself, attention with
+            // `dropout_p`
+            Kind::Pointwise => {
+                self == Op::Dropout
+                    && a.bool("training").unwrap_or(true)
+                    && a.float("p").map_or(true, |p| p > 0.0)
+            }
+            Kind::Composite => {
+                self == Op::Attention && a.float("dropout_p").map_or(true, |p| p > 0.0)
+            }
             // deterministic
-            Op::Full
-            | Op::Cast
-            | Op::Add
-            | Op::Sub
-            | Op::Mul
-            | Op::Div
-            | Op::Maximum
-            | Op::Minimum
-            | Op::Pow
-            | Op::Lerp
-            | Op::Eq
-            | Op::Ne
-            | Op::Lt
-            | Op::Le
-            | Op::Gt
-            | Op::Ge
-            | Op::Where
-            | Op::Relu
-            | Op::LeakyRelu
-            | Op::Sigmoid
-            | Op::Tanh
-            | Op::Silu
-            | Op::Gelu
-            | Op::Selu
-            | Op::Hardsigmoid
-            | Op::Hardswish
-            | Op::Softplus
-            | Op::Softsign
-            | Op::Elu
-            | Op::Hardtanh
-            | Op::Clamp
-            | Op::Logsigmoid
-            | Op::Mish
-            | Op::Abs
-            | Op::Neg
-            | Op::Sign
-            | Op::Cos
-            | Op::Sin
-            | Op::Exp
-            | Op::Exp2
-            | Op::Log
-            | Op::Sqrt
-            | Op::Rsqrt
-            | Op::Erf
-            | Op::Reciprocal
-            | Op::Sum
-            | Op::Mean
-            | Op::Prod
-            | Op::Max
-            | Op::Min
-            | Op::Argmax
-            | Op::Argmin
-            | Op::Var
-            | Op::Std
-            | Op::Norm
-            | Op::Logsumexp
-            | Op::Softmax
-            | Op::LogSoftmax
-            | Op::Cumsum
-            | Op::Cumprod
-            | Op::Cummax
-            | Op::Cummin
-            | Op::MseLoss
-            | Op::SmoothL1Loss
-            | Op::KlDiv
-            | Op::CrossEntropy
-            | Op::TripletMarginLoss
-            | Op::Matmul
-            | Op::Bmm
-            | Op::Linear
-            | Op::Einsum
-            | Op::Conv1d
-            | Op::Conv2d
-            | Op::Conv3d
-            | Op::ConvTranspose1d
-            | Op::ConvTranspose2d
-            | Op::ConvTranspose3d
-            | Op::MaxPool1d
-            | Op::MaxPool2d
-            | Op::MaxPool3d
-            | Op::AvgPool1d
-            | Op::AvgPool2d
-            | Op::AvgPool3d
-            | Op::AdaptiveAvgPool1d
-            | Op::AdaptiveAvgPool2d
-            | Op::AdaptiveAvgPool3d
-            | Op::BatchNorm
-            | Op::LayerNorm
-            | Op::GroupNorm
-            | Op::InstanceNorm
-            | Op::RmsNorm
-            | Op::Transpose
-            | Op::Permute
-            | Op::Reshape
-            | Op::Flatten
-            | Op::Squeeze
-            | Op::Unsqueeze
-            | Op::Expand
-            | Op::Narrow
-            | Op::Slice
-            | Op::Select
-            | Op::Flip
-            | Op::Diag
-            | Op::Triu
-            | Op::Tril
-            | Op::Cat
-            | Op::Stack => false,
+            Kind::Creation
+            | Kind::Reduce
+            | Kind::Scan
+            | Kind::Loss
+            | Kind::Norm
+            | Kind::Window(..)
+            | Kind::Product
+            | Kind::Conv { .. }
+            | Kind::View
+            | Kind::Copy => false,
         }
     }
 

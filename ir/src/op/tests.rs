@@ -632,3 +632,56 @@ fn every_op_has_an_example_that_type_checks() {
         assert!(!g.outputs().is_empty(), "{op}");
     }
 }
+
+/// The facts of `pointwise.rs` belong to pointwise ops, and every op's facts are read: each
+/// op's range rule (its own for a pointwise op, `range/rules.rs` for the others), domain
+/// and PyTorch call answer for its example (no layer is left without a rule for an op).
+#[test]
+fn every_op_has_every_derived_fact() {
+    use crate::pytorch::{torch_expr, Dialect};
+    use crate::range::{value_ranges, Interval};
+    for &op in Op::ALL {
+        assert_eq!(
+            op.pointwise().is_some(),
+            op.kind() == Kind::Pointwise,
+            "{op}: pointwise facts for a pointwise op only"
+        );
+        assert_eq!(op.category(), op.kind().category(), "{op}");
+        let g = example::example_graph(op).unwrap();
+        let ranges = value_ranges(&g, Interval::new(-1.0, 1.0));
+        assert_eq!(ranges.len(), g.num_values(), "{op}");
+        let node = *g.body().last().unwrap();
+        let n = g.node(node);
+        let ins: Vec<&TensorType> = n.inputs.iter().map(|&v| g.ty(v)).collect();
+        let args: Vec<String> = (0..ins.len()).map(|i| format!("x{i}")).collect();
+        for slot in 0..ins.len() {
+            let _ = op.domain(slot);
+        }
+        for d in [Dialect::Seed, Dialect::Reference] {
+            let call = torch_expr(op, &n.attrs, &args, &ins, "x0.device", d);
+            assert!(call.contains("x0"), "{op}: {call}");
+        }
+        if let Some(pw) = op.pointwise() {
+            // a pointwise call is one of the op's own spellings
+            let call = torch_expr(op, &n.attrs, &args, &ins, "x0.device", Dialect::Seed);
+            let head = call.split('(').next().unwrap();
+            let spelled = head.replace("torch.nn.functional.", "F.");
+            assert!(
+                op == Op::Cast || op.def().torch.calls.contains(&spelled.as_str()),
+                "{op}: {head} is not among its spellings"
+            );
+            // a folded op evaluates its example's constants like the value range says
+            if let Some(eval) = pw.eval {
+                let args = vec![0.5; ins.len()];
+                if let Some(v) = eval(&args, AttrView(&n.attrs)) {
+                    let point = vec![Interval::point(0.5); ins.len()];
+                    let r = (pw.range)(&point, AttrView(&n.attrs), g.ty(n.outputs[0]).dtype);
+                    assert!(
+                        r.lo <= v + 1e-9 && v - 1e-9 <= r.hi,
+                        "{op}: {v} outside {r:?}"
+                    );
+                }
+            }
+        }
+    }
+}

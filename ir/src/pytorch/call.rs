@@ -3,7 +3,7 @@
 
 use super::literal::{int_if_whole, literal, py};
 use super::Dialect;
-use crate::{Attr, Attrs, Op, TensorType};
+use crate::{Attr, Attrs, Kind, Op, TensorType};
 
 fn a<'x>(attrs: &'x Attrs, name: &str) -> &'x Attr {
     attrs
@@ -20,6 +20,26 @@ fn kw(attrs: &Attrs, names: &[&str], d: Dialect) -> String {
 
 fn opt(args: &[String], i: usize) -> String {
     args.get(i).cloned().unwrap_or_else(|| "None".into())
+}
+
+/// A pointwise op's call: `torch.<name>` when PyTorch spells it so, else
+/// `torch.nn.functional.<name>`, on its arguments, with every attribute as a keyword (in
+/// the table's order).
+fn pointwise_call(op: Op, attrs: &Attrs, args: &[String], d: Dialect) -> String {
+    let def = op.def();
+    let name = def.name;
+    let head = if def
+        .torch
+        .calls
+        .iter()
+        .any(|c| c.strip_prefix("torch.") == Some(name))
+    {
+        "torch"
+    } else {
+        "torch.nn.functional"
+    };
+    let names: Vec<&str> = def.attrs.iter().map(|a| a.name).collect();
+    format!("{head}.{name}({}{})", args.join(", "), kw(attrs, &names, d))
 }
 
 /// The dims of a reduction: a python list (all dims when `none`); the seed dialect writes
@@ -66,6 +86,9 @@ pub fn torch_expr(
         (true, None) => String::new(),
         (false, v) => format!(", {}", v.cloned().unwrap_or_else(|| "None".into())),
     };
+    if op.kind() == Kind::Pointwise && op != Op::Cast {
+        return pointwise_call(op, attrs, args, d);
+    }
     match op {
         Op::Full => format!(
             "torch.full({}, {}, dtype={}, device={device})",
@@ -77,39 +100,6 @@ pub fn torch_expr(
             Attr::DType(crate::DType::F32) if seed => format!("{x}.float()"),
             t => format!("{x}.to({})", py(t)),
         },
-        Op::Dropout => format!("{f}.dropout({x}{})", kw(attrs, &["p", "training"])),
-        Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Maximum | Op::Minimum | Op::Pow => {
-            format!("torch.{}({x}, {})", op.name(), args[1])
-        }
-        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-            format!("torch.{}({x}, {})", op.name(), args[1])
-        }
-        Op::Lerp | Op::Where => format!("torch.{}({x}, {}, {})", op.name(), args[1], args[2]),
-        Op::Relu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Selu
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal => format!("torch.{}({x})", op.name()),
-        Op::Silu | Op::Hardsigmoid | Op::Hardswish | Op::Softsign | Op::Logsigmoid | Op::Mish => {
-            format!("{f}.{}({x})", op.name())
-        }
-        Op::LeakyRelu => format!("{f}.leaky_relu({x}{})", kw(attrs, &["negative_slope"])),
-        Op::Gelu => format!("{f}.gelu({x}{})", kw(attrs, &["approximate"])),
-        Op::Softplus => format!("{f}.softplus({x}{})", kw(attrs, &["beta", "threshold"])),
-        Op::Elu => format!("{f}.elu({x}{})", kw(attrs, &["alpha"])),
-        Op::Hardtanh => format!("{f}.hardtanh({x}{})", kw(attrs, &["min_val", "max_val"])),
-        Op::Clamp => format!("torch.clamp({x}{})", kw(attrs, &["min", "max"])),
         Op::Sum | Op::Mean => format!(
             "torch.{}({x}, dim={}, keepdim={})",
             op.name(),
@@ -395,6 +385,8 @@ pub fn torch_expr(
             py(a(attrs, "dim"))
         ),
         Op::Aten => aten_call(attrs, args, device),
+        // every other op is pointwise, printed above from its spelling
+        _ => unreachable!("`{op}` is pointwise: its call derives from its spelling"),
     }
 }
 

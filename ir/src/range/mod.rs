@@ -7,10 +7,9 @@
 //! input value for every seed: ATen draws normals by Box-Muller from uniforms of at most
 //! 53 bits, so `|x| <= sqrt(-2 ln 2^-53) ~ 8.6`.
 
-mod interval;
 mod rules;
 
-pub use interval::Interval;
+pub use crate::interval::Interval;
 pub use rules::output_range;
 
 use crate::op::domain::Domain;

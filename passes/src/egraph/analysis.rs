@@ -5,6 +5,7 @@
 //! only, so folding never changes an integer result.
 
 use super::lang::{AttrSet, TNode};
+use drtc_ir::op::AttrView;
 use drtc_ir::{Attr, Attrs, DType, Op, TensorType};
 use egg::{DidMerge, EGraph, Id};
 
@@ -28,131 +29,15 @@ pub struct TypeAnalysis {
     pub input_types: Vec<TensorType>,
 }
 
-/// Evaluates a scalar pointwise op on constants in f64 (`None` if not foldable).
+/// Evaluates a scalar pointwise op on constants in f64 (`None` if not foldable): the op's
+/// own evaluation (`drtc_ir::op::pointwise`), for as many operands as it takes, when the
+/// result is finite.
 pub fn fold(op: Op, args: &[f64], attrs: &Attrs) -> Option<f64> {
-    let a = *args.first()?;
-    let b = args.get(1).copied();
-    // a unary op folds only without a second operand
-    let unary = |v: f64| b.is_none().then_some(v);
-    let v = match op {
-        Op::Add => a + b?,
-        Op::Sub => a - b?,
-        Op::Mul => a * b?,
-        Op::Div => a / b?,
-        Op::Maximum => a.max(b?),
-        Op::Minimum => a.min(b?),
-        Op::Pow => a.powf(b?),
-        Op::Neg => unary(-a)?,
-        Op::Abs => unary(a.abs())?,
-        Op::Exp => unary(a.exp())?,
-        Op::Log => unary(a.ln())?,
-        Op::Sqrt => unary(a.sqrt())?,
-        Op::Rsqrt => unary(1.0 / a.sqrt())?,
-        Op::Reciprocal => unary(1.0 / a)?,
-        Op::Tanh => unary(a.tanh())?,
-        Op::Sigmoid => unary(1.0 / (1.0 + (-a).exp()))?,
-        Op::Relu => unary(a.max(0.0))?,
-        Op::Clamp => {
-            let lo = attrs.get("min").and_then(Attr::as_float);
-            let hi = attrs.get("max").and_then(Attr::as_float);
-            let x = lo.map_or(a, |l| a.max(l));
-            unary(hi.map_or(x, |h| x.min(h)))?
-        }
-        // not folded (yet): the e-graph keeps these as nodes
-        Op::Full
-        | Op::Cast
-        | Op::Dropout
-        | Op::Lerp
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::Where
-        | Op::LeakyRelu
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp2
-        | Op::Erf
-        | Op::Sum
-        | Op::Mean
-        | Op::Prod
-        | Op::Max
-        | Op::Min
-        | Op::Argmax
-        | Op::Argmin
-        | Op::Var
-        | Op::Std
-        | Op::Norm
-        | Op::Logsumexp
-        | Op::Softmax
-        | Op::LogSoftmax
-        | Op::Aten
-        | Op::Cumsum
-        | Op::Cumprod
-        | Op::Cummax
-        | Op::Cummin
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv
-        | Op::CrossEntropy
-        | Op::TripletMarginLoss
-        | Op::Matmul
-        | Op::Bmm
-        | Op::Linear
-        | Op::Einsum
-        | Op::Attention
-        | Op::Conv1d
-        | Op::Conv2d
-        | Op::Conv3d
-        | Op::ConvTranspose1d
-        | Op::ConvTranspose2d
-        | Op::ConvTranspose3d
-        | Op::MaxPool1d
-        | Op::MaxPool2d
-        | Op::MaxPool3d
-        | Op::AvgPool1d
-        | Op::AvgPool2d
-        | Op::AvgPool3d
-        | Op::AdaptiveAvgPool1d
-        | Op::AdaptiveAvgPool2d
-        | Op::AdaptiveAvgPool3d
-        | Op::BatchNorm
-        | Op::LayerNorm
-        | Op::GroupNorm
-        | Op::InstanceNorm
-        | Op::RmsNorm
-        | Op::Transpose
-        | Op::Permute
-        | Op::Reshape
-        | Op::Flatten
-        | Op::Squeeze
-        | Op::Unsqueeze
-        | Op::Expand
-        | Op::Narrow
-        | Op::Slice
-        | Op::Select
-        | Op::Flip
-        | Op::Diag
-        | Op::Triu
-        | Op::Tril
-        | Op::Cat
-        | Op::Stack => return None,
-    };
-    v.is_finite().then_some(v)
+    let eval = op.pointwise()?.eval?;
+    if !op.def().arity.accepts(args.len()) {
+        return None;
+    }
+    eval(args, AttrView(attrs)).filter(|v| v.is_finite())
 }
 
 /// Whether [`fold`] evaluates `op` on constants (one or two f64 operands, its attributes).

@@ -8,7 +8,7 @@
 
 use super::analysis::TGraph;
 use super::lang::TNode;
-use drtc_ir::{Attrs, Graph, Op, TensorType};
+use drtc_ir::{Attrs, Graph, Kind, Op, TensorType};
 
 /// FLOPs worth one byte of memory traffic (H200: ~67 TFLOP/s fp32 over ~4.8 TB/s).
 pub const MACHINE_BALANCE: u64 = 14;
@@ -93,19 +93,7 @@ impl std::fmt::Display for Cost {
 
 /// Whether an op only changes how data is viewed.
 pub fn is_view(op: Op) -> bool {
-    matches!(
-        op,
-        Op::Reshape
-            | Op::Flatten
-            | Op::Squeeze
-            | Op::Unsqueeze
-            | Op::Transpose
-            | Op::Permute
-            | Op::Expand
-            | Op::Narrow
-            | Op::Slice
-            | Op::Select
-    )
+    op.kind() == Kind::View
 }
 
 /// The cost of one application of `op`.

@@ -1,7 +1,8 @@
 //! The kind of region each single node starts in, and the reduction space of reductions.
 
+use super::support::supports;
 use super::RegionKind;
-use drtc_ir::{Attr, Graph, NodeId, Op, Shape};
+use drtc_ir::{Attr, Graph, Kind, NodeId, Op, Pool, Shape};
 
 /// Whether `node` is a constant that regions copy in rather than read from memory.
 pub fn is_inlined_constant(g: &Graph, node: NodeId) -> bool {
@@ -9,162 +10,9 @@ pub fn is_inlined_constant(g: &Graph, node: NodeId) -> bool {
     n.op == Op::Full && g.ty(n.outputs[0]).rank() == 0
 }
 
-/// The region kind a node starts in.
+/// The region kind a node starts in: the templates' answer for it ([`supports`]).
 pub fn classify(g: &Graph, node: NodeId) -> RegionKind {
-    let n = g.node(node);
-    let attr = |k: &str| n.attrs.get(k);
-    match n.op {
-        Op::Dropout => {
-            let p = attr("p").and_then(Attr::as_float).unwrap_or(0.0);
-            let training = attr("training").and_then(Attr::as_bool).unwrap_or(false);
-            if training && p > 0.0 {
-                RegionKind::Fallback
-            } else {
-                RegionKind::Pointwise
-            }
-        }
-        Op::Full => {
-            // a scalar is inlined into kernels; a filled tensor has no Triton form (in a
-            // pointwise region it would send the whole region to PyTorch)
-            if g.ty(n.outputs[0]).rank() == 0 {
-                RegionKind::Pointwise
-            } else {
-                RegionKind::Fallback
-            }
-        }
-        Op::Cast
-        | Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Maximum
-        | Op::Minimum
-        | Op::Pow
-        | Op::Lerp
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::Where
-        | Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Clamp
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal => RegionKind::Pointwise,
-        Op::Sum
-        | Op::Mean
-        | Op::Max
-        | Op::Min
-        | Op::Prod
-        | Op::Argmax
-        | Op::Argmin
-        | Op::Var
-        | Op::Std
-        | Op::Norm
-        | Op::Logsumexp
-        | Op::Softmax
-        | Op::LogSoftmax => {
-            if g.ty(n.inputs[0]).rank() == 0 {
-                RegionKind::Fallback
-            } else {
-                RegionKind::Reduction
-            }
-        }
-        Op::BatchNorm | Op::LayerNorm | Op::InstanceNorm | Op::GroupNorm | Op::RmsNorm => {
-            RegionKind::Reduction
-        }
-        Op::AdaptiveAvgPool1d | Op::AdaptiveAvgPool2d | Op::AdaptiveAvgPool3d => {
-            let global = attr("output_size")
-                .and_then(Attr::as_ints)
-                .is_some_and(|o| o.iter().all(|&d| d == 1));
-            if global && g.ty(n.inputs[0]).rank() >= 3 {
-                RegionKind::Reduction
-            } else {
-                RegionKind::Fallback
-            }
-        }
-        Op::Matmul => {
-            let (a, b) = (g.ty(n.inputs[0]), g.ty(n.inputs[1]));
-            if a.rank() >= 2 && b.rank() >= 2 {
-                RegionKind::Contraction
-            } else {
-                RegionKind::Fallback
-            }
-        }
-        Op::Bmm | Op::Linear => RegionKind::Contraction,
-        Op::MaxPool1d
-        | Op::MaxPool2d
-        | Op::MaxPool3d
-        | Op::AvgPool1d
-        | Op::AvgPool2d
-        | Op::AvgPool3d => {
-            if g.ty(n.inputs[0]).rank() >= 3 {
-                RegionKind::Window
-            } else {
-                RegionKind::Fallback
-            }
-        }
-        Op::Conv1d
-        | Op::Conv2d
-        | Op::Conv3d
-        | Op::ConvTranspose1d
-        | Op::ConvTranspose2d
-        | Op::ConvTranspose3d
-        | Op::Attention
-        | Op::Einsum => RegionKind::Library,
-        Op::Reshape
-        | Op::Flatten
-        | Op::Squeeze
-        | Op::Unsqueeze
-        | Op::Transpose
-        | Op::Permute
-        | Op::Expand
-        | Op::Narrow
-        | Op::Slice
-        | Op::Select => RegionKind::View,
-        // no template: scans, losses, copies (flip, diag, triangles, cat, stack)
-        Op::Aten
-        | Op::Cumsum
-        | Op::Cumprod
-        | Op::Cummax
-        | Op::Cummin
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv
-        | Op::CrossEntropy
-        | Op::TripletMarginLoss
-        | Op::Flip
-        | Op::Diag
-        | Op::Triu
-        | Op::Tril
-        | Op::Cat
-        | Op::Stack => RegionKind::Fallback,
-    }
+    supports(g, node).region_kind()
 }
 
 /// The iteration space of a reduction: a domain shape whose `reduced` dims are reduced
@@ -214,6 +62,20 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
     let mut reduced = vec![false; rank];
     let mut groups = None;
     let ints = |k: &str| n.attrs.get(k).and_then(Attr::as_ints).map(<[i64]>::to_vec);
+    match n.op.kind() {
+        Kind::Reduce | Kind::Norm | Kind::Window(Pool::AdaptiveAvg, _) => {}
+        Kind::Creation
+        | Kind::Pointwise
+        | Kind::Scan
+        | Kind::Loss
+        | Kind::Window(Pool::Max | Pool::Avg, _)
+        | Kind::Product
+        | Kind::Composite
+        | Kind::Conv { .. }
+        | Kind::Opaque
+        | Kind::View
+        | Kind::Copy => return None,
+    }
     match n.op {
         Op::Sum
         | Op::Mean
@@ -261,96 +123,8 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
                 .for_each(|(i, r)| *r = i >= 2);
             groups = Some((1, n.attrs.get("num_groups")?.as_int()?));
         }
-        // no reduction space
-        Op::Full
-        | Op::Cast
-        | Op::Dropout
-        | Op::Add
-        | Op::Sub
-        | Op::Mul
-        | Op::Div
-        | Op::Maximum
-        | Op::Minimum
-        | Op::Pow
-        | Op::Lerp
-        | Op::Eq
-        | Op::Ne
-        | Op::Lt
-        | Op::Le
-        | Op::Gt
-        | Op::Ge
-        | Op::Where
-        | Op::Relu
-        | Op::LeakyRelu
-        | Op::Sigmoid
-        | Op::Tanh
-        | Op::Silu
-        | Op::Gelu
-        | Op::Selu
-        | Op::Hardsigmoid
-        | Op::Hardswish
-        | Op::Softplus
-        | Op::Softsign
-        | Op::Elu
-        | Op::Hardtanh
-        | Op::Clamp
-        | Op::Logsigmoid
-        | Op::Mish
-        | Op::Abs
-        | Op::Neg
-        | Op::Sign
-        | Op::Cos
-        | Op::Sin
-        | Op::Exp
-        | Op::Exp2
-        | Op::Log
-        | Op::Sqrt
-        | Op::Rsqrt
-        | Op::Erf
-        | Op::Reciprocal
-        | Op::Aten
-        | Op::Cumsum
-        | Op::Cumprod
-        | Op::Cummax
-        | Op::Cummin
-        | Op::MseLoss
-        | Op::SmoothL1Loss
-        | Op::KlDiv
-        | Op::CrossEntropy
-        | Op::TripletMarginLoss
-        | Op::Matmul
-        | Op::Bmm
-        | Op::Linear
-        | Op::Einsum
-        | Op::Attention
-        | Op::Conv1d
-        | Op::Conv2d
-        | Op::Conv3d
-        | Op::ConvTranspose1d
-        | Op::ConvTranspose2d
-        | Op::ConvTranspose3d
-        | Op::MaxPool1d
-        | Op::MaxPool2d
-        | Op::MaxPool3d
-        | Op::AvgPool1d
-        | Op::AvgPool2d
-        | Op::AvgPool3d
-        | Op::Transpose
-        | Op::Permute
-        | Op::Reshape
-        | Op::Flatten
-        | Op::Squeeze
-        | Op::Unsqueeze
-        | Op::Expand
-        | Op::Narrow
-        | Op::Slice
-        | Op::Select
-        | Op::Flip
-        | Op::Diag
-        | Op::Triu
-        | Op::Tril
-        | Op::Cat
-        | Op::Stack => return None,
+        // no reduction space: the kinds above are the only ones with one
+        _ => return None,
     }
     Some(ReduceSpace {
         domain: x.shape.clone(),

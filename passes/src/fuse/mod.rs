@@ -14,6 +14,7 @@ mod legality;
 pub(crate) mod merge;
 mod region;
 mod score;
+mod support;
 mod verify;
 
 pub use analysis::{FuseAnalysis, INFO};
@@ -25,4 +26,5 @@ pub use legality::{
 };
 pub use region::{FusionPlan, Region, RegionKind};
 pub use score::bytes_saved;
+pub use support::{supports, Support};
 pub use verify::PlanError;

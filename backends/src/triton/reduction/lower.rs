@@ -412,98 +412,10 @@ impl Builder<'_> {
                 let y = self.full(dt, format!("{} * {}", self.v(x), self.v(r)), vec![x, r]);
                 (Sp::Full, self.affine(node, y, false))
             }
-            // no reduction template: a region holding these falls back to PyTorch (the
-            // planner keeps them out of reduction regions, or handles them above as
-            // pointwise)
-            Op::Aten
-            | Op::Cumsum
-            | Op::Cumprod
-            | Op::Cummax
-            | Op::Cummin
-            | Op::MseLoss
-            | Op::SmoothL1Loss
-            | Op::KlDiv
-            | Op::CrossEntropy
-            | Op::TripletMarginLoss
-            | Op::Full
-            | Op::Cast
-            | Op::Dropout
-            | Op::Add
-            | Op::Sub
-            | Op::Mul
-            | Op::Div
-            | Op::Maximum
-            | Op::Minimum
-            | Op::Pow
-            | Op::Lerp
-            | Op::Eq
-            | Op::Ne
-            | Op::Lt
-            | Op::Le
-            | Op::Gt
-            | Op::Ge
-            | Op::Where
-            | Op::Relu
-            | Op::LeakyRelu
-            | Op::Sigmoid
-            | Op::Tanh
-            | Op::Silu
-            | Op::Gelu
-            | Op::Selu
-            | Op::Hardsigmoid
-            | Op::Hardswish
-            | Op::Softplus
-            | Op::Softsign
-            | Op::Elu
-            | Op::Hardtanh
-            | Op::Clamp
-            | Op::Logsigmoid
-            | Op::Mish
-            | Op::Abs
-            | Op::Neg
-            | Op::Sign
-            | Op::Cos
-            | Op::Sin
-            | Op::Exp
-            | Op::Exp2
-            | Op::Log
-            | Op::Sqrt
-            | Op::Rsqrt
-            | Op::Erf
-            | Op::Reciprocal
-            | Op::Matmul
-            | Op::Bmm
-            | Op::Linear
-            | Op::Einsum
-            | Op::Attention
-            | Op::Conv1d
-            | Op::Conv2d
-            | Op::Conv3d
-            | Op::ConvTranspose1d
-            | Op::ConvTranspose2d
-            | Op::ConvTranspose3d
-            | Op::MaxPool1d
-            | Op::MaxPool2d
-            | Op::MaxPool3d
-            | Op::AvgPool1d
-            | Op::AvgPool2d
-            | Op::AvgPool3d
-            | Op::Transpose
-            | Op::Permute
-            | Op::Reshape
-            | Op::Flatten
-            | Op::Squeeze
-            | Op::Unsqueeze
-            | Op::Expand
-            | Op::Narrow
-            | Op::Slice
-            | Op::Select
-            | Op::Flip
-            | Op::Diag
-            | Op::Triu
-            | Op::Tril
-            | Op::Cat
-            | Op::Stack => return None,
+            // no reduction template: a region holding one of these falls back to PyTorch
+            // (an op without a reduction space took the pointwise path above; the planner
+            // keeps scans and losses out of reduction regions)
+            _ => return None,
         };
         self.prog.vars.insert((out, sp), result);
         Some(())

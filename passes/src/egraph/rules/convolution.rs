@@ -9,21 +9,23 @@
 //! + b[o]` exactly in real arithmetic: the transposed convolution is never computed.
 
 use crate::egraph::rule::{Build, Rule};
-use drtc_ir::{Attr, Op};
+use drtc_ir::{Attr, Kind, Op};
 
-/// The number of spatial dims of a convolution op.
+/// The number of spatial dims of a convolution op (its kind's rank).
 fn spatial(op: Op) -> usize {
-    match op {
-        Op::Conv1d | Op::ConvTranspose1d => 1,
-        Op::Conv2d | Op::ConvTranspose2d => 2,
+    match op.kind() {
+        Kind::Conv { rank, .. } => rank,
         _ => 3,
     }
 }
 
 fn transposed(op: Op) -> bool {
     matches!(
-        op,
-        Op::ConvTranspose1d | Op::ConvTranspose2d | Op::ConvTranspose3d
+        op.kind(),
+        Kind::Conv {
+            transposed: true,
+            ..
+        }
     )
 }
 

@@ -1,4 +1,5 @@
-//! Closed intervals over the extended reals, with the arithmetic the range rules need.
+//! Closed intervals over the extended reals, with the arithmetic the range rules need
+//! (`range/rules.rs`, and each pointwise op's own rule in `op/pointwise.rs`).
 //! Infinite bounds mean "unbounded": a value that may overflow.
 
 /// `[lo, hi]`; `lo <= hi` always (NaN-free: operations that could make NaN give the
@@ -163,5 +164,36 @@ impl std::ops::Neg for Interval {
 impl std::fmt::Display for Interval {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "[{:.3e}, {:.3e}]", self.lo, self.hi)
+    }
+}
+
+impl Interval {
+    /// Padded outwards, for a bound computed with f64 transcendental functions, so that the
+    /// f32 results (and their rounding) stay inside.
+    pub fn pad(self) -> Interval {
+        let e = |v: f64| 1e-6 * (1.0 + v.abs());
+        Interval::new(self.lo - e(self.lo), self.hi + e(self.hi))
+    }
+
+    /// The endpoints clamped to a finite range, so that functions like `x * sigmoid(x)`
+    /// give a limit instead of NaN at infinity.
+    fn finite_ends(self) -> (f64, f64) {
+        (self.lo.max(-1e300), self.hi.min(1e300))
+    }
+
+    /// The image of a continuous function that is monotone between the listed `critical`
+    /// points: the hull of its values at the endpoints and at the critical points inside,
+    /// padded.
+    pub fn piecewise(self, critical: &[f64], f: impl Fn(f64) -> f64) -> Interval {
+        let (a, b) = self.finite_ends();
+        let mut lo = f(a).min(f(b));
+        let mut hi = f(a).max(f(b));
+        for &c in critical {
+            if a < c && c < b {
+                lo = lo.min(f(c));
+                hi = hi.max(f(c));
+            }
+        }
+        Interval::new(lo, hi).pad()
     }
 }
