@@ -117,6 +117,40 @@ fn a_broken_reference_exits_2_and_a_wrong_candidate_1() {
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
 }
 
+/// `verify --set` runs the reference with the constant changed and leaves no copy of it
+/// behind under the drtc home.
+#[test]
+fn verify_with_set_leaves_no_reference_copy_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("rows.py");
+    std::fs::write(
+        &reference,
+        "import torch\n\nROWS = 5\n\n\ndef get_inputs():\n    return [torch.randn(ROWS, 37), \
+         torch.randn(37)]\n\n\ndef fused_operator(x, b):\n    return [torch.relu(x + b) * 3.0]\n",
+    )
+    .unwrap();
+    let home = dir.path().join("home");
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .env("DRTC_HOME", &home)
+        .env("DRTC_SERVICE", "off")
+        .env(
+            "DRTC_PYTHON",
+            drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+                .expect("python")
+                .python,
+        )
+        .args(["verify", "--device", "cpu", "--set", "ROWS=3"])
+        .arg(&reference)
+        .arg(data("ok_relu_add.py"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let left: Vec<_> = std::fs::read_dir(home.join("programs"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 #[test]
 fn seed_references_can_be_jsonl_lines() {
     let dir = tempfile::tempdir().unwrap();

@@ -61,7 +61,7 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
              correctness"
         )));
     }
-    let (verify, pool) = prepare(&args.pair, DeviceKind::Cuda)?;
+    let (verify, pool, _sized) = prepare(&args.pair, DeviceKind::Cuda)?;
     let report = pool
         .bench(&BenchRequest {
             verify,

@@ -115,14 +115,28 @@ pub(super) fn worker_pool(
     Ok(pool)
 }
 
-/// Builds the request and a pool of one worker for `device`.
+/// The reference written with its constants overridden (`--set`, `--shrink`), removed
+/// when the command is done with it.
+pub(super) struct SizedReference(Option<PathBuf>);
+
+impl Drop for SizedReference {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Builds the request and a pool of one worker for `device`; keep the returned
+/// [`SizedReference`] until the request is answered.
 pub(super) fn prepare(
     pair: &PairArgs,
     device: DeviceKind,
-) -> DriverResult<(VerifyRequest, WorkerPool)> {
+) -> DriverResult<(VerifyRequest, WorkerPool, SizedReference)> {
     let home = DrtcHome::from_env();
     let mut reference =
         program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+    let mut sized = SizedReference(None);
     if pair.shrink || !pair.set.is_empty() {
         // the reference with its constants overridden, next to drtc's other programs
         let text = super::files::read_file(&reference)?;
@@ -145,6 +159,7 @@ pub(super) fn prepare(
             path: out.display().to_string(),
             source,
         })?;
+        sized = SizedReference(Some(out.clone()));
         reference = out;
     }
     let candidate = program::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
@@ -171,7 +186,7 @@ pub(super) fn prepare(
         seed_salt: None,
         trusted: false,
     };
-    Ok((req, pool))
+    Ok((req, pool, sized))
 }
 
 pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
@@ -180,7 +195,7 @@ pub fn run(args: VerifyArgs) -> DriverResult<ExitCode> {
         Some(DeviceArg::Cuda) => DeviceKind::Cuda,
         None => DeviceKind::detect(),
     };
-    let (req, pool) = prepare(&args.pair, device)?;
+    let (req, pool, _sized) = prepare(&args.pair, device)?;
     let report = pool.verify(&req).map_err(runtime_error)?;
     if args.pair.json {
         let text = serde_json::to_string_pretty(&report)
