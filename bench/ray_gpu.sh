@@ -12,7 +12,8 @@
 # Environment: DRTC_PYTHON (default python3: the machine's Python with torch, Triton and
 # ray==2.60.0, as data/runtime/requirements.txt pins), LIMIT (tasks, default 12: one call
 # fits a 10-minute limit), JOBS (suite --jobs, default 1: one worker per GPU, as Ray's one
-# actor per GPU), OUT (default bench/out), DRTC_HOME (default $TMPDIR/drtc-ray-gpu),
+# actor per GPU), OUT (default bench/out), DRTC_HOME (default $TMPDIR/drtc-ray-gpu; each
+# run gets its own fresh drtc home and Triton cache below it, so both start cold),
 # LLM_URL + LLM_MODEL (also time `drtc eval --samples 4 --mode whole` both ways on the
 # same tasks against that server), DEVICE (default cuda; cpu checks the script on a machine
 # without a GPU). The table goes to $OUT/ray_gpu_<commit>.md.
@@ -43,7 +44,10 @@ timed() { # NAME CMD...: runs CMD, prints its wall seconds
   local t0=$(date +%s.%N)
   "$@" > "$OUT/$name.out" 2> "$OUT/$name.err"
   echo "exit $?" >> "$OUT/$name.err"
-  printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)"
+  python3 -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$t0" "$(date +%s.%N)"
+}
+rate() { # N SECONDS: N per second
+  python3 -c 'import sys; print("%.3f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"
 }
 statuses() { # the task and status of every row, sorted
   python3 - "$1" <<'PY'
@@ -55,8 +59,14 @@ PY
 
 suite=(suite "$work" --device "$DEVICE" --jobs "$JOBS" --timeout 300 --task-timeout 300)
 rm -f "$OUT"/ray_gpu_suite_{local,ray}.jsonl
-t_local=$(timed ray_gpu_suite_local "$DRTC" "${suite[@]}" --json "$OUT/ray_gpu_suite_local.jsonl")
-t_ray=$(timed ray_gpu_suite_ray "$DRTC" "${suite[@]}" --ray local --json "$OUT/ray_gpu_suite_ray.jsonl")
+cold() { # NAME CMD...: CMD with a fresh drtc home and Triton cache of its own
+  local name=$1; shift
+  rm -rf "$DRTC_HOME/$name"
+  mkdir -p "$DRTC_HOME/$name/triton"
+  DRTC_HOME="$DRTC_HOME/$name" TRITON_CACHE_DIR="$DRTC_HOME/$name/triton" "$@"
+}
+t_local=$(timed ray_gpu_suite_local cold local "$DRTC" "${suite[@]}" --json "$OUT/ray_gpu_suite_local.jsonl")
+t_ray=$(timed ray_gpu_suite_ray cold ray "$DRTC" "${suite[@]}" --ray local --json "$OUT/ray_gpu_suite_ray.jsonl")
 n=$(wc -l < "$OUT/ray_gpu_suite_local.jsonl")
 a=$(statuses "$OUT/ray_gpu_suite_local.jsonl") && b=$(statuses "$OUT/ray_gpu_suite_ray.jsonl") \
   && [ -n "$a" ] && [ "$a" = "$b" ] && same=yes || same=NO
@@ -70,16 +80,16 @@ table="$OUT/ray_gpu_${COMMIT}.md"
   echo
   echo "| command | run | tasks | wall s | tasks/s | same statuses |"
   echo "|---|---|---|---|---|---|"
-  echo "| suite | local | $n | $t_local | $(echo "scale=3; $n / $t_local" | bc) | |"
-  echo "| suite | Ray (local cluster) | $(wc -l < "$OUT/ray_gpu_suite_ray.jsonl") | $t_ray | $(echo "scale=3; $n / $t_ray" | bc) | $same |"
+  echo "| suite | local | $n | $t_local | $(rate "$n" "$t_local") | |"
+  echo "| suite | Ray (local cluster) | $(wc -l < "$OUT/ray_gpu_suite_ray.jsonl") | $t_ray | $(rate "$n" "$t_ray") | $same |"
 } > "$table"
 if [ -n "${LLM_URL:-}" ]; then
   ev=(eval "$work" --llm-url "$LLM_URL" --llm-model "${LLM_MODEL:-model}" --samples 4 --mode whole --device "$DEVICE")
-  e_local=$(timed ray_gpu_eval_local "$DRTC" "${ev[@]}" -o "$OUT/ray_gpu_eval_local.jsonl")
-  e_ray=$(timed ray_gpu_eval_ray "$DRTC" "${ev[@]}" --ray local -o "$OUT/ray_gpu_eval_ray.jsonl")
+  e_local=$(timed ray_gpu_eval_local cold eval_local "$DRTC" "${ev[@]}" -o "$OUT/ray_gpu_eval_local.jsonl")
+  e_ray=$(timed ray_gpu_eval_ray cold eval_ray "$DRTC" "${ev[@]}" --ray local -o "$OUT/ray_gpu_eval_ray.jsonl")
   m=$(wc -l < "$OUT/ray_gpu_eval_local.jsonl")
-  echo "| eval | local | $m | $e_local | $(echo "scale=3; $m / $e_local" | bc) | |" >> "$table"
-  echo "| eval | Ray (local cluster) | $(wc -l < "$OUT/ray_gpu_eval_ray.jsonl") | $e_ray | $(echo "scale=3; $m / $e_ray" | bc) | |" >> "$table"
+  echo "| eval | local | $m | $e_local | $(rate "$m" "$e_local") | |" >> "$table"
+  echo "| eval | Ray (local cluster) | $(wc -l < "$OUT/ray_gpu_eval_ray.jsonl") | $e_ray | $(rate "$m" "$e_ray") | |" >> "$table"
 fi
 {
   echo
