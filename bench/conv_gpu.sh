@@ -68,7 +68,7 @@ for t in tasks:
     for l in layouts:
         r = runs[l].get(t) or {}
         note = ""
-        if r.get("layout_fallback"):
+        if any(x.get("rung") == "layout" for x in r.get("retries") or []):
             note = " (fell back to nchw)"
         if r.get("status") != "verified":
             note = f" ({r.get('status', 'missing')})"

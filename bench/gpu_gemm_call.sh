@@ -37,6 +37,6 @@ print(json.dumps({"task": sys.argv[2], "policy": sys.argv[3], "search": sys.argv
                   "reasons": v.get("reasons"), "eager_ms": v.get("eager_ms"),
                   "drtc_ms": v.get("drtc_ms"), "speedup": v.get("speedup"),
                   "gemm": [x.get("gemm") for x in r.get("regions", []) if x.get("gemm")],
-                  "search_log": r.get("search"), "retry": r.get("retry")}))
+                  "search_log": r.get("search"), "retries": r.get("retries")}))
 PY
 done

@@ -139,7 +139,7 @@ fn auto_channels_last(file: &str, folder: &str) -> String {
     let out = dir(folder).join("auto.py");
     let r = compile_verified(&data(file), "auto", &out);
     assert_eq!(r["verification"]["verified"], true, "{r}");
-    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    assert!(r.get("retries").is_none(), "fell back: {r}");
     let src = std::fs::read_to_string(&out).unwrap();
     assert!(src.contains("conv2d(_drtc_channels_last("), "{src}");
     src
@@ -164,7 +164,7 @@ fn channels_last_epilogues_verify_under_the_interpreter() {
         let r = compile_verified(&data(file), "channels-last", &out);
         let v = &r["verification"];
         assert_eq!(v["verified"], true, "{file}: {v}");
-        assert!(r.get("layout_retry").is_none(), "{file}: fell back: {r}");
+        assert!(r.get("retries").is_none(), "{file}: fell back: {r}");
         let src = std::fs::read_to_string(&out).unwrap();
         // the epilogue walks the layout the library produced and writes it
         assert!(src.contains(&format!("dim order {order}")), "{file}");
@@ -189,8 +189,9 @@ fn a_channels_last_module_that_fails_verification_falls_back_to_nchw() {
     let d = dir("fallback");
     let out = d.join("sensitive.py");
     let r = compile_verified(&data("conv_layout_sensitive.py"), "channels-last", &out);
-    assert_eq!(r["first_verification"]["verified"], false, "{r}");
-    let note = r["layout_retry"].as_str().unwrap_or_default();
+    assert_eq!(r["retries"][0]["rung"], "layout", "{r}");
+    assert!(!r["retries"][0]["after"].as_array().unwrap().is_empty(), "{r}");
+    let note = r["retries"][0]["note"].as_str().unwrap_or_default();
     assert!(
         note.contains("fell back to the reference layout (nchw)"),
         "{r}"
@@ -210,12 +211,14 @@ fn a_channels_last_module_that_fails_verification_falls_back_to_nchw() {
     );
 }
 
-/// Each fallback's reasons, so an assertion failure shows why it was taken.
-fn retries(r: &Value) -> String {
-    format!(
-        "layout_retry: {}\nrewrites_retry: {}",
-        r["layout_retry"], r["rewrites_retry"]
-    )
+/// The rungs of the retry ladder a report or row took.
+fn rungs(r: &Value) -> Vec<&str> {
+    r["retries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| x["rung"].as_str().unwrap_or_default())
+        .collect()
 }
 
 #[test]
@@ -226,9 +229,7 @@ fn a_rewritten_channels_last_module_that_fails_keeps_its_rewrites_in_nchw() {
     let out = d.join("sensitive.py");
     let file = data("conv_layout_sensitive_rewritten.py");
     let r = compile_verified(&file, "channels-last", &out);
-    assert_eq!(r["first_verification"]["verified"], false, "{r}");
-    assert!(r["layout_retry"].is_string(), "{}", retries(&r));
-    assert!(r.get("rewrites_retry").is_none(), "{}", retries(&r));
+    assert_eq!(rungs(&r), ["layout"], "{}", r["retries"]);
     assert_eq!(r["verification"]["verified"], true, "{r}");
     let src = std::fs::read_to_string(&out).unwrap();
     assert!(
@@ -261,8 +262,9 @@ fn a_rewritten_channels_last_module_that_fails_keeps_its_rewrites_in_nchw() {
     let text = std::fs::read_to_string(&json).unwrap();
     let row: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(row["status"], "verified", "{row}");
-    assert!(row["layout_fallback"].is_object(), "{row}");
-    assert!(row.get("rewrites_fallback").is_none(), "{row}");
+    assert_eq!(rungs(&row), ["layout"], "{row}");
+    // the same record in both
+    assert_eq!(row["retries"][0]["note"], r["retries"][0]["note"], "{row}");
 }
 
 #[test]
@@ -350,7 +352,7 @@ fn reductions_read_channels_last_values_through_their_strides() {
         let out = d.join(format!("{layout}.py"));
         let r = compile_verified(&gn, layout, &out);
         assert_eq!(r["verification"]["verified"], true, "{layout}: {r}");
-        assert!(r.get("layout_retry").is_none(), "{layout}: fell back: {r}");
+        assert!(r.get("retries").is_none(), "{layout}: fell back: {r}");
         let src = std::fs::read_to_string(&out).unwrap();
         assert!(src.contains("IN0_FLAT=v"), "{layout}: no flat-column load");
         assert!(src.contains("if IN0_FLAT else"), "{layout}");
@@ -366,7 +368,7 @@ fn poolings_continue_the_channels_last_layout() {
     let out = d.join("auto.py");
     let r = compile_verified(&data("conv_pool_conv.py"), "auto", &out);
     assert_eq!(r["verification"]["verified"], true, "{r}");
-    assert!(r.get("layout_retry").is_none(), "fell back: {r}");
+    assert!(r.get("retries").is_none(), "fell back: {r}");
     let src = std::fs::read_to_string(&out).unwrap();
     assert_eq!(
         src.matches("conv2d(_drtc_channels_last(").count(),

@@ -3,11 +3,12 @@
 use crate::errors::{self, CompileError};
 use crate::json::to_py;
 use crate::sizes::sized;
-use crate::verify::{device_kind, verify_sources, VerifySettings};
+use crate::verify::{device_kind, ModuleChecks};
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
 use drtc::driver::frontend::{Frontend, FrontendUsed};
 use drtc::driver::program::{load_source, module_form, LoadedProgram};
+use drtc::driver::retry_ladder::{climb, Checks};
 use drtc::runtime::DeviceKind;
 use drtc_backends::stitch::ModuleForm;
 use drtc_backends::triton::Precision;
@@ -241,23 +242,23 @@ pub fn compile(
     let mut report = compiled.report_json();
     report["overrides"] = serde_json::json!(overrides);
     if verify {
-        let settings = VerifySettings::default();
-        let mut v = verify_sources(py, src, &compiled.module.source, device, &settings)?;
-        if !v.verified && compiled.module.channels_last {
-            // a layout change that breaks verification: the reference layout (as the CLI)
-            let nchw = compiled.nchw_module(&form, &opts);
-            let again = verify_sources(py, src, &nchw.source, device, &settings)?;
-            compiled.module = nchw;
-            report = compiled.report_json();
-            report["overrides"] = serde_json::json!(overrides);
-            report["first_verification"] =
-                serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
-            report["layout_retry"] = serde_json::json!(
-                "the channels-last module failed verification; every convolution region fell \
-                 back to the reference layout (nchw)"
-            );
-            v = again;
+        // the retry ladder `drtc compile` climbs, checked the way it checks
+        let mut checks = ModuleChecks::new(device, src, opts.precision)?;
+        let mut popts = opts.clone();
+        let climbed = py.detach(|| {
+            let first = checks.check(&compiled.module)?;
+            climb(&mut compiled, &form, &mut popts, first, &mut checks, None)
+        });
+        let climbed = climbed.map_err(|e| match checks.error.take() {
+            Some(r) => errors::runtime(r),
+            None => CompileError::new_err(e),
+        })?;
+        report = compiled.report_json();
+        report["overrides"] = serde_json::json!(overrides);
+        if !climbed.retries.is_empty() {
+            report["retries"] = serde_json::json!(climbed.retries);
         }
+        let v = climbed.report;
         report["verification"] =
             serde_json::to_value(&v).map_err(|e| PyValueError::new_err(e.to_string()))?;
         // the CLI's report keys: the one-line summary and the reasons too

@@ -4,10 +4,13 @@
 
 use crate::errors;
 use crate::json::to_py;
+use drtc::driver::retry_ladder::{Checks, Verdict};
 use drtc::runtime::{
     BenchReport, BenchRequest, CompileMode, DeviceKind, DeviceScan, DrtcHome, PoolOptions,
     PythonEnv, RayConfig, RayTarget, RuntimeError, VerifyReport, VerifyRequest, WorkerPool,
 };
+use drtc_backends::stitch::GeneratedModule;
+use drtc_backends::triton::Precision;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -124,20 +127,60 @@ fn make_pool(
     Ok((pool, home))
 }
 
-/// Verifies `candidate` against `reference` in a fresh one-worker pool.
-pub fn verify_sources(
-    py: Python<'_>,
-    reference: &str,
-    candidate: &str,
-    device: DeviceKind,
-    settings: &VerifySettings,
-) -> PyResult<VerifyReport> {
-    let (pool, home) = make_pool(device, Some(1), 300.0, None, None)?;
-    py.detach(|| {
-        let files = PairFiles::write(&home, reference, candidate)?;
-        pool.verify(&files.request(settings))
-    })
-    .map_err(errors::runtime)
+/// drtc's own modules checked against one reference in one worker pool, as `drtc compile`
+/// checks them (the generated-module request under the policy's value rule): the retry
+/// ladder's checker for `drtc.compile(verify=True)`.
+pub struct ModuleChecks {
+    pool: WorkerPool,
+    home: DrtcHome,
+    reference: NamedTempFile,
+    precision: Precision,
+    /// The checker's own failure, when a request went unanswered.
+    pub error: Option<RuntimeError>,
+}
+
+impl ModuleChecks {
+    pub fn new(device: DeviceKind, reference: &str, precision: Precision) -> PyResult<Self> {
+        let (pool, home) = make_pool(device, Some(1), 300.0, None, None)?;
+        let dir = home.dir("python").map_err(errors::runtime)?;
+        let reference = source_file(&dir, "reference_", reference).map_err(errors::runtime)?;
+        Ok(ModuleChecks {
+            pool,
+            home,
+            reference,
+            precision,
+            error: None,
+        })
+    }
+
+    fn verify(&self, module: &GeneratedModule) -> Result<VerifyReport, RuntimeError> {
+        let dir = self.home.dir("python")?;
+        let candidate = source_file(&dir, "candidate_", &module.source)?;
+        let mut req = VerifyRequest::generated(self.reference.path(), candidate.path());
+        req.rule = Some(self.precision.rule().to_string());
+        self.pool.verify(&req)
+    }
+}
+
+impl Checks for ModuleChecks {
+    type Report = VerifyReport;
+    fn check(&mut self, module: &GeneratedModule) -> Result<(Verdict, VerifyReport), String> {
+        match self.verify(module) {
+            Ok(r) => Ok((
+                Verdict {
+                    verified: r.verified,
+                    reasons: r.reasons(),
+                    retryable: true,
+                },
+                r,
+            )),
+            Err(e) => {
+                let line = e.to_string();
+                self.error = Some(e);
+                Err(line)
+            }
+        }
+    }
 }
 
 /// The report as a dict, plus `reasons`: one line per failed check (what `drtc verify`

@@ -2,26 +2,25 @@
 
 use super::compile_check::{
     check, graphs_line, memory_line, searched_check, speed_of_light, timings_line, verifying_line,
-    Stages,
+    CompileChecks, Stages,
 };
 use super::error::{DriverError, DriverResult};
 use super::files::read_file;
 use super::search_arg::SearchArg;
 use super::verify::runtime_error;
 use clap::{Args, ValueEnum};
-use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
+use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::frontend::{Frontend, FrontendUsed};
-use drtc::driver::graph_race::race_graphs;
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
-use drtc::driver::program::{load_programs_with_types, LoadedProgram};
+use drtc::driver::program::load_programs_with_types;
+use drtc::driver::retry_ladder::climb;
 use drtc::driver::roofline::Work;
-use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
+use drtc::driver::search::{search_compiled, SearchContext};
 use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
-use drtc_backends::layout::LayoutChoice;
-use drtc_backends::triton::{GemmImpl, Precision};
+use drtc_backends::triton::Precision;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use std::path::Path;
@@ -310,148 +309,6 @@ pub(super) fn write(path: &Path, text: &str) -> DriverResult<()> {
     })
 }
 
-/// The report entry of a module compiled again after a failed verification `first`.
-fn retried_entry(
-    compiled: &Compiled,
-    prog: &LoadedProgram,
-    frontend: &serde_json::Value,
-    first: serde_json::Value,
-) -> serde_json::Value {
-    let mut entry = compiled.report_json();
-    entry["name"] = json!(prog.name);
-    entry["line"] = json!(prog.line);
-    entry["frontend"] = frontend.clone();
-    entry["first_verification"] = first;
-    entry
-}
-
-/// A verification's reasons, joined for a note.
-fn reasons_of(v: &serde_json::Value) -> String {
-    v["reasons"]
-        .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(|x| x.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        })
-        .unwrap_or_default()
-}
-
-/// After a failed verification of a module with GEMM regions: every GEMM region through
-/// the library call (the reference's own computation, epilogue fused), and if that fails
-/// too, every GEMM region with PyTorch: edits of the compile options' lowering plan
-/// ("region 3: library call"). Rewrites `candidate`; returns the module, its verification
-/// and a note for the report.
-#[allow(clippy::too_many_arguments)]
-fn retry_gemm(
-    pool: &WorkerPool,
-    device: DeviceKind,
-    reference: &Path,
-    candidate: &Path,
-    compiled: &Compiled,
-    form: &drtc_backends::stitch::ModuleForm,
-    opts: &CompileOptions,
-    first: &serde_json::Value,
-) -> DriverResult<(
-    drtc_backends::stitch::GeneratedModule,
-    serde_json::Value,
-    String,
-)> {
-    let why = reasons_of(first);
-    let mut tried = vec![];
-    let gp = (&compiled.graph, &compiled.plan);
-    for imp in [GemmImpl::Library, GemmImpl::PyTorch] {
-        let mut lowering = compiled.lowering(opts);
-        for r in compiled.module.regions.iter() {
-            let Some(prev) = r.gemm.as_ref().map(|g| g.imp.describe()) else {
-                continue;
-            };
-            let reason = match imp {
-                GemmImpl::PyTorch => format!(
-                    "every implementation failed verification ({prev}, library); computed \
-                     with PyTorch"
-                ),
-                _ => format!("{prev} failed verification ({why}); library call instead"),
-            };
-            lowering
-                .set_gemm(gp, r.index, imp, &reason)
-                .map_err(|e| DriverError::Failed(format!("internal error: {e}")))?;
-        }
-        let module = compiled.emit(&lowering, form);
-        write(candidate, &module.source)?;
-        let v = check(pool, device, reference, candidate, opts.precision);
-        tried.push(imp.describe());
-        if v["verified"] == true || imp == GemmImpl::PyTorch {
-            let note = format!(
-                "GEMM regions failed verification ({why}); retried with: {}",
-                tried.join(", then ")
-            );
-            return Ok((module, v, note));
-        }
-    }
-    Err(DriverError::Reported("no GEMM retry ran".into()))
-}
-
-/// A fallback after a failed verification, tried in [`RETRY_ORDER`] (the GEMM retry last).
-#[derive(Clone, Copy)]
-enum Retry {
-    /// Every convolution in the reference's layout (when the module has channels-last ones).
-    Layout,
-    /// The program compiled without the e-graph rewrites (when they changed it).
-    Rewrites,
-}
-
-/// The layout first, keeping the rewrites: on the H200 every measured fallback of a
-/// rewritten channels-last module was the layout's (cuDNN's channels-last TF32 algorithms
-/// against the fp32 rule), and dropping the rewrites for it lost their gains. Then the
-/// rewrites, with the layout rule back, then the layout again on that module.
-const RETRY_ORDER: [Retry; 3] = [Retry::Layout, Retry::Rewrites, Retry::Layout];
-
-/// After a failed verification of a module with channels-last convolutions: the same
-/// module in the reference's layout (NCHW everywhere). Rewrites `candidate`; returns the
-/// module, its verification and a note for the report.
-#[allow(clippy::too_many_arguments)]
-fn retry_nchw(
-    pool: &WorkerPool,
-    device: DeviceKind,
-    reference: &Path,
-    candidate: &Path,
-    compiled: &Compiled,
-    form: &drtc_backends::stitch::ModuleForm,
-    opts: &CompileOptions,
-    first: &serde_json::Value,
-    search: Option<(SearchScope, &DrtcHome)>,
-) -> DriverResult<(
-    drtc_backends::stitch::GeneratedModule,
-    serde_json::Value,
-    String,
-)> {
-    let why = reasons_of(first);
-    let mut module = compiled.nchw_module(form, opts);
-    if let Some((scope, home)) = search {
-        // the reference layout's module has its own launch count: race its graphs too
-        let cx = SearchContext::in_home(pool, home, reference, opts.precision.rule(), scope)
-            .map_err(DriverError::Reported)?;
-        let gp = (&compiled.graph, &compiled.plan);
-        if let Some(race) = race_graphs(gp, &mut module, form, &cx) {
-            eprintln!("search: {}", race.log);
-        }
-    }
-    write(candidate, &module.source)?;
-    let v = check(pool, device, reference, candidate, opts.precision);
-    let note = format!(
-        "layout: the channels-last module failed verification ({why}); fell back to the \
-         reference layout (nchw) for every convolution region: {}",
-        if v["verified"] == true {
-            "verified"
-        } else {
-            "still fails"
-        }
-    );
-    Ok((module, v, note))
-}
-
 /// The device `drtc compile` runs on and its compile options (the guards' reference source
 /// is filled in per program).
 pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOptions) {
@@ -689,15 +546,6 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     args.output.clone()
                 };
                 write(&candidate, &compiled.module.source)?;
-                entry = compiled.report_json();
-                if search_on.is_some() {
-                    entry["search"] = json!(search_log);
-                }
-                entry["timings"] = stages.to_json();
-                entry["overrides"] = json!(drtc::driver::constants::described(&overrides));
-                entry["name"] = json!(prog.name);
-                entry["line"] = json!(prog.line);
-                entry["frontend"] = frontend.clone();
                 let fallbacks = compiled.module.fallback_ops();
                 if !multi {
                     eprintln!(
@@ -722,6 +570,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     }
                 }
                 let mut ok = true;
+                let mut checked = None;
                 if let (Some(pool), Some(reference)) = (&pool, &prog.reference_source) {
                     let ref_path = work.join(format!("reference_{}_{i}.py", std::process::id()));
                     write(&ref_path, reference)?;
@@ -729,88 +578,50 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                         eprintln!("{}", verifying_line(device));
                     }
                     let spin = phase_spinner("verifying", !multi);
-                    let mut v = match &searched {
+                    let first = match &searched {
                         Some(b) => searched_check(b),
                         None => check(pool, device, &ref_path, &candidate, opts.precision),
                     };
                     spin.finish_and_clear();
-                    ok = v["verified"] == true;
-                    // The layout first (the change measured to break the fp32 rule: cuDNN's
-                    // channels-last TF32 algorithms), keeping the rewrites; then the rewrites,
-                    // with the layout rule back; then the layout again on that module.
-                    for step in RETRY_ORDER {
-                        if ok {
-                            break;
+                    // a failed module climbs the retry ladder (the one `drtc suite` and
+                    // Python's compile climb too)
+                    let search_cx = match search_on {
+                        Some(scope) => Some(
+                            SearchContext::in_home(
+                                pool,
+                                &home,
+                                &ref_path,
+                                opts.precision.rule(),
+                                scope,
+                            )
+                            .map_err(DriverError::Reported)?,
+                        ),
+                        None => None,
+                    };
+                    let mut checks = CompileChecks {
+                        pool,
+                        device,
+                        reference: &ref_path,
+                        candidate: &candidate,
+                        precision: opts.precision,
+                    };
+                    let climbed = climb(
+                        &mut compiled,
+                        &prog.form,
+                        &mut popts,
+                        first,
+                        &mut checks,
+                        search_cx.as_ref(),
+                    )
+                    .map_err(DriverError::Failed)?;
+                    for r in &climbed.retries {
+                        for l in &r.search {
+                            eprintln!("search: {l}");
                         }
-                        match step {
-                            Retry::Layout if compiled.module.channels_last => {
-                                let (module, again, note) = retry_nchw(
-                                    pool,
-                                    device,
-                                    &ref_path,
-                                    &candidate,
-                                    &compiled,
-                                    &prog.form,
-                                    &popts,
-                                    &v,
-                                    search_on.map(|s| (s, &home)),
-                                )?;
-                                eprintln!("{note}");
-                                compiled.module = module;
-                                popts.layout = LayoutChoice::Nchw;
-                                entry = retried_entry(&compiled, &prog, &frontend, v);
-                                entry["layout_retry"] = json!(note);
-                                v = again;
-                            }
-                            Retry::Rewrites => {
-                                let layout = popts.layout;
-                                popts.layout = opts.layout;
-                                let Some(plain) = compiled.without_rewrites(&prog.form, &popts)
-                                else {
-                                    popts.layout = layout;
-                                    continue;
-                                };
-                                // a module the e-graph rewrites changed: compiled again without them
-                                compiled = plain.map_err(DriverError::Reported)?;
-                                write(&candidate, &compiled.module.source)?;
-                                let again =
-                                    check(pool, device, &ref_path, &candidate, opts.precision);
-                                let note = format!(
-                                    "rewrites: the module the e-graph rewrites changed failed \
-                                     verification ({}); compiled again without them: {}",
-                                    reasons_of(&v),
-                                    if again["verified"] == true {
-                                        "verified"
-                                    } else {
-                                        "still fails"
-                                    }
-                                );
-                                eprintln!("{note}");
-                                popts.simplify = false;
-                                let layout_note = entry.get("layout_retry").cloned();
-                                entry = retried_entry(&compiled, &prog, &frontend, v);
-                                entry["rewrites_retry"] = json!(note);
-                                if let Some(n) = layout_note {
-                                    entry["earlier_layout_retry"] = n;
-                                }
-                                v = again;
-                            }
-                            Retry::Layout => {}
-                        }
-                        ok = v["verified"] == true;
+                        eprintln!("{}", r.note);
                     }
-                    if !ok && compiled.module.regions.iter().any(|r| r.gemm.is_some()) {
-                        // GEMM regions: the library path, then PyTorch, before giving up
-                        let (module, again, note) = retry_gemm(
-                            pool, device, &ref_path, &candidate, &compiled, &prog.form, &popts, &v,
-                        )?;
-                        eprintln!("{note}");
-                        compiled.module = module;
-                        entry = retried_entry(&compiled, &prog, &frontend, v);
-                        entry["retry"] = json!(note);
-                        v = again;
-                        ok = v["verified"] == true;
-                    }
+                    let v = climbed.report;
+                    ok = climbed.verdict.verified;
                     let sol = speed_of_light(&program_work, &v, popts.precision);
                     if !multi {
                         match (ok, v["speedup"].as_f64()) {
@@ -847,11 +658,26 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                             eprintln!("{}", timings_line(&stages, &v));
                         }
                     }
+                    checked = Some((v, sol, climbed.retries));
+                    let _ = std::fs::remove_file(&ref_path);
+                }
+                entry = compiled.report_json();
+                if search_on.is_some() {
+                    entry["search"] = json!(search_log);
+                }
+                entry["timings"] = stages.to_json();
+                entry["overrides"] = json!(drtc::driver::constants::described(&overrides));
+                entry["name"] = json!(prog.name);
+                entry["line"] = json!(prog.line);
+                entry["frontend"] = frontend;
+                if let Some((v, sol, retries)) = checked {
+                    if !retries.is_empty() {
+                        entry["retries"] = json!(retries);
+                    }
                     if let Some(sol) = sol {
                         entry["speed_of_light"] = sol;
                     }
                     entry["verification"] = v;
-                    let _ = std::fs::remove_file(&ref_path);
                 }
                 if multi {
                     entry["module"] = json!(compiled.module.source);

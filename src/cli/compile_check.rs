@@ -1,36 +1,84 @@
 //! `drtc compile`'s check of a written module: verification (and on CUDA timing) against
 //! the reference, or the search's run of the same module, and the lines that report it.
 
+use drtc::driver::retry_ladder::{Checks, Verdict};
 use drtc::driver::roofline::Work;
 use drtc::runtime::{
-    BenchReport, BenchRequest, DeviceKind, DevicePeaks, VerifyReport, VerifyRequest, WorkerPool,
+    BenchReport, BenchRequest, DeviceKind, DevicePeaks, RuntimeError, VerifyReport, VerifyRequest,
+    WorkerPool,
 };
+use drtc_backends::stitch::GeneratedModule;
 use drtc_backends::triton::Precision;
 use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
 
-/// Verifies (and on CUDA times) one written module against its reference.
+/// Verifies (and on CUDA times) one written module against its reference: the ladder's
+/// verdict and the report's JSON.
 pub(super) fn check(
     pool: &WorkerPool,
     device: DeviceKind,
     reference: &Path,
     candidate: &Path,
     precision: Precision,
-) -> serde_json::Value {
+) -> (Verdict, serde_json::Value) {
     let started = std::time::Instant::now();
-    let mut v = check_once(pool, device, reference, candidate, precision);
+    let (verdict, mut v) = check_once(pool, device, reference, candidate, precision);
     // the wall time of the request: the worker's start on a first call, the transfers
     v["wall_s"] = json!(started.elapsed().as_secs_f64());
-    v
+    (verdict, v)
+}
+
+/// `drtc compile`'s way to write and check a module, for the retry ladder.
+pub(super) struct CompileChecks<'a> {
+    pub pool: &'a WorkerPool,
+    pub device: DeviceKind,
+    pub reference: &'a Path,
+    pub candidate: &'a Path,
+    pub precision: Precision,
+}
+
+impl Checks for CompileChecks<'_> {
+    type Report = serde_json::Value;
+    fn check(&mut self, module: &GeneratedModule) -> Result<(Verdict, serde_json::Value), String> {
+        std::fs::write(self.candidate, &module.source)
+            .map_err(|e| format!("cannot write {}: {e}", self.candidate.display()))?;
+        Ok(check(
+            self.pool,
+            self.device,
+            self.reference,
+            self.candidate,
+            self.precision,
+        ))
+    }
 }
 
 /// [`check`]'s answer from the search's own run of this exact module (same reference
 /// text, value rule and request: `SearchContext::benched`) instead of a second run.
-pub(super) fn searched_check(b: &BenchReport) -> serde_json::Value {
+pub(super) fn searched_check(b: &BenchReport) -> (Verdict, serde_json::Value) {
     let mut v = bench_json(b);
     v["searched"] = json!(true);
-    v
+    (verdict_of(&b.verify), v)
+}
+
+fn verdict_of(r: &VerifyReport) -> Verdict {
+    Verdict {
+        verified: r.verified,
+        reasons: r.reasons(),
+        retryable: true,
+    }
+}
+
+/// The verdict of a request the checker could not answer: no module can do better.
+fn unanswered(e: &RuntimeError) -> (Verdict, serde_json::Value) {
+    let reasons = vec![e.to_string()];
+    let v = json!({"verified": false, "reasons": reasons});
+    let verdict = Verdict {
+        verified: false,
+        reasons,
+        retryable: false,
+    };
+    (verdict, v)
 }
 
 /// A verification report as the compile report and `--timings` read it.
@@ -84,18 +132,18 @@ fn check_once(
     reference: &Path,
     candidate: &Path,
     precision: Precision,
-) -> serde_json::Value {
+) -> (Verdict, serde_json::Value) {
     let mut req = VerifyRequest::generated(reference, candidate);
     req.rule = Some(precision.rule().to_string());
     if device == DeviceKind::Cuda {
         match pool.bench(&BenchRequest::new(req)) {
-            Ok(b) => bench_json(&b),
-            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
+            Ok(b) => (verdict_of(&b.verify), bench_json(&b)),
+            Err(e) => unanswered(&e),
         }
     } else {
         match pool.verify(&req) {
-            Ok(r) => verify_json(&r),
-            Err(e) => json!({"verified": false, "reasons": [e.to_string()]}),
+            Ok(r) => (verdict_of(&r), verify_json(&r)),
+            Err(e) => unanswered(&e),
         }
     }
 }

@@ -4,13 +4,14 @@
 
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
-use drtc::driver::graph_race::race_graphs;
 use drtc::driver::program::load_programs_with_types;
+use drtc::driver::retry_ladder::{climb, Checks, Verdict};
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::driver::shrink::shrink_overrides;
 use drtc::runtime::{
-    BenchReport, BenchRequest, Check, CompileMode, DeviceKind, DrtcHome, VerifyRequest, WorkerPool,
+    BenchReport, BenchRequest, Check, CompileMode, DeviceKind, DrtcHome, RuntimeError,
+    VerifyRequest, WorkerPool,
 };
 use drtc_backends::stitch::{GeneratedModule, ModuleForm};
 use serde_json::{json, Value};
@@ -220,102 +221,24 @@ fn search_task(
     }
 }
 
-/// After the NCHW fallback: the CUDA-graph race on the regenerated module (`graph_race.rs`),
-/// recorded in the row's search log.
-fn race_fallback_graphs(
-    row: &mut Value,
-    compiled: &mut Compiled,
-    form: &ModuleForm,
-    scx: &SearchContext,
-) {
-    let gp = (&compiled.graph, &compiled.plan);
-    if let Some(race) = race_graphs(gp, &mut compiled.module, form, scx) {
-        row["search"]["fallback_graphs"] = json!(race.log);
-    }
+/// `drtc suite`'s way to write and check a module, for the retry ladder: each check
+/// writes the row's module and verification fields.
+struct SuiteChecks<'r, 'c> {
+    row: &'r mut Value,
+    req: &'r VerifyRequest,
+    cx: &'r TaskContext<'c>,
+    started: Instant,
+    cand: &'r Path,
 }
 
-/// A module the e-graph rewrites changed that failed verification: the program compiled
-/// again without them (and searched again, when the suite searches), written to `cand` for
-/// the caller to verify.
-fn rewrites_fallback(
-    row: &mut Value,
-    compiled: &mut Compiled,
-    form: &ModuleForm,
-    refp: &Path,
-    cand: &Path,
-    cx: &TaskContext,
-) -> Fallback {
-    let Some(plain) = compiled.without_rewrites(form, &cx.opts) else {
-        return Fallback::None;
-    };
-    let first = row["reasons"].clone();
-    match plain {
-        Ok(p) => *compiled = p,
-        Err(e) => {
-            row["reasons"] = json!([format!("compiling again without the rewrites failed: {e}")]);
-            return Fallback::Failed;
-        }
+impl Checks for SuiteChecks<'_, '_> {
+    type Report = ();
+    fn check(&mut self, module: &GeneratedModule) -> Result<(Verdict, ()), String> {
+        module_fields(self.row, module);
+        std::fs::write(self.cand, &module.source)
+            .map_err(|e| format!("cannot write the module {}: {e}", self.cand.display()))?;
+        Ok((check(self.row, self.req, self.cx, self.started, false), ()))
     }
-    let mut first_search = Value::Null;
-    if let Some(hs) = cx.search {
-        first_search = row["search"].take();
-        search_task(row, compiled, form, refp, hs, cx);
-    }
-    module_fields(row, &compiled.module);
-    if let Err(e) = std::fs::write(cand, &compiled.module.source) {
-        row["reasons"] = json!([format!("cannot write the module without rewrites: {e}")]);
-        return Fallback::Failed;
-    }
-    row["rewrites_fallback"] = json!({
-        "first_attempt": first,
-        "first_search": first_search,
-        "note": "the module the e-graph rewrites changed failed verification; \
-                 compiled again without them",
-    });
-    Fallback::Written
-}
-
-/// A channels-last module that failed verification: the module again with every
-/// convolution in the reference layout (its graphs raced again when the suite searches),
-/// written to `cand`; true when the caller should verify it.
-fn layout_fallback(
-    row: &mut Value,
-    compiled: &mut Compiled,
-    form: &ModuleForm,
-    refp: &Path,
-    cand: &Path,
-    cx: &TaskContext,
-) -> bool {
-    if !compiled.module.channels_last || row["status"] != "failed" {
-        return false;
-    }
-    let first = row["reasons"].clone();
-    compiled.module = compiled.nchw_module(form, &cx.opts);
-    if let Some(scx) = cx.search.and_then(|hs| search_context(refp, hs, cx).ok()) {
-        // the reference layout's module has its own launch count: race its graphs too
-        race_fallback_graphs(row, compiled, form, &scx);
-    }
-    module_fields(row, &compiled.module);
-    if let Err(e) = std::fs::write(cand, &compiled.module.source) {
-        row["reasons"] = json!([format!("cannot write the NCHW module: {e}")]);
-        return false;
-    }
-    row["layout_fallback"] = json!({
-        "first_attempt": first,
-        "note": "the channels-last module failed verification; every convolution region \
-                 fell back to the reference layout (nchw)",
-    });
-    true
-}
-
-/// What a fallback did.
-enum Fallback {
-    /// Nothing to fall back to: the row stands.
-    None,
-    /// A new module is written, to be verified.
-    Written,
-    /// The fallback broke off; the row's reasons say why.
-    Failed,
 }
 
 /// Runs one task; the row says what happened (never an error: a task's failure is data).
@@ -426,33 +349,32 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     }
     let mut req = VerifyRequest::generated(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
-    check(row, &req, cx, started, false);
-    // the same order as `drtc compile` (`RETRY_ORDER` there): the layout first, keeping
-    // the rewrites; then without the rewrites, in the layout the rule picks; then the
-    // layout again
-    if layout_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
-        check(row, &req, cx, started, false);
-    }
-    if row["status"] == "failed" {
-        let earlier = row
-            .as_object_mut()
-            .and_then(|o| o.remove("layout_fallback"));
-        match rewrites_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
-            Fallback::None => {
-                if let Some(e) = earlier {
-                    row["layout_fallback"] = e;
-                }
-            }
-            Fallback::Written => {
-                if let Some(e) = earlier {
-                    row["rewrites_fallback"]["earlier_layout_fallback"] = e;
-                }
-                check(row, &req, cx, started, false);
-                if layout_fallback(row, &mut compiled, &form, &refp, &cand, cx) {
-                    check(row, &req, cx, started, false);
-                }
-            }
-            Fallback::Failed => return,
+    let first = check(row, &req, cx, started, false);
+    // a failed module climbs the retry ladder (the one `drtc compile` climbs)
+    let scx = cx.search.and_then(|hs| search_context(&refp, hs, cx).ok());
+    let mut opts = cx.opts.clone();
+    let mut checks = SuiteChecks {
+        row,
+        req: &req,
+        cx,
+        started,
+        cand: &cand,
+    };
+    let climbed = climb(
+        &mut compiled,
+        &form,
+        &mut opts,
+        (first, ()),
+        &mut checks,
+        scx.as_ref(),
+    );
+    match climbed {
+        Ok(c) if !c.retries.is_empty() => row["retries"] = json!(c.retries),
+        Ok(_) => {}
+        Err(e) => {
+            row["status"] = json!("failed");
+            row["reasons"] = json!([e]);
+            return;
         }
     }
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
@@ -471,10 +393,26 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     }
 }
 
-/// Verifies (on CPU) or verifies and times (on CUDA), alone on the device or not.
-fn check(row: &mut Value, req: &VerifyRequest, cx: &TaskContext, started: Instant, alone: bool) {
+/// Verifies (on CPU) or verifies and times (on CUDA), alone on the device or not: the
+/// row's fields, and the verdict the retry ladder reads.
+fn check(
+    row: &mut Value,
+    req: &VerifyRequest,
+    cx: &TaskContext,
+    started: Instant,
+    alone: bool,
+) -> Verdict {
     let left = cx.task_timeout.saturating_sub(started.elapsed());
     let limited = left < cx.request_timeout;
+    let unanswered = |row: &mut Value, e: RuntimeError| {
+        row["status"] = json!("failed");
+        row["reasons"] = json!([e.to_string()]);
+        Verdict {
+            verified: false,
+            reasons: vec![e.to_string()],
+            retryable: false,
+        }
+    };
     match cx.device {
         DeviceKind::Cpu => {
             let timeout = left.min(cx.request_timeout);
@@ -489,14 +427,17 @@ fn check(row: &mut Value, req: &VerifyRequest, cx: &TaskContext, started: Instan
                     row["reasons"] = json!(rep.reasons());
                     row["verification_phases"] = json!(rep.phases);
                     memory_fields(row, &rep.memory);
-                    if rep.failed_checks().contains(&Check::Timeout) {
+                    let timeout = rep.failed_checks().contains(&Check::Timeout);
+                    if timeout {
                         timed_out(row, cx, limited);
                     }
+                    Verdict {
+                        verified: rep.verified,
+                        reasons: rep.reasons(),
+                        retryable: !timeout,
+                    }
                 }
-                Err(e) => {
-                    row["status"] = json!("failed");
-                    row["reasons"] = json!([e.to_string()]);
-                }
+                Err(e) => unanswered(row, e),
             }
         }
         DeviceKind::Cuda => {
@@ -512,10 +453,7 @@ fn check(row: &mut Value, req: &VerifyRequest, cx: &TaskContext, started: Instan
             };
             match r {
                 Ok(b) => bench_fields(row, &b, cx, limited),
-                Err(e) => {
-                    row["status"] = json!("failed");
-                    row["reasons"] = json!([e.to_string()]);
-                }
+                Err(e) => unanswered(row, e),
             }
         }
     }
@@ -557,7 +495,7 @@ fn graph_fields(row: &mut Value, b: &BenchReport) {
     }
 }
 
-fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: bool) {
+fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: bool) -> Verdict {
     let mut reasons = b.verify.reasons();
     if let (n @ 1.., worst) = b.verify.accepted_by_truth() {
         row["reference_accuracy"] = json!({"outputs": n, "worst_ratio": worst});
@@ -612,8 +550,14 @@ fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: boo
     }
     row["status"] = json!(if ok { "verified" } else { "failed" });
     row["reasons"] = json!(reasons);
-    if b.verify.failed_checks().contains(&Check::Timeout) || timing_timed_out.is_some() {
+    let timeout = b.verify.failed_checks().contains(&Check::Timeout) || timing_timed_out.is_some();
+    if timeout {
         timed_out(row, cx, limited);
+    }
+    Verdict {
+        verified: ok,
+        reasons,
+        retryable: !timeout,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod llm;
 pub mod module_cache;
 pub mod ops;
 pub mod program;
+pub mod retry_ladder;
 pub mod roofline;
 pub mod search;
 pub mod search_context;
