@@ -22,6 +22,15 @@ const SPLIT_PROGRAMS: u64 = 1056;
 /// Fewer row blocks than this (two per SM) leave a large GPU idle.
 const FEW_ROW_BLOCKS: u64 = 264;
 const ROW_MAJOR_SPLIT_BLOCK_C: u64 = 2048;
+/// Chunks per row of the row-major split: up to [`SPLIT_PROGRAMS`] for one row. One
+/// streamed input at 256 chunks (2 programs of 8 warps per SM) kept too few loads in flight:
+/// level-1 hinge loss (1 row of 2^30 columns) ran at 51% of the copy bandwidth
+/// (`bench/results/level1_losses_h200_a449238_default_vs_compile.md`). The last stage reads
+/// one row's partials as one tile of up to 1024, so only one-row-per-program plans go
+/// this far (the tall tiles of the rows-inner split keep 256).
+const ROW_MAJOR_MAX_CHUNKS: u64 = 1024;
+/// Chunks per row block of the rows-inner split (a last-stage tile of BLOCK_R x chunks).
+const ROWS_INNER_MAX_CHUNKS: u64 = 256;
 
 /// The split strategy's tiles: programs over (row block, column chunk).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,7 +87,7 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
             if row_blocks < FEW_ROW_BLOCKS && cols >= 8 * block_c && max_chunks >= 2 {
                 let chunks = SPLIT_PROGRAMS
                     .div_ceil(row_blocks)
-                    .clamp(2, 256)
+                    .clamp(2, ROWS_INNER_MAX_CHUNKS)
                     .min(max_chunks);
                 return Strategy::Split(SplitPlan::new(block_r, block_c, chunks, cols));
             }
@@ -92,7 +101,7 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
             let max_chunks = cols.div_ceil(4 * ROW_MAJOR_SPLIT_BLOCK_C).max(1);
             let chunks = SPLIT_PROGRAMS
                 .div_ceil(rows)
-                .clamp(2, 256)
+                .clamp(2, ROW_MAJOR_MAX_CHUNKS)
                 .min(max_chunks)
                 .max(1);
             Strategy::Split(SplitPlan::new(1, ROW_MAJOR_SPLIT_BLOCK_C, chunks, cols))
@@ -118,6 +127,24 @@ mod tests {
                 chunk: 1024
             })
         );
+    }
+
+    #[test]
+    fn a_full_reduction_of_one_huge_row_splits_into_enough_programs() {
+        // one row of 2^30 columns: 1024 chunks (about eight programs per SM), not 256
+        let Strategy::Split(p) = choose(1, 1 << 30, None) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!((p.block_r, p.block_c, p.chunks), (1, 2048, 1024));
+        // two rows share the programs; a short row is bounded by its own columns
+        let Strategy::Split(p) = choose(2, 1 << 30, None) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!(p.chunks, 528);
+        let Strategy::Split(p) = choose(1, 1 << 16, None) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!(p.chunks, 8);
     }
 
     #[test]
