@@ -15,8 +15,8 @@
 # actor per GPU), OUT (default bench/out), DRTC_HOME (default $TMPDIR/drtc-ray-gpu; each
 # run gets its own fresh drtc home and Triton cache below it, so both start cold),
 # LLM_URL + LLM_MODEL (also time `drtc eval --samples 4 --mode whole` both ways on the
-# same tasks against that server), DEVICE (default cuda; cpu checks the script on a machine
-# without a GPU). The table goes to $OUT/ray_gpu_<commit>.md.
+# same tasks against that server), COMMIT (the drtc build the table names; default git
+# HEAD), DEVICE (default cuda; cpu checks the script on a machine without a GPU). The table goes to $OUT/ray_gpu_<commit>.md.
 set -u
 if [ $# -lt 1 ]; then
   sed -n '2,19p' "$0"
@@ -30,7 +30,7 @@ LIMIT=${LIMIT:-12}
 JOBS=${JOBS:-1}
 DEVICE=${DEVICE:-cuda}
 OUT=${OUT:-bench/out}
-COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 mkdir -p "$OUT" "$DRTC_HOME"
 if ! "$DRTC_PYTHON" -c 'import ray' 2>/dev/null; then
   echo "error: $DRTC_PYTHON cannot import ray (pip install ray==2.60.0)" >&2
