@@ -5,7 +5,7 @@
 #![no_main]
 
 use drtc_frontends::split_programs;
-use drtc_frontends::synth::report::{overlap, scan_kernelbench, Record, Report};
+use drtc_synth::report::{overlap, scan_kernelbench, Record, Report};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,8 +8,8 @@ use drtc::driver::synth::{
     parse_count, record, run_synthesis_into, RunBudget, RunSpec, RunStats, SynthSettings,
 };
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::{flop_floor, Diversity, Selection, SynthOptions};
 use drtc_ir::Op;
+use drtc_synth::{flop_floor, Diversity, Selection, SynthOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

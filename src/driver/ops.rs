@@ -122,7 +122,7 @@ fn codegen(g: &Graph, op: Op) -> String {
 /// The row of `op`.
 pub fn op_row(op: Op) -> OpRow {
     let def = op.def();
-    let synth = drtc_frontends::synth::catalog::family(op)
+    let synth = drtc_synth::catalog::family(op)
         .map(|f| {
             let text = format!("{f:?}");
             text.split([' ', '(', '{']).next().unwrap_or("").to_string()

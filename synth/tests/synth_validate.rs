@@ -5,8 +5,8 @@
 //! and carries the worker's stderr.
 
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::*;
 use drtc_ir::text::parse;
+use drtc_synth::*;
 
 fn programs(ops: usize, count: usize, seed: u64) -> Vec<SynthProgram> {
     let cp = CpSat::load().expect("libortools.so.9 must be installed (drtc setup)");

@@ -3,11 +3,11 @@
 //! `exp` arguments are bounded; every program passes the range analysis).
 
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::guard::{input_range, GUARD_EPS};
-use drtc_frontends::synth::select::op_sequences;
-use drtc_frontends::synth::*;
 use drtc_ir::range::{value_ranges, violations, MIN_MAGNITUDE};
 use drtc_ir::{Attr, Graph, Op};
+use drtc_synth::guard::{input_range, GUARD_EPS};
+use drtc_synth::select::op_sequences;
+use drtc_synth::*;
 use rand::SeedableRng;
 
 fn solver() -> CpSat {

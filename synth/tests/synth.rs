@@ -3,9 +3,9 @@
 //! modes cover, and programs run in PyTorch with finite outputs.
 
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::select::op_sequences;
-use drtc_frontends::synth::*;
 use drtc_ir::Op;
+use drtc_synth::select::op_sequences;
+use drtc_synth::*;
 use rand::SeedableRng;
 use std::collections::HashSet;
 

@@ -1,8 +1,8 @@
 //! The seed-format emitter on hand-built graphs (snapshots), and its refusal of ops it has
 //! no spelling for.
 
-use drtc_frontends::synth::emit_seed;
 use drtc_ir::{Attr, DType, GraphBuilder, Op, TensorType};
+use drtc_synth::emit_seed;
 
 #[test]
 fn conv_pool_norm_reduction_program() {
