@@ -4,4 +4,4 @@
 
 pub mod dataset;
 pub mod driver;
-pub mod runtime;
+pub mod verifier;

@@ -8,7 +8,7 @@ use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
 use drtc::driver::frontend::{Frontend, FrontendUsed};
 use drtc::driver::program::{load_source, module_form, LoadedProgram};
-use drtc::runtime::DeviceKind;
+use drtc::verifier::DeviceKind;
 use drtc_backends::stitch::ModuleForm;
 use drtc_backends::triton::Precision;
 use drtc_frontends::{lower, Lowered, Signature};

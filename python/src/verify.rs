@@ -4,7 +4,7 @@
 
 use crate::errors;
 use crate::json::to_py;
-use drtc::runtime::{
+use drtc::verifier::{
     BenchReport, BenchRequest, CompileMode, DeviceKind, DeviceScan, DrtcHome, PoolOptions,
     PythonEnv, RayConfig, RayTarget, RuntimeError, VerifyReport, VerifyRequest, WorkerPool,
 };
@@ -42,7 +42,7 @@ pub struct VerifySettings {
 impl Default for VerifySettings {
     fn default() -> Self {
         VerifySettings {
-            trials: drtc::runtime::verify::MIN_TRIALS,
+            trials: drtc::verifier::verify::MIN_TRIALS,
             seed: 0,
             strict: false,
             library_ops: None,
@@ -254,7 +254,7 @@ pub fn bench<'py>(
 /// The CUDA GPUs drtc sees (an empty list when none; then CPU mode applies).
 #[pyfunction(name = "devices")]
 pub fn list_devices(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    let gpus = match drtc::runtime::devices::scan() {
+    let gpus = match drtc::verifier::devices::scan() {
         DeviceScan::Gpus(g) => g,
         DeviceScan::None { .. } => vec![],
     };
@@ -324,7 +324,7 @@ impl Verifier {
 /// A report for a request the runtime could not run (a worker that did not start, ...).
 fn machinery_failure(e: &RuntimeError) -> serde_json::Value {
     let r = VerifyReport::worker_failure(
-        drtc::runtime::Check::Other,
+        drtc::verifier::Check::Other,
         format!("runtime error: {e}"),
         String::new(),
     );

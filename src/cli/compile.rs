@@ -17,7 +17,7 @@ use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
 use drtc::driver::program::{load_programs_with_types, LoadedProgram};
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::layout::LayoutChoice;

@@ -16,7 +16,7 @@ use drtc::driver::llm::eval::{eval_program, eval_unlowered};
 use drtc::driver::llm::metrics::{markdown, summarize, TaskResult};
 use drtc::driver::llm::LlmContext;
 use drtc::driver::program::{load_programs, LoadedProgram};
-use drtc::runtime::DeviceKind;
+use drtc::verifier::DeviceKind;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -3,7 +3,7 @@
 
 use super::error::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
-use drtc::runtime::{
+use drtc::verifier::{
     program, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
 use std::path::PathBuf;
@@ -92,10 +92,10 @@ pub struct VerifyArgs {
 
 /// A runtime error as a driver error: a program that cannot be resolved is the input's
 /// fault (exit 2); anything else is drtc's runtime failing (exit 3).
-pub(super) fn runtime_error(e: impl Into<drtc::runtime::RuntimeError>) -> DriverError {
+pub(super) fn runtime_error(e: impl Into<drtc::verifier::RuntimeError>) -> DriverError {
     let e = e.into();
     match e {
-        drtc::runtime::RuntimeError::Program { .. } => DriverError::Reported(e.to_string()),
+        drtc::verifier::RuntimeError::Program { .. } => DriverError::Reported(e.to_string()),
         _ => DriverError::Failed(e.to_string()),
     }
 }
@@ -108,7 +108,7 @@ pub(super) fn worker_pool(
     options: PoolOptions,
 ) -> DriverResult<WorkerPool> {
     let (pool, note) =
-        drtc::runtime::pool::shared_or_local(python, home, options).map_err(runtime_error)?;
+        drtc::verifier::pool::shared_or_local(python, home, options).map_err(runtime_error)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
     }

@@ -4,8 +4,8 @@
 //! into IR. Exported graphs are cached on disk by content (helper, program, input types,
 //! Python); failures are not (they may come from the environment, such as a missing package).
 
-use crate::runtime::env::{DrtcHome, PythonEnv};
-use crate::runtime::worker::fnv1a;
+use crate::verifier::env::{DrtcHome, PythonEnv};
+use crate::verifier::worker::fnv1a;
 use drtc_frontends::export::{import, ExportError, Imported, HELPER};
 use drtc_ir::TensorType;
 use std::path::{Path, PathBuf};

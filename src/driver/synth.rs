@@ -278,8 +278,8 @@ impl Plan {
             ValidateMode::Meta => Plan::Every(Method::Meta),
             ValidateMode::Cpu => Plan::Every(Method::Run(Device::Cpu)),
             ValidateMode::Cuda => Plan::Every(Method::Run(Device::Cuda)),
-            ValidateMode::Auto => match crate::runtime::devices::scan() {
-                crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => {
+            ValidateMode::Auto => match crate::verifier::devices::scan() {
+                crate::verifier::DeviceScan::Gpus(g) if !g.is_empty() => {
                     Plan::Every(Method::Run(Device::Cuda))
                 }
                 _ => Plan::Budget(Device::Cpu, budget),

@@ -10,7 +10,7 @@ pub mod eval;
 pub mod metrics;
 pub mod search;
 
-use crate::runtime::{DeviceKind, WorkerPool};
+use crate::verifier::{DeviceKind, WorkerPool};
 use drtc_llm::{Client, Extract, PromptMode, PromptTarget, Sampling, StaticChecker};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! or were slower than the template; and the choice of one candidate per task.
 
 use super::{parallel_map, LlmContext};
-use crate::runtime::{BenchRequest, DeviceKind, VerifyRequest};
+use crate::verifier::{BenchRequest, DeviceKind, VerifyRequest};
 use drtc_llm::{
     render, render_refine, CandidateRecord, ChatMessage, Completion, LlmError, Origin, PromptMode,
     StaticVerdict, Status,
@@ -72,7 +72,7 @@ pub fn evaluate(
         rule: cx.settings.rule.clone(),
         // seeds drawn from the answer itself: a rerun (the answer cache, --offline) sees
         // the same figures, and no answer can know its inputs before it is written
-        seed_salt: Some(crate::runtime::content_hash(module.as_bytes())),
+        seed_salt: Some(crate::verifier::content_hash(module.as_bytes())),
         trusted: false,
     };
     let eval = match cx.device() {

@@ -1,4 +1,4 @@
-//! The verification service: one long-lived [`crate::runtime::WorkerPool`] per drtc build,
+//! The verification service: one long-lived [`crate::verifier::WorkerPool`] per drtc build,
 //! Python environment, device, working directory and worker environment, reached over a
 //! Unix socket under drtc's home, so that a second `drtc compile` finds its workers
 //! started (Python, torch and CUDA imported, the Triton driver built) instead of paying

@@ -2,7 +2,7 @@
 //! for the right reason) and correct ones (which must pass), on CPU under Triton's
 //! interpreter, run concurrently through one worker pool.
 
-use drtc::runtime::{
+use drtc::verifier::{
     Check, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyReport, VerifyRequest, WorkerPool,
 };
 use std::collections::BTreeSet;
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verifier")).join(name)
 }
 
 fn pool(workers: usize, timeout: Duration) -> WorkerPool {
@@ -364,7 +364,7 @@ fn comparisons_in_bounded_pieces_equal_whole_tensor_comparisons() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(&python.python)
         .arg(root.join("tests/check_comparison.py"))
-        .arg(root.join("src/runtime/worker"))
+        .arg(root.join("src/verifier/worker"))
         .output()
         .expect("python runs");
     let text = format!(

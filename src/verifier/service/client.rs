@@ -7,7 +7,7 @@ use super::super::options::PoolOptions;
 use super::key::{service_key, socket_path};
 use super::launch::ServiceLaunch;
 use super::messages::{ServiceReply, ServiceRequest, ServiceStatus};
-use crate::runtime::{DrtcHome, PythonEnv};
+use crate::verifier::{DrtcHome, PythonEnv};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;

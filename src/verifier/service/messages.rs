@@ -11,13 +11,13 @@ use std::path::PathBuf;
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ServiceRequest {
-    /// [`crate::runtime::WorkerPool::verify_within`] (or `verify_alone`) on the service's pool.
+    /// [`crate::verifier::WorkerPool::verify_within`] (or `verify_alone`) on the service's pool.
     Verify {
         req: VerifyRequest,
         timeout_s: f64,
         alone: bool,
     },
-    /// [`crate::runtime::WorkerPool::bench_within`] (or `bench_alone`).
+    /// [`crate::verifier::WorkerPool::bench_within`] (or `bench_alone`).
     Bench {
         req: BenchRequest,
         budget_s: Option<f64>,

@@ -7,10 +7,10 @@
 
 use super::summary::RaySummary;
 use super::{RayConfig, RAY_FILES};
-use crate::runtime::env::{DrtcHome, PythonEnv};
-use crate::runtime::error::{RuntimeError, RuntimeResult};
-use crate::runtime::options::DeviceKind;
-use crate::runtime::worker::{self, Exchange};
+use crate::verifier::env::{DrtcHome, PythonEnv};
+use crate::verifier::error::{RuntimeError, RuntimeResult};
+use crate::verifier::options::DeviceKind;
+use crate::verifier::worker::{self, Exchange};
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};

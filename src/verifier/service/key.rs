@@ -5,7 +5,7 @@
 
 use super::super::options::{DeviceKind, PoolOptions};
 use super::super::worker::content_hash;
-use crate::runtime::PythonEnv;
+use crate::verifier::PythonEnv;
 use std::path::{Path, PathBuf};
 
 /// Environment variables that reach the workers' behavior: by prefix, and by name.
@@ -45,9 +45,9 @@ pub fn service_key(
             ("cpu", options.workers.unwrap_or((cores / 2).max(1)).max(1))
         }
         DeviceKind::Cuda => {
-            let gpus = match crate::runtime::devices::scan() {
-                crate::runtime::DeviceScan::Gpus(g) => g.len(),
-                crate::runtime::DeviceScan::None { .. } => 0,
+            let gpus = match crate::verifier::devices::scan() {
+                crate::verifier::DeviceScan::Gpus(g) => g.len(),
+                crate::verifier::DeviceScan::None { .. } => 0,
             };
             (
                 "cuda",

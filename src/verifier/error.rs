@@ -1,5 +1,5 @@
 //! The runtime layer's error type: problems with the environment or the machinery, never a
-//! candidate's failure (those are findings in a [`crate::runtime::VerifyReport`]).
+//! candidate's failure (those are findings in a [`crate::verifier::VerifyReport`]).
 
 use std::path::PathBuf;
 

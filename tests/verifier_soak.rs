@@ -2,9 +2,9 @@
 //! (sandboxed) process or raise, without leaking processes or restarting a checker: the test counts its descendant processes before,
 //! during and after. The default run takes 40 candidates; the full 200-candidate soak
 //! (about a minute on an idle 2-core machine, more under load) runs with
-//! `cargo test --test runtime_soak -- --ignored`.
+//! `cargo test --test verifier_soak -- --ignored`.
 
-use drtc::runtime::{
+use drtc::verifier::{
     Check, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
 use std::path::PathBuf;
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verifier")).join(name)
 }
 
 /// Processes whose parent chain leads to this test process.

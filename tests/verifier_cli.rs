@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verifier")).join(name)
 }
 
 fn drtc(args: &[&str]) -> Output {
@@ -25,8 +25,8 @@ fn text(o: &Output) -> String {
 
 fn has_gpu() -> bool {
     matches!(
-        drtc::runtime::devices::scan(),
-        drtc::runtime::DeviceScan::Gpus(ref g) if !g.is_empty()
+        drtc::verifier::devices::scan(),
+        drtc::verifier::DeviceScan::Gpus(ref g) if !g.is_empty()
     )
 }
 
@@ -135,7 +135,7 @@ fn verify_with_set_leaves_no_reference_copy_behind() {
         .env("DRTC_SERVICE", "off")
         .env(
             "DRTC_PYTHON",
-            drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+            drtc::verifier::PythonEnv::locate(&drtc::verifier::DrtcHome::from_env())
                 .expect("python")
                 .python,
         )
@@ -163,7 +163,7 @@ fn seed_references_can_be_jsonl_lines() {
         .env("DRTC_HOME", dir.path())
         .env(
             "DRTC_PYTHON",
-            drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+            drtc::verifier::PythonEnv::locate(&drtc::verifier::DrtcHome::from_env())
                 .expect("python")
                 .python,
         )
@@ -268,7 +268,7 @@ fn setup_plans_a_fresh_env_and_is_a_no_op_when_up_to_date() {
     );
 
     // A venv whose python is the one the tests use: nothing to do, when it holds the pins.
-    let python = drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+    let python = drtc::verifier::PythonEnv::locate(&drtc::verifier::DrtcHome::from_env())
         .expect("python")
         .python;
     let home = tempfile::tempdir().unwrap();
@@ -281,10 +281,10 @@ fn setup_plans_a_fresh_env_and_is_a_no_op_when_up_to_date() {
     )
     .unwrap();
     std::fs::set_permissions(&py, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let h = drtc::runtime::DrtcHome {
+    let h = drtc::verifier::DrtcHome {
         root: home.path().to_path_buf(),
     };
-    let outdated = drtc::runtime::setup::outdated(&h).unwrap();
+    let outdated = drtc::verifier::setup::outdated(&h).unwrap();
     let start = std::time::Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
         .env("DRTC_HOME", home.path())
