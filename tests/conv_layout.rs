@@ -5,7 +5,7 @@
 //! without convolutions untouched by the layout option.
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_backends::layout::LayoutChoice;
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! the fp32 rule (allclose 1e-4).
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_backends::conv_choice::region_conv;
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::triton::{ConvImpl, DotPrecision};

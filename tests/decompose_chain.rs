@@ -11,7 +11,7 @@
 
 use drtc::dataset::{build, DatasetMode, DatasetOptions};
 use drtc::driver::decompose::subproblem_records;
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_ir::pytorch::{assign_targets, random_input, torch_expr, Dialect};
 use drtc_ir::{Attr, DType, Graph, GraphBuilder, Op, TensorType, ValueId};
 use drtc_passes::decompose::value_name;

@@ -6,7 +6,7 @@
 //! tasks, how many programs each rule family changes and the estimated cost before and
 //! after.
 
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc::driver::shrink::shrink_overrides;
 use drtc_backends::torch::emit_seed_program;
 use drtc_ir::{Attr, DType, Graph, GraphBuilder, Op, TensorType, ValueId};

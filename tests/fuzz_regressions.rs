@@ -85,7 +85,7 @@ fn json_loaders(src: &str) {
         }
     }
     for n in 0..4 {
-        let _ = drtc::verifier::program::seed_program(src, n);
+        let _ = drtc::verifier::program_file::seed_program(src, n);
     }
     let records: Vec<Record> = src
         .lines()

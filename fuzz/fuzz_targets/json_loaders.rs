@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     for n in 0..4 {
-        let _ = drtc::verifier::program::seed_program(src, n);
+        let _ = drtc::verifier::program_file::seed_program(src, n);
     }
     let records: Vec<Record> = src
         .lines()

@@ -15,7 +15,7 @@ use drtc::driver::constants::ConstantOverride;
 use drtc::driver::llm::eval::{eval_program, eval_unlowered};
 use drtc::driver::llm::metrics::{markdown, summarize, TaskResult};
 use drtc::driver::llm::LlmContext;
-use drtc::driver::program::{load_programs, LoadedProgram};
+use drtc::driver::load::{load_programs, LoadedProgram};
 use drtc::verifier::DeviceKind;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::BTreeSet;

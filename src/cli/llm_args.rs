@@ -236,7 +236,7 @@ impl LlmArgs {
             target: PromptTarget::new(gpu, dtype),
             concurrency: self.concurrency.max(1),
             max_region_ops: self.max_region_ops.max(1),
-            trials: self.trials.max(drtc::verifier::verify::MIN_TRIALS),
+            trials: self.trials.max(drtc::verifier::checks::MIN_TRIALS),
             compile_baseline: false,
             rule: None,
         };

@@ -5,7 +5,7 @@
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
 use drtc::driver::graph_race::race_graphs;
-use drtc::driver::program::load_programs_with_types;
+use drtc::driver::load::load_programs_with_types;
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::driver::shrink::shrink_overrides;
@@ -83,12 +83,12 @@ fn build(
     let mut used = overrides.clone();
     let loaded = match load(&overrides) {
         Ok(mut v) if v.len() == 1 => v.remove(0),
-        Ok(_) => Err(drtc::driver::program::LoadError {
+        Ok(_) => Err(drtc::driver::load::LoadError {
             name: task,
             line: None,
             message: "not one program".into(),
         }),
-        Err(m) => Err(drtc::driver::program::LoadError {
+        Err(m) => Err(drtc::driver::load::LoadError {
             name: task,
             line: None,
             message: m,

@@ -4,7 +4,7 @@
 use super::error::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
 use drtc::verifier::{
-    program, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
+    program_file, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -135,7 +135,7 @@ pub(super) fn prepare(
 ) -> DriverResult<(VerifyRequest, WorkerPool, SizedReference)> {
     let home = DrtcHome::from_env();
     let mut reference =
-        program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+        program_file::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
     let mut sized = SizedReference(None);
     if pair.shrink || !pair.set.is_empty() {
         // the reference with its constants overridden, next to drtc's other programs
@@ -162,7 +162,7 @@ pub(super) fn prepare(
         sized = SizedReference(Some(out.clone()));
         reference = out;
     }
-    let candidate = program::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
+    let candidate = program_file::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let mut options = PoolOptions::new(device);
     options.workers = Some(1);

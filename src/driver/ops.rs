@@ -10,8 +10,8 @@ use drtc_backends::torch::{emit_seed_program, torch_expr};
 use drtc_backends::triton::supports;
 use drtc_ir::op::example::example_graph;
 use drtc_ir::{Graph, Op, TensorType};
-use drtc_passes::egraph::analysis::folds;
 use drtc_passes::egraph::coverage::rules_matching;
+use drtc_passes::egraph::types_and_constants::folds;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, RegionKind};
 
 /// One op's row of the matrix.

@@ -1,4 +1,4 @@
-//! The runtime: runs candidate kernels against their PyTorch reference in isolated Python
+//! The verifier: runs candidate kernels against their PyTorch reference in isolated Python
 //! worker processes, to verify them (semantics.md's correctness rules) and time them (its
 //! timing protocol), on CUDA GPUs or on CPU under Triton's interpreter.
 //!
@@ -12,20 +12,23 @@
 //! replacing functions the checker relies on is detected and fails the candidate, but the
 //! worker is not a sandbox against code written to attack it.
 
+pub mod checks;
 pub mod devices;
 pub mod env;
 pub mod error;
 pub mod gate;
 pub mod options;
 pub mod pool;
-pub mod program;
+pub mod program_file;
 pub mod ray;
 pub mod service;
 pub mod setup;
 pub mod time;
-pub mod verify;
 pub mod worker;
 
+pub use checks::{
+    Check, CheckFailure, MemoryReport, Phases, VerifyReport, VerifyRequest, MIN_TRIALS,
+};
 pub use devices::{DeviceScan, GpuInfo};
 pub use env::{DrtcHome, PythonEnv, PythonSource};
 pub use error::RuntimeError;
@@ -34,8 +37,5 @@ pub use pool::WorkerPool;
 pub use ray::{RayConfig, RayTarget};
 pub use time::{
     BenchReport, BenchRequest, CompileMode, CompiledMode, DevicePeaks, TimingReport, TimingStats,
-};
-pub use verify::{
-    Check, CheckFailure, MemoryReport, Phases, VerifyReport, VerifyRequest, MIN_TRIALS,
 };
 pub use worker::content_hash;

@@ -12,6 +12,7 @@
 //! (`super::ray`): the same requests, deadlines and reports, each actor with its own gate
 //! (it owns its GPU, so its timing is exclusive by construction).
 
+use super::checks::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
@@ -23,7 +24,6 @@ use super::service::launch::{self, ServiceLaunch};
 use super::service::messages::{ServiceReply, ServiceRequest};
 use super::service::{client, ServiceClient};
 use super::time::{BenchReport, BenchRequest, TimingReport};
-use super::verify::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

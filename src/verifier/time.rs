@@ -2,7 +2,7 @@
 //! events, warm-up, median of at least 50 calls, 256 MB L2 flush before each call,
 //! reference and candidate interleaved in one process on the same inputs).
 
-use super::verify::{VerifyReport, VerifyRequest};
+use super::checks::{VerifyReport, VerifyRequest};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

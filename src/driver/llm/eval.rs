@@ -9,7 +9,7 @@ use super::metrics::{SampleResult, TaskResult};
 use super::search::{evaluate, search_tasks, Task};
 use super::LlmContext;
 use crate::driver::compile::CompileOptions;
-use crate::driver::program::LoadedProgram;
+use crate::driver::load::LoadedProgram;
 use crate::driver::stitch::stitched_module;
 use drtc_backends::guard::GuardMode;
 use drtc_llm::{CandidateRecord, PromptMode, Status};

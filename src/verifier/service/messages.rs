@@ -1,9 +1,9 @@
 //! What a client and the verification service say to each other: one JSON line per
 //! message over the service's Unix socket, one request per connection.
 
+use super::super::checks::{VerifyReport, VerifyRequest};
 use super::super::error::RuntimeError;
 use super::super::time::{BenchReport, BenchRequest};
-use super::super::verify::{VerifyReport, VerifyRequest};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! The fusion plan's verifier: [`FusionPlan::verify`] checks what every later stage
+//! The fusion plan's check: [`FusionPlan::verify`] checks what every later stage
 //! relies on (ARCHITECTURE.md, invariant 7), so a planning bug is reported where it is made
 //! rather than as wrong code in a backend:
 //!

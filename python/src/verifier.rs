@@ -42,7 +42,7 @@ pub struct VerifySettings {
 impl Default for VerifySettings {
     fn default() -> Self {
         VerifySettings {
-            trials: drtc::verifier::verify::MIN_TRIALS,
+            trials: drtc::verifier::checks::MIN_TRIALS,
             seed: 0,
             strict: false,
             library_ops: None,

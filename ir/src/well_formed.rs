@@ -1,4 +1,5 @@
-//! The verifier: checks a graph and collects every problem it finds, with a message each.
+//! Well-formedness: checks a graph and collects every problem it finds, each with its
+//! message.
 //!
 //! Checked: arena ids (dangling values), input bookkeeping, arity, attributes (unknown,
 //! missing, wrong kind), result types against inference, definition before use, cycles,

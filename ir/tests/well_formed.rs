@@ -1,5 +1,5 @@
-//! The verifier reports every problem of a broken graph at once, each with a message that
-//! says what is wrong; graphs survive a JSON round trip.
+//! The well-formedness check reports every problem of a broken graph at once, each with a
+//! message that says what is wrong; graphs survive a JSON round trip.
 
 use drtc_ir::text::{parse, print};
 use drtc_ir::{verify, Attr, DType, Graph, GraphBuilder, InputKind, Op, TensorType};

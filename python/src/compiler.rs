@@ -3,11 +3,11 @@
 use crate::errors::{self, CompileError};
 use crate::json::to_py;
 use crate::sizes::sized;
-use crate::verify::{device_kind, verify_sources, VerifySettings};
+use crate::verifier::{device_kind, verify_sources, VerifySettings};
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
 use drtc::driver::frontend::{Frontend, FrontendUsed};
-use drtc::driver::program::{load_source, module_form, LoadedProgram};
+use drtc::driver::load::{load_source, module_form, LoadedProgram};
 use drtc::verifier::DeviceKind;
 use drtc_backends::stitch::ModuleForm;
 use drtc_backends::triton::Precision;

@@ -1,8 +1,8 @@
-//! The e-class analysis: every tensor e-class carries its type (dtype and shape), so rules
-//! can depend on shapes (a reduction over a dimension of size 1, a broadcast that changes
-//! nothing), and the fill value when it is a constant. Scalar pointwise arithmetic on
-//! constants is folded here (a `full` node joins the class), in f64 and for float dtypes
-//! only, so folding never changes an integer result.
+//! The e-class analysis, types and constants: every tensor e-class carries its type (dtype
+//! and shape), so rules can depend on shapes (a reduction over a dimension of size 1, a
+//! broadcast that changes nothing), and the fill value when it is a constant. Scalar
+//! pointwise arithmetic on constants is folded here (a `full` node joins the class), in f64
+//! and for float dtypes only, so folding never changes an integer result.
 
 use super::lang::{AttrSet, TNode};
 use drtc_ir::op::AttrView;
