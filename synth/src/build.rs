@@ -1,10 +1,11 @@
 //! Turning a solved model into an IR graph with the builder, which re-infers every type
 //! from the op table: a solution whose sizes disagree with the IR's inference, or whose
 //! FLOP total differs from the IR's count, is refused (a bug in `csp.rs`, never hidden).
-//! Guards planned for an op input (`guard.rs`) become their `abs` / `clamp` nodes here.
+//! Guards planned for an op input (`soundness.rs`) become their `abs` / `clamp` nodes
+//! here.
 
 use super::csp::{AttrVal, Csp};
-use super::plan::{Origin, Plan};
+use super::structure::{Origin, Plan};
 use drtc_cpsat::Solution;
 use drtc_ir::{Attr, DType, Graph, GraphBuilder, Op, TensorType, ValueId};
 

@@ -1,5 +1,5 @@
 //! Which ops the synthesizer can place, and the shape family each belongs to. The family
-//! decides the rank rules (`plan.rs`) and the CP-SAT encoding (`csp.rs`).
+//! decides the rank rules (`structure.rs`) and the CP-SAT encoding (`csp.rs`).
 //!
 //! List A is the DRTriton generator's operator set (ops.md); list B adds the KernelBench
 //! ops that make sense in random programs (ops whose random inputs would give NaN, such as

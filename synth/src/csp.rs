@@ -9,7 +9,7 @@
 
 use super::catalog::Family;
 use super::options::SynthOptions;
-use super::plan::{Origin, Plan, Step};
+use super::structure::{Origin, Plan, Step};
 use drtc_cpsat::{BoolVar, CpModel, IntVar, LinearExpr};
 use drtc_ir::{Attr, Attrs, Op, TensorType};
 use rand::Rng;

@@ -6,10 +6,10 @@
 use super::build::build_graph;
 use super::csp::{encode, Csp};
 use super::emit::emit_seed;
-use super::guard::input_range;
 use super::options::{Diversity, Selection, SynthOptions};
-use super::plan::sample_plan;
 use super::select::op_sequences;
+use super::soundness::input_range;
+use super::structure::sample_plan;
 use drtc_cpsat::{Branching, CpSat, DomainReduction, SolveParams, Status, VarSelection};
 use drtc_ir::range::violations;
 use drtc_ir::{Graph, Op};
@@ -29,7 +29,7 @@ pub struct SynthProgram {
     /// Seed-format program text.
     pub python: String,
     pub flops: u64,
-    /// Guard nodes (`abs`, `clamp`) inserted in front of op inputs (`guard.rs`); they are
+    /// Guard nodes (`abs`, `clamp`) inserted in front of op inputs (`soundness.rs`); they are
     /// not counted among `ops`.
     pub guards: usize,
     /// Hash of the canonical IR text: equal programs hash equal.

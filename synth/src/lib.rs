@@ -2,7 +2,7 @@
 //! diverse, difficulty-controlled PyTorch programs in the seed format, as training data
 //! and as test programs for the compiler.
 //!
-//! Pipeline: `select` picks op sequences, `plan` samples wiring, ranks and structural
+//! Pipeline: `select` picks op sequences, `structure` samples wiring, ranks and structural
 //! choices, `csp` encodes sizes and parameters as a CP-SAT model, `build` turns a solution
 //! into a verified IR graph, `emit` writes it as seed-format Python, `validate` runs the
 //! programs in PyTorch, `report` summarizes a set of programs.
@@ -12,11 +12,11 @@ pub mod catalog;
 pub mod csp;
 pub mod emit;
 pub mod generate;
-pub mod guard;
 pub mod options;
-pub mod plan;
 pub mod report;
 pub mod select;
+pub mod soundness;
+pub mod structure;
 pub mod validate;
 
 pub use catalog::{family, Family, LIST_A, LIST_B};

@@ -15,7 +15,7 @@
 //! `choose` picks per program: the run when it fits the element budget, else `Meta`.
 
 use super::generate::SynthProgram;
-use super::guard::input_range;
+use super::soundness::input_range;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};

@@ -5,8 +5,8 @@
 use drtc_cpsat::CpSat;
 use drtc_ir::range::{value_ranges, violations, MIN_MAGNITUDE};
 use drtc_ir::{Attr, Graph, Op};
-use drtc_synth::guard::{input_range, GUARD_EPS};
 use drtc_synth::select::op_sequences;
+use drtc_synth::soundness::{input_range, GUARD_EPS};
 use drtc_synth::*;
 use rand::SeedableRng;
 

@@ -5,14 +5,14 @@
 //! Wiring follows the DRTriton generator: each op takes its inputs uniformly from the
 //! tensors nobody has consumed yet, restricted to those whose rank the op accepts, and
 //! creates a new `torch.randn` input when none fits; every tensor left unconsumed at the
-//! end is an output. Wiring also honours each op's domain (`guard.rs`): an input with a
+//! end is an output. Wiring also honours each op's domain (`soundness.rs`): an input with a
 //! domain (an `exp` argument, a denominator) is taken only from tensors whose range
 //! satisfies it, or from a fresh input when that does, or else gets a guard. Ranks are decided here rather than in CP-SAT: a rank is a discrete
 //! choice that fixes which size variables exist, and sampling it uniformly keeps the
 //! choice explicit and the CP-SAT models small.
 
 use super::catalog::{family, Family};
-use super::guard::{admits, input_range, plan_range, Guard};
+use super::soundness::{admits, input_range, plan_range, Guard};
 use drtc_ir::range::Interval;
 use drtc_ir::{Attr, Op};
 use rand::seq::{IndexedRandom, SliceRandom};
@@ -33,7 +33,7 @@ pub enum Origin {
 pub struct PlanTensor {
     pub rank: usize,
     pub origin: Origin,
-    /// A bound of its values valid for every size (see `guard::plan_range`).
+    /// A bound of its values valid for every size (see `soundness::plan_range`).
     pub range: Interval,
 }
 
