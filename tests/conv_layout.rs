@@ -1,6 +1,6 @@
 //! Convolution layouts and the bias moved into the epilogue (`--layout`, the `conv-bias`
 //! pass): snapshots of the generated host code and kernels in both layouts, modules run
-//! under Triton's CPU interpreter and verified by the runtime (allclose 1e-4 in fp32),
+//! under Triton's CPU interpreter and checked by the verifier (allclose 1e-4 in fp32),
 //! `ModelNew`'s channels-last weights against the reference's `state_dict`, and programs
 //! without convolutions untouched by the layout option.
 

@@ -1,4 +1,4 @@
-//! The runtime on a Ray cluster (`--ray local`: a cluster of two CPUs started for the run):
+//! The verifier on a Ray cluster (`--ray local`: a cluster of two CPUs made for the run):
 //! `drtc eval` over the replay server on CPU actors gives the local run's verdicts and
 //! pass@k table, `--resume` skips what either wrote, an actor killed or hung mid-run is
 //! replaced, its request retried, and the run completes with the same answers; Ctrl-C ends

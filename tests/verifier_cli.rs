@@ -1,4 +1,4 @@
-//! The runtime's subcommands as a user runs them: exit codes, one-line reasons, `--json`,
+//! The verifier's subcommands as a user runs them: exit codes, one-line reasons, `--json`,
 //! CPU refusal of `bench-pair`, `devices` without a GPU, `setup` plans and no-ops.
 
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! drtc's JSON-lines loaders on arbitrary text: the seed `.jsonl` splitter (and the
-//! lowering of what it yields), the runtime's `--line N` reader, and the synth-report
+//! lowering of what it yields), the verifier's `--line N` reader, and the synth-report
 //! records with the report built from them, including the benchmark overlap scan. Errors
 //! are fine; panics are not.
 #![no_main]

@@ -1,4 +1,4 @@
-//! `--ray`: run the runtime's verification on a Ray cluster's actors (eval, suite).
+//! `--ray`: run the verifier's checks on a Ray cluster's actors (eval, suite).
 
 use clap::Args;
 use drtc::verifier::{RayConfig, RayTarget, WorkerPool};

@@ -1,4 +1,4 @@
-//! The runtime layer's error type: problems with the environment or the machinery, never a
+//! The verifier's error type: problems with the environment or the machinery, never a
 //! candidate's failure (those are findings in a [`crate::verifier::VerifyReport`]).
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! Candidates for a set of tasks (regions, or whole programs): `samples` answers per task,
 //! each checked statically and then verified (on a GPU: verified and timed) in the
-//! runtime's workers; up to `turns - 1` feedback rounds per sample for answers that failed
+//! verifier's workers; up to `turns - 1` feedback rounds per sample for answers that failed
 //! or were slower than the template; and the choice of one candidate per task.
 
 use super::{parallel_map, LlmContext};
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub struct Task {
     /// `region N` or `whole`.
     pub label: String,
-    /// The reference program file the runtime compares against.
+    /// The reference program file the verifier compares against.
     pub reference: PathBuf,
     /// The program the prompt shows.
     pub program: String,
@@ -30,7 +30,7 @@ pub struct Task {
     pub baseline_ms: Option<f64>,
 }
 
-/// The runtime's verdict on one module.
+/// The verifier's verdict on one module.
 #[derive(Clone, Debug, Default)]
 pub struct Evaluation {
     pub verified: bool,

@@ -1,4 +1,4 @@
-//! The runtime's Ray transport: the worker pool's requests sent to verification actors on
+//! The verifier's Ray transport: the worker pool's requests sent to verification actors on
 //! a Ray cluster instead of to local worker processes. One embedded Python bridge
 //! (`bridge.py`, [`bridge::Bridge`]) connects to the cluster and owns the actors
 //! (`verifier_actor.py`: one per GPU, or CPU actors under Triton's interpreter), each of
