@@ -184,7 +184,7 @@ fn precision(name: &str) -> PyResult<Precision> {
 ///
 /// `device` decides the code ("cpu": for Triton's interpreter; "cuda"; default: cuda when
 /// a GPU is present). With `verify=True` the module is verified against `src` on that
-/// device and the report gets a `verification` entry (the verifier's full report).
+/// device and the report gets a `verification` entry (the runtime's full report).
 /// `simplify` (default true, as `drtc compile`) runs the e-graph rewrites before fusion.
 /// `set` and `shrink` as in [`parse`]; the report's `overrides` lists what they set.
 #[pyfunction]

@@ -160,7 +160,7 @@ fn bench_json(b: &BenchReport) -> serde_json::Value {
 
 /// Verifies a candidate against its PyTorch reference in an isolated worker (the checks of
 /// `drtc verify`: fresh random inputs, aliasing, unwritten outputs, mutated inputs, ...).
-/// Returns the verifier's full report as a dict (`verified`, `failures`, `trials`, ...).
+/// Returns the runtime's full report as a dict (`verified`, `failures`, `trials`, ...).
 #[pyfunction]
 #[pyo3(signature = (reference_src, candidate_src, *, device = None, trials = 5, seed = 0, strict = false, library_ops = None, timeout = 300.0, set = None, shrink = false))]
 #[allow(clippy::too_many_arguments)]
@@ -321,7 +321,7 @@ impl Verifier {
     }
 }
 
-/// A report for a request the verifier could not run (a worker that did not start, ...).
+/// A report for a request the runtime could not run (a worker that did not start, ...).
 fn machinery_failure(e: &RuntimeError) -> serde_json::Value {
     let r = VerifyReport::worker_failure(
         drtc::verifier::Check::Other,
@@ -396,7 +396,7 @@ impl Verifier {
             .map_err(errors::runtime)
     }
 
-    /// Verifies one candidate; returns the verifier's report (never raises on a bad
+    /// Verifies one candidate; returns the runtime's report (never raises on a bad
     /// candidate: its failures are in the report).
     #[pyo3(signature = (reference_src, candidate_src, *, trials = 5, seed = 0, strict = false))]
     fn verify<'py>(
