@@ -25,8 +25,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/san
     | tee -a "$OUT/sandbox_cuda.txt"
 
 echo "== one verification's sandbox report" | tee -a "$OUT/sandbox_cuda.txt"
-timeout 300 "$DRTC" verify "$ROOT/tests/data/runtime/seed_relu_add.py" \
-    "$ROOT/tests/data/runtime/ok_relu_add.py" --device cuda --json \
+timeout 300 "$DRTC" verify "$ROOT/tests/data/verifier/seed_relu_add.py" \
+    "$ROOT/tests/data/verifier/ok_relu_add.py" --device cuda --json \
     | "$DRTC_PYTHON" -c 'import json,sys; r=json.load(sys.stdin); print("verified", r["verified"]); print(json.dumps(r.get("isolation"), indent=1))' \
     2>&1 | tee -a "$OUT/sandbox_cuda.txt"
 

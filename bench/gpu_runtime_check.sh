@@ -22,7 +22,7 @@ export DRTC_PYTHON=${DRTC_PYTHON:-python3}
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
 export DRTC_HOME=${DRTC_HOME:-${TMPDIR:-/tmp}/drtc-gpu-check}
-D=tests/data/runtime
+D=tests/data/verifier
 if [ -z "${KB:-}" ]; then
   if [ -d ../shared/kernelbench ]; then KB=../shared/kernelbench; else KB=shared/kernelbench; fi
 fi

@@ -2,7 +2,7 @@
 line, a deadline per request, kill and restart on a hang, a death or a fatal answer), so
 the verifier's GPU cases can run on a machine that has Python and a GPU but no drtc
 binary. Each argument is `OP:REFERENCE:CANDIDATE:TIMEOUT_S` with OP `verify` or `bench`;
-relative paths are under tests/data/runtime.
+relative paths are under tests/data/verifier.
 
     python3 bench/gpu_worker_drive.py verify:seed_relu_add.py:gpu_bad_oob.py:60 \
         bench:/path/to/63_Gemm_ReLU_Divide.py:level2_63_gemm_relu_divide_new.py:500
@@ -16,8 +16,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORKER = os.environ.get("DRTC_WORKER", os.path.join(ROOT, "src/runtime/worker/worker.py"))
-DATA = os.environ.get("DRTC_DATA", os.path.join(ROOT, "tests/data/runtime"))
+WORKER = os.environ.get("DRTC_WORKER", os.path.join(ROOT, "src/verifier/worker/worker.py"))
+DATA = os.environ.get("DRTC_DATA", os.path.join(ROOT, "tests/data/verifier"))
 
 
 class Worker:

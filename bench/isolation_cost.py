@@ -4,7 +4,7 @@ sandboxed process of its own (every other answer), with the spare processes warm
 request verifies a fresh copy of the candidate (a comment added inside its kernels), as a
 reward's answers are all new: both sides compile its kernels.
 
-Drives drtc's runtime worker directly (src/runtime/worker/worker.py, JSON lines), one
+Drives drtc's runtime worker directly (src/verifier/worker/worker.py, JSON lines), one
 request at a time, trusted and isolated interleaved; before each isolated request it asks
 the worker to have its spare ready (`warm`), so the figure is the per-answer cost with
 spares warm, not the start of a process. Prints a table and, with --json, writes the rows.
@@ -24,7 +24,7 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DATA = os.path.join(ROOT, "tests", "data", "runtime")
+DATA = os.path.join(ROOT, "tests", "data", "verifier")
 
 
 def salted(source, salt):
@@ -56,7 +56,7 @@ def main():
     else:
         env.pop("TRITON_INTERPRET", None)
     worker = subprocess.Popen([sys.executable, "-u",
-                               os.path.join(ROOT, "src", "runtime", "worker", "worker.py")],
+                               os.path.join(ROOT, "src", "verifier", "worker", "worker.py")],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
     ready = json.loads(worker.stdout.readline())
     n_id = [0]

@@ -23,7 +23,7 @@
 mod harness;
 
 use drtc::driver::llm::parallel_map;
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool};
 use harness::*;
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -2,13 +2,13 @@
 give: metrics and failures with pieces of 7 elements equal those with one piece (the
 relative norm error up to rounding), over
 floats with NaN/Inf in the reference, NaN/Inf in the output, integers, booleans, complex,
-non-contiguous, empty and 0-dim tensors. Run by tests/runtime_verify.rs."""
+non-contiguous, empty and 0-dim tensors. Run by tests/verifier_suite.rs."""
 
 import sys
 
 import torch
 
-sys.path.insert(0, sys.argv[1])  # src/runtime/worker
+sys.path.insert(0, sys.argv[1])  # src/verifier/worker
 from drtc_worker import comparison  # noqa: E402
 
 

@@ -4,13 +4,13 @@
 //! text it compiles anew.
 //! `--timings` prints where a compile's time went and leaves the key alone.
 
-use drtc::runtime::{DrtcHome, PythonEnv};
+use drtc::verifier::{DrtcHome, PythonEnv};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verifier")).join(name)
 }
 
 /// `drtc compile` with a private home (its own cache) and drtc's interpreter.

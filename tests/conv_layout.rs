@@ -1,11 +1,11 @@
 //! Convolution layouts and the bias moved into the epilogue (`--layout`, the `conv-bias`
 //! pass): snapshots of the generated host code and kernels in both layouts, modules run
-//! under Triton's CPU interpreter and verified by the runtime (allclose 1e-4 in fp32),
+//! under Triton's CPU interpreter and checked by the verifier (allclose 1e-4 in fp32),
 //! `ModelNew`'s channels-last weights against the reference's `state_dict`, and programs
 //! without convolutions untouched by the layout option.
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_backends::layout::LayoutChoice;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -25,8 +25,8 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn python() -> PathBuf {
-    let home = drtc::runtime::DrtcHome::from_env();
-    drtc::runtime::PythonEnv::locate(&home)
+    let home = drtc::verifier::DrtcHome::from_env();
+    drtc::verifier::PythonEnv::locate(&home)
         .unwrap_or_else(|e| panic!("{e}"))
         .python
 }
@@ -190,7 +190,10 @@ fn a_channels_last_module_that_fails_verification_falls_back_to_nchw() {
     let out = d.join("sensitive.py");
     let r = compile_verified(&data("conv_layout_sensitive.py"), "channels-last", &out);
     assert_eq!(r["retries"][0]["rung"], "layout", "{r}");
-    assert!(!r["retries"][0]["after"].as_array().unwrap().is_empty(), "{r}");
+    assert!(
+        !r["retries"][0]["after"].as_array().unwrap().is_empty(),
+        "{r}"
+    );
     let note = r["retries"][0]["note"].as_str().unwrap_or_default();
     assert!(
         note.contains("fell back to the reference layout (nchw)"),

@@ -1,11 +1,11 @@
 //! KernelBench modules whose convolution drtc's small-reduction template computes
 //! (`triton/conv.rs`), as the search would choose it, in both layouts: the conv-bias
 //! pass has moved the bias into the fused consumer, `ModelNew` keeps the reference's
-//! parameters, and the runtime verifies each module under Triton's CPU interpreter with
+//! parameters, and the verifier checks each module under Triton's CPU interpreter with
 //! the fp32 rule (allclose 1e-4).
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_backends::conv_choice::region_conv;
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::triton::{ConvImpl, DotPrecision};

@@ -11,7 +11,7 @@
 
 use drtc::dataset::{build, DatasetMode, DatasetOptions};
 use drtc::driver::decompose::subproblem_records;
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_ir::pytorch::{assign_targets, random_input, torch_expr, Dialect};
 use drtc_ir::{Attr, DType, Graph, GraphBuilder, Op, TensorType, ValueId};
 use drtc_passes::decompose::value_name;
@@ -24,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn python() -> PathBuf {
-    let home = drtc::runtime::DrtcHome::from_env();
-    drtc::runtime::PythonEnv::locate(&home)
+    let home = drtc::verifier::DrtcHome::from_env();
+    drtc::verifier::PythonEnv::locate(&home)
         .unwrap_or_else(|e| panic!("{e}"))
         .python
 }

@@ -15,8 +15,8 @@ use std::process::Command;
 
 /// The interpreter drtc itself would use (`DRTC_PYTHON`, else the `drtc setup` venv).
 fn python() -> PathBuf {
-    let home = drtc::runtime::DrtcHome::from_env();
-    drtc::runtime::PythonEnv::locate(&home)
+    let home = drtc::verifier::DrtcHome::from_env();
+    drtc::verifier::PythonEnv::locate(&home)
         .unwrap_or_else(|e| panic!("{e}"))
         .python
 }

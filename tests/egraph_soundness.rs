@@ -6,7 +6,7 @@
 //! tasks, how many programs each rule family changes and the estimated cost before and
 //! after.
 
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc::driver::shrink::shrink_overrides;
 use drtc_backends::torch::emit_seed_program;
 use drtc_ir::{Attr, DType, Graph, GraphBuilder, Op, TensorType, ValueId};
@@ -29,8 +29,8 @@ const GENERATED: u64 = 60;
 
 /// The interpreter drtc itself would use (`DRTC_PYTHON`, else the `drtc setup` venv).
 fn python() -> PathBuf {
-    let home = drtc::runtime::DrtcHome::from_env();
-    drtc::runtime::PythonEnv::locate(&home)
+    let home = drtc::verifier::DrtcHome::from_env();
+    drtc::verifier::PythonEnv::locate(&home)
         .unwrap_or_else(|e| panic!("{e}"))
         .python
 }

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn python() -> PathBuf {
-    let home = drtc::runtime::DrtcHome::from_env();
-    drtc::runtime::PythonEnv::locate(&home)
+    let home = drtc::verifier::DrtcHome::from_env();
+    drtc::verifier::PythonEnv::locate(&home)
         .unwrap_or_else(|e| panic!("{e}"))
         .python
 }

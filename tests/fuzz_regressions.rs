@@ -5,9 +5,9 @@
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc_backends::stitch::ModuleForm;
-use drtc_frontends::synth::report::{overlap, scan_kernelbench, Record, Report};
 use drtc_frontends::{lower, split_programs, Signature};
 use drtc_ir::{text, verify, Graph};
+use drtc_synth::report::{overlap, scan_kernelbench, Record, Report};
 use std::path::{Path, PathBuf};
 
 fn python_frontend(src: &str) {
@@ -85,7 +85,7 @@ fn json_loaders(src: &str) {
         }
     }
     for n in 0..4 {
-        let _ = drtc::runtime::program::seed_program(src, n);
+        let _ = drtc::verifier::program_file::seed_program(src, n);
     }
     let records: Vec<Record> = src
         .lines()

@@ -98,8 +98,8 @@ fn a_cuda_module_with_and_without_graphs() {
     assert_eq!(g["enabled"] == true, saved > added, "{g}");
 
     // the CUDA module on CPU tensors: the guard's path (the reference), never a graph
-    let home = drtc::runtime::DrtcHome::from_env();
-    let py = drtc::runtime::PythonEnv::locate(&home)
+    let home = drtc::verifier::DrtcHome::from_env();
+    let py = drtc::verifier::PythonEnv::locate(&home)
         .unwrap_or_else(|e| panic!("{e}"))
         .python;
     let module = dir().join("cuda_on.py");

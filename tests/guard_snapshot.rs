@@ -3,7 +3,7 @@
 //! embedded source and the guarded `ModelNew`.
 
 use drtc::driver::compile::{compile_graph, CompileOptions};
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use std::path::Path;
 

@@ -29,7 +29,7 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs drtc with a fresh drtc home (an empty response cache) and the usual Python.
 fn drtc(home: &Path, args: &[&str]) -> Output {
-    let python = drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+    let python = drtc::verifier::PythonEnv::locate(&drtc::verifier::DrtcHome::from_env())
         .expect("drtc's Python environment (run `drtc setup`)");
     Command::new(env!("CARGO_BIN_EXE_drtc"))
         .args(args)

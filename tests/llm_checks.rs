@@ -1,7 +1,7 @@
 //! The LLM backend's static checks (Python's `ast` in the runtime's Python), and the
 //! prompts' one-shot examples: their answers are real Triton that verifies.
 
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool};
 use drtc_llm::prompt::{REGION_EXAMPLE, WHOLE_EXAMPLE};
 use drtc_llm::{extract_code, Extract, PromptMode, StaticChecker, StaticVerdict};
 use std::path::PathBuf;

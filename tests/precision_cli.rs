@@ -26,8 +26,8 @@ fn drtc(args: &[&str]) -> (bool, String, String) {
 #[test]
 fn the_fp32_rule_is_stricter_than_the_relative_norm() {
     let (r, c) = (
-        data("runtime/seed_relu_add.py"),
-        data("runtime/near_tolerance.py"),
+        data("verifier/seed_relu_add.py"),
+        data("verifier/near_tolerance.py"),
     );
     let (r, c) = (r.to_str().unwrap(), c.to_str().unwrap());
     let (ok, out, err) = drtc(&["verify", r, c, "--device", "cpu", "--rule", "rel-norm"]);
@@ -86,10 +86,10 @@ fn compile_reports_the_gemm_choice_and_search_needs_a_gpu() {
 /// whose own fp32 result is outside the rule is judged against the float64 truth.
 #[test]
 fn a_rule_the_reference_itself_fails_is_judged_against_float64() {
-    let reference = data("runtime/cancel_ref.py");
+    let reference = data("verifier/cancel_ref.py");
     let r = reference.to_str().unwrap();
     let strict = ["--device", "cpu", "--rule", "allclose-1e-4"];
-    let exact = data("runtime/cancel_exact.py");
+    let exact = data("verifier/cancel_exact.py");
     let (ok, out, err) = drtc(&[&["verify", r, exact.to_str().unwrap()][..], &strict].concat());
     assert!(ok, "the exact result must verify: {out}{err}");
     assert!(
@@ -97,12 +97,12 @@ fn a_rule_the_reference_itself_fails_is_judged_against_float64() {
         "{out}"
     );
     // further from the truth than twice the reference's own error: refused, with figures
-    let wrong = data("runtime/cancel_wrong.py");
+    let wrong = data("verifier/cancel_wrong.py");
     let (ok, out, err) = drtc(&[&["verify", r, wrong.to_str().unwrap()][..], &strict].concat());
     assert!(!ok, "a wrong candidate must fail: {out}{err}");
     assert!(out.contains("more than 2x the reference's own"), "{out}");
     // a program that draws random numbers has no float64 truth
-    let random = data("runtime/cancel_random_ref.py");
+    let random = data("verifier/cancel_random_ref.py");
     let (ok, out, err) = drtc(
         &[
             &["verify", random.to_str().unwrap(), exact.to_str().unwrap()][..],
@@ -119,8 +119,8 @@ fn a_rule_the_reference_itself_fails_is_judged_against_float64() {
 #[test]
 fn state_that_is_rounding_noise_around_zero_verifies() {
     let (r, c) = (
-        data("runtime/kb_zero_mean_bn.py"),
-        data("runtime/kb_zero_mean_bn_new.py"),
+        data("verifier/kb_zero_mean_bn.py"),
+        data("verifier/kb_zero_mean_bn_new.py"),
     );
     let (ok, out, err) = drtc(&[
         "verify",

@@ -6,7 +6,7 @@
 #[path = "support/wheel.rs"]
 mod wheel;
 
-use drtc::runtime::{DrtcHome, PythonEnv};
+use drtc::verifier::{DrtcHome, PythonEnv};
 use std::path::Path;
 use std::process::Command;
 use wheel::run;
@@ -20,7 +20,7 @@ fn python_package_builds_imports_and_passes_its_tests() {
         .python;
     let missing = PythonEnv {
         python: python.clone(),
-        source: drtc::runtime::PythonSource::EnvVar,
+        source: drtc::verifier::PythonSource::EnvVar,
     }
     .installed_versions(&["maturin", "pytest", "pyarrow"])
     .expect("package probe");

@@ -1,4 +1,4 @@
-//! The runtime on a Ray cluster (`--ray local`: a cluster of two CPUs started for the run):
+//! The verifier on a Ray cluster (`--ray local`: a cluster of two CPUs made for the run):
 //! `drtc eval` over the replay server on CPU actors gives the local run's verdicts and
 //! pass@k table, `--resume` skips what either wrote, an actor killed or hung mid-run is
 //! replaced, its request retried, and the run completes with the same answers; Ctrl-C ends
@@ -24,7 +24,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn python() -> PathBuf {
-    drtc::runtime::PythonEnv::locate(&drtc::runtime::DrtcHome::from_env())
+    drtc::verifier::PythonEnv::locate(&drtc::verifier::DrtcHome::from_env())
         .expect("drtc's Python environment (run `drtc setup`)")
         .python
 }
@@ -372,7 +372,7 @@ fn suite_on_ray_actors_gives_the_local_rows() {
     let dir = scratch("suite");
     let tasks = dir.join("tasks");
     std::fs::create_dir_all(&tasks).unwrap();
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runtime");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/verifier");
     std::fs::copy(data.join("kb_linear_bn.py"), tasks.join("1_linear_bn.py")).unwrap();
     std::fs::copy(
         data.join("../llm/kb_scale_bias.py"),
@@ -458,7 +458,7 @@ fn an_address_nobody_answers_at_is_an_error_at_once() {
     let tasks = dir.join("tasks");
     std::fs::create_dir_all(&tasks).unwrap();
     std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/runtime/kb_linear_bn.py"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/verifier/kb_linear_bn.py"),
         tasks.join("1_linear_bn.py"),
     )
     .unwrap();

@@ -4,14 +4,14 @@
 //! client killed while its candidate hangs gets that candidate's processes killed, not
 //! left to run to the deadline; `DRTC_SERVICE=off` uses workers of the command's own.
 
-use drtc::runtime::{DrtcHome, PythonEnv};
+use drtc::verifier::{DrtcHome, PythonEnv};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/runtime")).join(name)
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verifier")).join(name)
 }
 
 /// `drtc` with a private home and drtc's interpreter (one service per home).

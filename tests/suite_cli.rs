@@ -53,7 +53,7 @@ fn suite_rows_survive_time_limits_resume_and_rebuild_the_table() {
     // 64k Triton programs per call under the interpreter: far past a 20 s task limit
     std::fs::write(tasks.join("1_slow.py"), SLOW).unwrap();
     std::fs::copy(
-        root().join("tests/data/runtime/kb_linear_bn.py"),
+        root().join("tests/data/verifier/kb_linear_bn.py"),
         tasks.join("2_linear_bn.py"),
     )
     .unwrap();

@@ -270,7 +270,7 @@ fn default_range_programs_are_proved_not_run_and_written_chunk_by_chunk() {
 fn a_validation_worker_that_cannot_start_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let venv = dir.path().join("bare");
-    let python = drtc_frontends::synth::default_python();
+    let python = drtc_synth::default_python();
     let made = Command::new(&python)
         .args(["-m", "venv", "--without-pip"])
         .arg(&venv)

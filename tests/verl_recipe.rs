@@ -10,7 +10,7 @@
 #[path = "support/wheel.rs"]
 mod wheel;
 
-use drtc::runtime::{DrtcHome, PythonEnv};
+use drtc::verifier::{DrtcHome, PythonEnv};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;

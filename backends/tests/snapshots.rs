@@ -1,11 +1,11 @@
 //! Generated code as text, naga style: every program under `tests/programs/` goes through
-//! the same pipeline as `interp.rs` (cleanup, fusion, Triton templates, stitching), and
+//! the same pipeline as `triton_interpreter.rs` (cleanup, fusion, Triton templates, stitching), and
 //! its module is snapshotted in two parts: the Triton kernels, and the host side (the
 //! region listing, `drtc_forward`, the guard table and the entry point). The guard
 //! runtime embedded in every module (`src/guard_runtime.py`) is replaced by one marker
 //! line (so is the CUDA-graph runtime where a module uses graphs), and the drtc version by a
 //! placeholder, so that neither churns every snapshot.
-//! No Python is needed: `interp.rs` runs the same modules.
+//! No Python is needed: `triton_interpreter.rs` runs the same modules.
 //!
 //! The GPU form is snapshotted (`interpret: false`, the module `drtc compile --device cuda`
 //! writes); the interpreter form differs only where Triton's CPU interpreter needs it.

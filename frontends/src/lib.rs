@@ -4,7 +4,6 @@
 
 pub mod export;
 pub mod python;
-pub mod synth;
 
 pub use python::{
     lower, lower_with_input_types, split_programs, Format, FrontendError, Lowered, Signature,

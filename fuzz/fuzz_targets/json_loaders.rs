@@ -1,11 +1,11 @@
 //! drtc's JSON-lines loaders on arbitrary text: the seed `.jsonl` splitter (and the
-//! lowering of what it yields), the runtime's `--line N` reader, and the synth-report
+//! lowering of what it yields), the verifier's `--line N` reader, and the synth-report
 //! records with the report built from them, including the benchmark overlap scan. Errors
 //! are fine; panics are not.
 #![no_main]
 
 use drtc_frontends::split_programs;
-use drtc_frontends::synth::report::{overlap, scan_kernelbench, Record, Report};
+use drtc_synth::report::{overlap, scan_kernelbench, Record, Report};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     for n in 0..4 {
-        let _ = drtc::runtime::program::seed_program(src, n);
+        let _ = drtc::verifier::program_file::seed_program(src, n);
     }
     let records: Vec<Record> = src
         .lines()

@@ -12,7 +12,7 @@ pub mod pytorch;
 pub mod range;
 pub mod text;
 mod types;
-mod verify;
+mod well_formed;
 
 pub use attr::{Attr, AttrDef, AttrKey, AttrKind, Attrs};
 pub use builder::{BuildError, GraphBuilder};
@@ -21,4 +21,4 @@ pub use graph::{Graph, InputKind, Node, NodeId, Value, ValueDef, ValueId};
 pub use op::{Arity, Category, Kind, Op, OpDef, Pool};
 pub use text::{parse, ParseError};
 pub use types::{Shape, TensorType};
-pub use verify::{verify, VerifyError};
+pub use well_formed::{verify, VerifyError};

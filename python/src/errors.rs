@@ -75,7 +75,7 @@ pub fn frontend(
     err
 }
 
-pub fn runtime(e: impl Into<drtc::runtime::RuntimeError>) -> PyErr {
+pub fn runtime(e: impl Into<drtc::verifier::RuntimeError>) -> PyErr {
     // the runtime's messages name the CLI's flags; in Python they are keyword arguments
     let text = e
         .into()

@@ -5,13 +5,13 @@
 //! the same caret rendering `drtc parse` prints (and its byte span as `.span`); wrong
 //! argument types raise `TypeError` naming the expected type (pyo3's extraction).
 
+mod compiler;
 mod errors;
 mod json;
-mod program;
 mod prompt;
 mod sizes;
 mod synth;
-mod verify;
+mod verifier;
 
 use pyo3::prelude::*;
 
@@ -19,19 +19,19 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
-    m.add_function(wrap_pyfunction!(program::parse, m)?)?;
-    m.add_function(wrap_pyfunction!(program::compile, m)?)?;
-    m.add_function(wrap_pyfunction!(program::decompose, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::parse, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::compile, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler::decompose, m)?)?;
     m.add_function(wrap_pyfunction!(synth::synth, m)?)?;
-    m.add_function(wrap_pyfunction!(verify::verify, m)?)?;
-    m.add_function(wrap_pyfunction!(verify::bench, m)?)?;
-    m.add_function(wrap_pyfunction!(verify::list_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(verifier::verify, m)?)?;
+    m.add_function(wrap_pyfunction!(verifier::bench, m)?)?;
+    m.add_function(wrap_pyfunction!(verifier::list_devices, m)?)?;
     m.add_function(wrap_pyfunction!(prompt::extract_code, m)?)?;
     m.add_function(wrap_pyfunction!(prompt::render_prompt, m)?)?;
-    m.add_function(wrap_pyfunction!(program::dataset, m)?)?;
-    m.add_class::<program::Program>()?;
-    m.add_class::<program::Compiled>()?;
-    m.add_class::<verify::Verifier>()?;
+    m.add_function(wrap_pyfunction!(compiler::dataset, m)?)?;
+    m.add_class::<compiler::Program>()?;
+    m.add_class::<compiler::Compiled>()?;
+    m.add_class::<verifier::Verifier>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -4,7 +4,7 @@ use crate::errors::SynthError;
 use crate::json::to_py;
 use drtc::driver::synth::{record, run_synthesis, RunSpec, SynthSettings, ValidateMode};
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::{Diversity, Selection};
+use drtc_synth::{Diversity, Selection};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 

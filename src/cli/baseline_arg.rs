@@ -1,6 +1,6 @@
 //! `--baseline`: which torch.compile modes of the reference are timed beside eager PyTorch.
 
-use drtc::runtime::CompileMode;
+use drtc::verifier::CompileMode;
 
 /// A second baseline beside eager PyTorch: torch.compile of the reference in one mode, or
 /// every mode (repeat the option or separate values with commas).

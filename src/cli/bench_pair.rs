@@ -5,7 +5,7 @@ use super::baseline_arg::{compile_modes, BaselineArg};
 use super::error::{DriverError, DriverResult};
 use super::verify::{prepare, runtime_error, PairArgs};
 use clap::Args;
-use drtc::runtime::{devices, BenchRequest, DeviceKind, DeviceScan};
+use drtc::verifier::{devices, BenchRequest, DeviceKind, DeviceScan};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]

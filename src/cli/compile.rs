@@ -13,11 +13,11 @@ use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::frontend::{Frontend, FrontendUsed};
 use drtc::driver::input_types::{resampled_inputs_appendix, InputType};
-use drtc::driver::program::load_programs_with_types;
+use drtc::driver::load::load_programs_with_types;
 use drtc::driver::retry_ladder::climb;
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext};
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::{GuardMode, GuardOptions};
 use drtc_backends::triton::Precision;
@@ -337,7 +337,7 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
 }
 
 /// One line on a program the export frontend read: its opaque ATen calls and notes.
-fn export_summary(prog: &drtc::driver::program::LoadedProgram) -> String {
+fn export_summary(prog: &drtc::driver::load::LoadedProgram) -> String {
     let mut s = String::from("read with the export frontend (torch.export)");
     if !prog.library_calls.is_empty() {
         let calls: Vec<String> = prog

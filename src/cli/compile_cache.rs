@@ -6,7 +6,7 @@
 //! part).
 
 use drtc::driver::module_cache::{self, CachedModule, ModuleCache, DEFAULT_CAPACITY};
-use drtc::runtime::{DeviceKind, DrtcHome, PythonEnv};
+use drtc::verifier::{DeviceKind, DrtcHome, PythonEnv};
 use serde_json::{json, Value};
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 
 use drtc::driver::retry_ladder::{Checks, Verdict};
 use drtc::driver::roofline::Work;
-use drtc::runtime::{
+use drtc::verifier::{
     BenchReport, BenchRequest, DeviceKind, DevicePeaks, RuntimeError, VerifyReport, VerifyRequest,
     WorkerPool,
 };
@@ -188,7 +188,7 @@ pub(super) fn timings_line(stages: &Stages, v: &serde_json::Value) -> String {
     if let Some(search) = stages.search {
         s.push_str(&format!("; search {:.2} s", search.as_secs_f64()));
     }
-    let phases: Option<drtc::runtime::Phases> = serde_json::from_value(v["phases"].clone()).ok();
+    let phases: Option<drtc::verifier::Phases> = serde_json::from_value(v["phases"].clone()).ok();
     let trials = v["trials"].as_u64().unwrap_or(0) as usize;
     if let Some(wall) = v["wall_s"].as_f64() {
         s.push_str(&format!("; verification {wall:.2} s"));
@@ -216,7 +216,7 @@ pub(super) fn timings_line(stages: &Stages, v: &serde_json::Value) -> String {
 
 /// The line printed before verification starts, which can take far longer than compiling.
 pub(super) fn verifying_line(device: DeviceKind) -> String {
-    let trials = drtc::runtime::MIN_TRIALS;
+    let trials = drtc::verifier::MIN_TRIALS;
     match device {
         DeviceKind::Cpu => format!(
             "verifying against the reference on cpu ({trials} trials under Triton's \
@@ -231,7 +231,7 @@ pub(super) fn verifying_line(device: DeviceKind) -> String {
 
 /// The peak-memory line of a verification, when it was measured (CUDA).
 pub(super) fn memory_line(v: &serde_json::Value) -> Option<String> {
-    let m: drtc::runtime::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
+    let m: drtc::verifier::MemoryReport = serde_json::from_value(v["memory"].clone()).ok()?;
     m.line()
 }
 

@@ -8,7 +8,7 @@ use super::files::read_file;
 use super::llm_args::program_dtype;
 use drtc::driver::llm::compile::compile_with_llm;
 use drtc::driver::llm::LlmContext;
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 

@@ -10,7 +10,7 @@ use super::files::read_file;
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::decompose::{run_pipeline, subproblem_records};
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -3,7 +3,7 @@
 
 use super::error::{DriverError, DriverResult};
 use clap::Args;
-use drtc::runtime::{devices, DeviceScan};
+use drtc::verifier::{devices, DeviceScan};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]

@@ -23,18 +23,18 @@ pub fn verified(ok: bool) -> ExitCode {
 
 /// Whether a failed verification is the reference's own failure (every failed check is
 /// `reference`): then the input is wrong, not the candidate.
-pub fn reference_broken(report: &drtc::runtime::VerifyReport) -> bool {
+pub fn reference_broken(report: &drtc::verifier::VerifyReport) -> bool {
     !report.verified
         && !report.failures.is_empty()
         && report
             .failures
             .iter()
-            .all(|f| f.check == drtc::runtime::Check::Reference)
+            .all(|f| f.check == drtc::verifier::Check::Reference)
 }
 
 /// The exit code of a verification: 0 verified, 2 when the reference itself failed,
 /// 1 when the candidate did not verify.
-pub fn of_report(report: &drtc::runtime::VerifyReport) -> ExitCode {
+pub fn of_report(report: &drtc::verifier::VerifyReport) -> ExitCode {
     if report.verified {
         ExitCode::from(OK)
     } else if reference_broken(report) {

@@ -5,7 +5,7 @@ use super::error::{DriverError, DriverResult};
 use super::verify::runtime_error;
 use clap::{Args, ValueEnum};
 use drtc::driver::llm::LlmSettings;
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use drtc_llm::{
     Client, ClientOptions, Extract, Preflight, PromptMode, PromptTarget, ResponseCache, Sampling,
     StaticChecker,
@@ -184,7 +184,7 @@ impl LlmArgs {
         &self,
         device: DeviceKind,
         dtype: &str,
-        ray: Option<drtc::runtime::RayConfig>,
+        ray: Option<drtc::verifier::RayConfig>,
         ray_actors: Option<usize>,
     ) -> DriverResult<LlmSetup> {
         if self.samples == 0 || self.turns == 0 {
@@ -206,13 +206,13 @@ impl LlmArgs {
             options.workers = ray_actors;
         }
         let pool = super::verify::worker_pool(python, &home, options)?;
-        let gpu = self
-            .target_gpu
-            .clone()
-            .unwrap_or_else(|| match drtc::runtime::devices::scan() {
-                drtc::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
-                _ => "NVIDIA H200".into(),
-            });
+        let gpu =
+            self.target_gpu
+                .clone()
+                .unwrap_or_else(|| match drtc::verifier::devices::scan() {
+                    drtc::verifier::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
+                    _ => "NVIDIA H200".into(),
+                });
         let settings = LlmSettings {
             mode: match self.mode {
                 ModeArg::Regions => PromptMode::Regions,
@@ -236,7 +236,7 @@ impl LlmArgs {
             target: PromptTarget::new(gpu, dtype),
             concurrency: self.concurrency.max(1),
             max_region_ops: self.max_region_ops.max(1),
-            trials: self.trials.max(drtc::runtime::verify::MIN_TRIALS),
+            trials: self.trials.max(drtc::verifier::checks::MIN_TRIALS),
             compile_baseline: false,
             rule: None,
         };

@@ -87,7 +87,7 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
     let overrides = super::decompose::overrides(&args.file, &contents, &args.set, args.shrink);
     super::decompose::say_overrides(&overrides, &args.set);
     if args.frontend != drtc::driver::frontend::Frontend::Native || !overrides.is_empty() {
-        let loaded = drtc::driver::program::load_programs_with_types(
+        let loaded = drtc::driver::load::load_programs_with_types(
             &args.file,
             &contents,
             &overrides,

@@ -1,7 +1,7 @@
-//! `--ray`: run the runtime's verification on a Ray cluster's actors (eval, suite).
+//! `--ray`: run the verifier's checks on a Ray cluster's actors (eval, suite).
 
 use clap::Args;
-use drtc::runtime::{RayConfig, RayTarget, WorkerPool};
+use drtc::verifier::{RayConfig, RayTarget, WorkerPool};
 
 #[derive(Args, Debug, Clone, Default)]
 #[command(next_help_heading = "Ray cluster")]

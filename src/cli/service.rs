@@ -4,9 +4,9 @@
 use super::error::{DriverError, DriverResult};
 use super::verify::runtime_error;
 use clap::{Args, Subcommand, ValueEnum};
-use drtc::runtime::service::client::{call_at, service_dir, status_at};
-use drtc::runtime::service::{server, ServiceRequest};
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
+use drtc::verifier::service::client::{call_at, service_dir, status_at};
+use drtc::verifier::service::{server, ServiceRequest};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -96,7 +96,9 @@ fn serve(args: RunArgs, home: &DrtcHome) -> DriverResult<ExitCode> {
 }
 
 /// The sockets of services that answer, with what they say.
-fn running(home: &DrtcHome) -> DriverResult<Vec<(PathBuf, drtc::runtime::service::ServiceStatus)>> {
+fn running(
+    home: &DrtcHome,
+) -> DriverResult<Vec<(PathBuf, drtc::verifier::service::ServiceStatus)>> {
     let dir = service_dir(home).map_err(runtime_error)?;
     let mut found = vec![];
     let entries = std::fs::read_dir(&dir).map_err(|source| DriverError::Read {

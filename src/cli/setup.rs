@@ -4,7 +4,7 @@
 use super::error::{DriverError, DriverResult};
 use super::verify::runtime_error;
 use clap::Args;
-use drtc::runtime::{env, setup, DrtcHome};
+use drtc::verifier::{env, setup, DrtcHome};
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]

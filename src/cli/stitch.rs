@@ -13,7 +13,7 @@ use super::error::{DriverError, DriverResult};
 use super::files::read_file;
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
-use drtc::driver::program::load_programs;
+use drtc::driver::load::load_programs;
 use drtc::driver::stitch::this_drtc;
 use drtc::driver::stitch::{stitched_module, Piece};
 use serde_json::Value;

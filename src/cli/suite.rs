@@ -12,7 +12,7 @@ use super::suite_task::{run_task, TaskContext};
 use super::verify::runtime_error;
 use clap::Args;
 use drtc::driver::compile::CompileOptions;
-use drtc::runtime::{DeviceKind, DrtcHome, PoolOptions, PythonEnv};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use std::collections::HashSet;

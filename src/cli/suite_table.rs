@@ -1,7 +1,7 @@
 //! The suite's table and summary, built from its JSON rows alone, so that `drtc suite`
 //! (as tasks finish) and `drtc suite-report` (from a results file) print the same thing.
 
-use drtc::runtime::CompileMode;
+use drtc::verifier::CompileMode;
 use serde_json::Value;
 use std::fmt::Write as _;
 

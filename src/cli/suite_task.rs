@@ -4,12 +4,12 @@
 
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
-use drtc::driver::program::load_programs_with_types;
+use drtc::driver::load::load_programs_with_types;
 use drtc::driver::retry_ladder::{climb, Checks, Verdict};
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext, SearchScope};
 use drtc::driver::shrink::shrink_overrides;
-use drtc::runtime::{
+use drtc::verifier::{
     BenchReport, BenchRequest, Check, CompileMode, DeviceKind, DrtcHome, RuntimeError,
     VerifyRequest, WorkerPool,
 };
@@ -84,12 +84,12 @@ fn build(
     let mut used = overrides.clone();
     let loaded = match load(&overrides) {
         Ok(mut v) if v.len() == 1 => v.remove(0),
-        Ok(_) => Err(drtc::driver::program::LoadError {
+        Ok(_) => Err(drtc::driver::load::LoadError {
             name: task,
             line: None,
             message: "not one program".into(),
         }),
-        Err(m) => Err(drtc::driver::program::LoadError {
+        Err(m) => Err(drtc::driver::load::LoadError {
             name: task,
             line: None,
             message: m,
@@ -471,7 +471,7 @@ fn timed_out(row: &mut Value, cx: &TaskContext, limited: bool) {
     }
 }
 
-fn memory_fields(row: &mut Value, memory: &Option<drtc::runtime::MemoryReport>) {
+fn memory_fields(row: &mut Value, memory: &Option<drtc::verifier::MemoryReport>) {
     if let Some(m) = memory {
         if m.reference_peak_bytes.is_some() {
             row["ref_peak_bytes"] = json!(m.reference_peak_bytes);
@@ -563,7 +563,7 @@ fn bench_fields(row: &mut Value, b: &BenchReport, cx: &TaskContext, limited: boo
 
 /// Every torch.compile mode timed (its median, compile time, whether its outputs met
 /// drtc's rule, why it failed) and the best of them, with drtc's speedup over it.
-fn baseline_fields(row: &mut Value, t: &drtc::runtime::TimingReport) {
+fn baseline_fields(row: &mut Value, t: &drtc::verifier::TimingReport) {
     if t.compiled_modes.is_empty() {
         return;
     }
@@ -589,7 +589,7 @@ fn baseline_fields(row: &mut Value, t: &drtc::runtime::TimingReport) {
 
 /// The task's speed of light on the device's measured limits, and the fraction of it that
 /// drtc, eager PyTorch and the best torch.compile mode reach.
-fn speed_of_light_fields(row: &mut Value, t: &drtc::runtime::TimingReport, cx: &TaskContext) {
+fn speed_of_light_fields(row: &mut Value, t: &drtc::verifier::TimingReport, cx: &TaskContext) {
     let (Some(peaks), Ok(work)) = (
         &t.device_peaks,
         serde_json::from_value::<Work>(row["work"].clone()),

@@ -8,8 +8,8 @@ use drtc::driver::synth::{
     parse_count, record, run_synthesis_into, RunBudget, RunSpec, RunStats, SynthSettings,
 };
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::{flop_floor, Diversity, Selection, SynthOptions};
 use drtc_ir::Op;
+use drtc_synth::{flop_floor, Diversity, Selection, SynthOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -120,7 +120,7 @@ pub struct SynthArgs {
     /// An actor that dies is replaced and its chunk run again once; the run ends with
     /// each actor's throughput.
     #[arg(long, value_name = "auto|local|ADDRESS")]
-    pub ray: Option<drtc::runtime::RayTarget>,
+    pub ray: Option<drtc::verifier::RayTarget>,
     /// Only this chunk, with its records and then the run's totals as JSON lines on
     /// stdout (one shard of a `--ray` run; -o is not written).
     #[arg(long, hide = true, conflicts_with = "ray")]

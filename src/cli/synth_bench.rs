@@ -5,7 +5,7 @@ use super::error::{DriverError, DriverResult};
 use clap::Args;
 use drtc::driver::synth::{parse_op_set, parse_range, run_synthesis, RunSpec, ValidateMode};
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::{diversity_probe, Diversity, Selection, SynthOptions};
+use drtc_synth::{diversity_probe, Diversity, Selection, SynthOptions};
 use indicatif::ProgressBar;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -88,7 +88,7 @@ pub fn run(args: SynthBenchArgs) -> DriverResult<ExitCode> {
 
 /// Solver-level diversity: fixed structures, many seeds, per diversity mode.
 fn diversity_study(cp: &CpSat, args: &SynthBenchArgs, lo: u64, hi: u64) -> DriverResult<()> {
-    use drtc_frontends::synth::select::op_sequences;
+    use drtc_synth::select::op_sequences;
     use rand::SeedableRng;
     use rayon::prelude::*;
     let n = 3;

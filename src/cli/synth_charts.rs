@@ -3,7 +3,7 @@
 //! series (the synthetic set, and with `--against` the benchmark beside it). `synth_plot`
 //! renders them; their text form is what the tests snapshot.
 
-use drtc_frontends::synth::report::{Hist, Report};
+use drtc_synth::report::{Hist, Report};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
@@ -280,7 +280,7 @@ impl fmt::Display for Chart {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use drtc_frontends::synth::report::Record;
+    use drtc_synth::report::Record;
 
     fn record(ops: &[&str], flops: u64, shapes: &[&[i64]]) -> Record {
         Record {

@@ -8,7 +8,7 @@ use super::synth_charts::{charts, Benchmark};
 use super::synth_plot::render;
 use clap::Args;
 use drtc::driver::synth::parse_op_set;
-use drtc_frontends::synth::report::{overlap, scan_benchmark_dir, Record, Report};
+use drtc_synth::report::{overlap, scan_benchmark_dir, Record, Report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

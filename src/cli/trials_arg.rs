@@ -6,7 +6,7 @@ pub fn trials(s: &str) -> Result<u32, String> {
     let n: u32 = s
         .parse()
         .map_err(|e| format!("`{s}` is not a count ({e})"))?;
-    let min = drtc::runtime::MIN_TRIALS;
+    let min = drtc::verifier::MIN_TRIALS;
     if n < min {
         return Err(format!(
             "must be at least {min} (the verifier's minimum number of trials)"

@@ -3,8 +3,8 @@
 
 use super::error::{DriverError, DriverResult};
 use clap::{Args, ValueEnum};
-use drtc::runtime::{
-    program, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
+use drtc::verifier::{
+    program_file, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
 };
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,10 +92,10 @@ pub struct VerifyArgs {
 
 /// A runtime error as a driver error: a program that cannot be resolved is the input's
 /// fault (exit 2); anything else is drtc's runtime failing (exit 3).
-pub(super) fn runtime_error(e: impl Into<drtc::runtime::RuntimeError>) -> DriverError {
+pub(super) fn runtime_error(e: impl Into<drtc::verifier::RuntimeError>) -> DriverError {
     let e = e.into();
     match e {
-        drtc::runtime::RuntimeError::Program { .. } => DriverError::Reported(e.to_string()),
+        drtc::verifier::RuntimeError::Program { .. } => DriverError::Reported(e.to_string()),
         _ => DriverError::Failed(e.to_string()),
     }
 }
@@ -108,7 +108,7 @@ pub(super) fn worker_pool(
     options: PoolOptions,
 ) -> DriverResult<WorkerPool> {
     let (pool, note) =
-        drtc::runtime::pool::shared_or_local(python, home, options).map_err(runtime_error)?;
+        drtc::verifier::pool::shared_or_local(python, home, options).map_err(runtime_error)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
@@ -135,7 +135,7 @@ pub(super) fn prepare(
 ) -> DriverResult<(VerifyRequest, WorkerPool, SizedReference)> {
     let home = DrtcHome::from_env();
     let mut reference =
-        program::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
+        program_file::resolve(&pair.reference, pair.line, &home).map_err(runtime_error)?;
     let mut sized = SizedReference(None);
     if pair.shrink || !pair.set.is_empty() {
         // the reference with its constants overridden, next to drtc's other programs
@@ -162,7 +162,7 @@ pub(super) fn prepare(
         sized = SizedReference(Some(out.clone()));
         reference = out;
     }
-    let candidate = program::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
+    let candidate = program_file::resolve(&pair.candidate, None, &home).map_err(runtime_error)?;
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let mut options = PoolOptions::new(device);
     options.workers = Some(1);

@@ -11,7 +11,7 @@
 
 pub mod parquet;
 
-use crate::driver::program::{load_programs, LoadedProgram};
+use crate::driver::load::{load_programs, LoadedProgram};
 use drtc_backends::stitch::ModuleForm;
 use drtc_backends::torch::emit_seed_program;
 use drtc_frontends::Signature;

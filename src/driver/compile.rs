@@ -1,5 +1,5 @@
 //! The compile pipeline: cleanup passes, fusion planning, code generation, stitching.
-//! Verification and timing happen in the runtime; this part is pure and fast.
+//! Verification and timing happen in the verifier; this part is pure and fast.
 
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::guard::GuardOptions;

@@ -1,11 +1,11 @@
 //! Running the export frontend: the embedded helper (`drtc_frontends::export::HELPER`)
-//! runs in drtc's Python environment (the runtime's locator: `DRTC_PYTHON` or the
+//! runs in drtc's Python environment (the verifier's locator: `DRTC_PYTHON` or the
 //! `drtc setup` venv), writes the program's ATen graph as JSON, and the importer turns it
 //! into IR. Exported graphs are cached on disk by content (helper, program, input types,
 //! Python); failures are not (they may come from the environment, such as a missing package).
 
-use crate::runtime::env::{DrtcHome, PythonEnv};
-use crate::runtime::worker::fnv1a;
+use crate::verifier::env::{DrtcHome, PythonEnv};
+use crate::verifier::worker::fnv1a;
 use drtc_frontends::export::{import, ExportError, Imported, HELPER};
 use drtc_ir::TensorType;
 use std::path::{Path, PathBuf};

@@ -10,8 +10,8 @@ use drtc_backends::torch::{emit_seed_program, torch_expr};
 use drtc_backends::triton::supports;
 use drtc_ir::op::example::example_graph;
 use drtc_ir::{Graph, Op, TensorType};
-use drtc_passes::egraph::analysis::folds;
 use drtc_passes::egraph::coverage::rules_matching;
+use drtc_passes::egraph::types_and_constants::folds;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, RegionKind};
 
 /// One op's row of the matrix.
@@ -122,7 +122,7 @@ fn codegen(g: &Graph, op: Op) -> String {
 /// The row of `op`.
 pub fn op_row(op: Op) -> OpRow {
     let def = op.def();
-    let synth = drtc_frontends::synth::catalog::family(op)
+    let synth = drtc_synth::catalog::family(op)
         .map(|f| {
             let text = format!("{f:?}");
             text.split([' ', '(', '{']).next().unwrap_or("").to_string()

@@ -4,7 +4,7 @@
 //! the rest), and the least time that work needs on a device with the given measured
 //! limits. A module's achieved fraction is that time over its measured time.
 
-use crate::runtime::DevicePeaks;
+use crate::verifier::DevicePeaks;
 use drtc_backends::triton::Precision;
 use drtc_ir::{Category, DType, Graph};
 use serde::{Deserialize, Serialize};

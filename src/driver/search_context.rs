@@ -3,7 +3,7 @@
 //! cache directories, what a cached choice must have been recorded under, and the one
 //! step both searches take: write a candidate module, verify and time it.
 
-use crate::runtime::{BenchReport, BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
+use crate::verifier::{BenchReport, BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
 use drtc_backends::triton::Precision;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -79,8 +79,8 @@ impl<'a> SearchContext<'a> {
         rule: &str,
         scope: SearchScope,
     ) -> Result<Self, String> {
-        let device = match crate::runtime::devices::scan() {
-            crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
+        let device = match crate::verifier::devices::scan() {
+            crate::verifier::DeviceScan::Gpus(g) if !g.is_empty() => g[0].name.clone(),
             _ => "cuda".into(),
         };
         Ok(SearchContext {
@@ -216,8 +216,8 @@ mod tests {
 
     fn report(message: &str) -> BenchReport {
         BenchReport {
-            verify: crate::runtime::VerifyReport::worker_failure(
-                crate::runtime::Check::Other,
+            verify: crate::verifier::VerifyReport::worker_failure(
+                crate::verifier::Check::Other,
                 message.into(),
                 String::new(),
             ),

@@ -11,7 +11,7 @@ use drtc_passes::decompose::value_name;
 use serde_json::Value;
 use std::fmt::Write;
 
-use crate::driver::program::LoadedProgram;
+use crate::driver::load::LoadedProgram;
 
 /// One subproblem line, with its kernel.
 pub struct Piece {

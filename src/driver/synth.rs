@@ -3,16 +3,16 @@
 //! redrawn), optional validation in PyTorch, and the JSON record of each program.
 
 use drtc_cpsat::CpSat;
-use drtc_frontends::synth::{
+use drtc_ir::Op;
+use drtc_synth::{
     choose, default_python, synthesize_indices, Device, Diversity, FailReason, Method, Outcome,
     Selection, SynthOptions, SynthProgram, Validator, LIST_A, LIST_B,
 };
-use drtc_ir::Op;
 use indicatif::ProgressBar;
 use std::collections::BTreeMap;
 
 /// How synthesized programs are proved valid and finite before they are kept
-/// (`drtc_frontends::synth::validate`).
+/// (`drtc_synth::validate`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ValidateMode {
     /// Not at all (programs are still range-checked when solved).
@@ -135,7 +135,7 @@ pub fn parse_op_set(s: &str) -> Result<Vec<Op>, String> {
             .split(',')
             .map(|n| {
                 let op = Op::from_name(n.trim()).ok_or_else(|| format!("unknown op `{n}`"))?;
-                drtc_frontends::synth::family(op)
+                drtc_synth::family(op)
                     .map(|_| op)
                     .ok_or_else(|| format!("the synthesizer cannot place `{n}`"))
             })
@@ -278,8 +278,8 @@ impl Plan {
             ValidateMode::Meta => Plan::Every(Method::Meta),
             ValidateMode::Cpu => Plan::Every(Method::Run(Device::Cpu)),
             ValidateMode::Cuda => Plan::Every(Method::Run(Device::Cuda)),
-            ValidateMode::Auto => match crate::runtime::devices::scan() {
-                crate::runtime::DeviceScan::Gpus(g) if !g.is_empty() => {
+            ValidateMode::Auto => match crate::verifier::devices::scan() {
+                crate::verifier::DeviceScan::Gpus(g) if !g.is_empty() => {
                     Plan::Every(Method::Run(Device::Cuda))
                 }
                 _ => Plan::Budget(Device::Cpu, budget),

@@ -3,7 +3,7 @@
 //! as a child process under a deadline, and the process bookkeeping that finds what a run
 //! left behind. Used by `tests/adversarial.rs`.
 
-use drtc::runtime::{DrtcHome, PythonEnv};
+use drtc::verifier::{DrtcHome, PythonEnv};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -23,7 +23,7 @@
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
-use super::program::{IndexSource, InputArg, Program, Sp};
+use super::statements::{IndexSource, InputArg, Program, Sp};
 use super::ty::{compute_ty, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use std::fmt::Write;

@@ -23,7 +23,7 @@
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
-use super::program::{IndexSource, Program, Sp};
+use super::statements::{IndexSource, Program, Sp};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use std::fmt::{self, Write};
 
@@ -293,7 +293,7 @@ pub fn conv_kernel(
         let inner: i64 = shape.kernel[j + 1..].iter().product();
         format!("(({kk} % {ks}) // {inner} % {})", shape.kernel[j])
     };
-    let offsets = |kk: &str, arg: &super::program::InputArg, dilated: bool| -> String {
+    let offsets = |kk: &str, arg: &super::statements::InputArg, dilated: bool| -> String {
         let mut terms = vec![];
         if let Some(s) = arg.stride(1) {
             terms.push(format!("({kk} // {ks}) * {s}"));

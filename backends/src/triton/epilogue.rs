@@ -1,7 +1,7 @@
 //! Pointwise epilogues of contraction and window kernels: ops applied to the main
 //! result before it is stored, over the output's own index.
 
-use super::program::{align, IndexSource, Program, Sp};
+use super::statements::{align, IndexSource, Program, Sp};
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 
 /// Adds the epilogue nodes (every node of the region but `main` and inlined constants)

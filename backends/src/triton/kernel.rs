@@ -1,6 +1,6 @@
 //! A generated kernel: its Triton source and how the host launches it.
 
-use super::program::{InputArg, Program};
+use super::statements::{InputArg, Program};
 use drtc_ir::{Graph, NodeId, ValueId};
 use std::fmt::Write;
 
@@ -126,7 +126,7 @@ pub fn signature(
 /// Emits the statements `order` of `prog` as `var = code` lines at `indent`.
 pub fn emit_stmts(out: &mut String, prog: &Program, order: &[usize], indent: &str) {
     for &i in order {
-        if let super::program::Code::Expr(code) = &prog.stmts[i].code {
+        if let super::statements::Code::Expr(code) = &prog.stmts[i].code {
             writeln!(out, "{indent}{} = {code}", prog.stmts[i].var).unwrap();
         }
     }

@@ -7,9 +7,9 @@ mod expr;
 mod kernel;
 mod pointwise;
 pub mod precision;
-mod program;
 mod reduction;
 mod relayout;
+mod statements;
 pub mod ty;
 mod window;
 

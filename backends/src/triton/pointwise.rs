@@ -5,7 +5,7 @@
 //! than 2^31 - 1 elements.
 
 use super::kernel::{decompose, emit_stmts, kernel_head, LaunchConfig, TritonKernel};
-use super::program::{align, IndexSource, Program, Sp};
+use super::statements::{align, IndexSource, Program, Sp};
 use super::ty::{next_pow2, storage_ty};
 use drtc_ir::{Graph, NodeId, ValueId};
 use std::fmt::Write;

@@ -7,7 +7,7 @@
 
 use super::epilogue::{add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
-use super::program::{IndexSource, Program, Sp};
+use super::statements::{IndexSource, Program, Sp};
 use super::ty::{compute_ty, next_pow2};
 use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;

@@ -5,12 +5,12 @@
 mod call;
 mod literal;
 mod names;
-mod program;
+mod seed_format;
 
 pub use call::{assign_targets, torch_expr};
 pub use literal::{int_if_whole, literal, py, torch_dtype};
 pub use names::{py_ident, PyNames};
-pub use program::{emit_seed_program, random_input};
+pub use seed_format::{emit_seed_program, random_input};
 
 /// How the emitted Python is spelled where two conventions exist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

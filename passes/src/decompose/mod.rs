@@ -6,11 +6,11 @@
 //! merge (`fuse::merge`: largest tensor passed first, never a cycle between groups) while
 //! they stay within N ops, so the cuts that remain cross small tensors. The graph is not
 //! changed; [`decompose`] / [`subproblem_graph`] give the subproblems to the CLI, and the
-//! `decompose` analysis (`analysis.rs`) reports them in a pipeline's log.
+//! `decompose` analysis (`decompose_pass.rs`) reports them in a pipeline's log.
 
-mod analysis;
+mod decompose_pass;
 
-pub use analysis::{DecomposeAnalysis, INFO};
+pub use decompose_pass::{DecomposeAnalysis, INFO};
 
 use crate::fuse::merge::{greedy_merge, topological_order, Group, MergePolicy, Refusal};
 use crate::fuse::{is_inlined_constant, plan_fusion, region_inputs, region_outputs, FuseOptions};

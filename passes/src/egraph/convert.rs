@@ -3,10 +3,10 @@
 //! outputs need (by [`op_cost`]) and rebuilds a graph with the same inputs, in the same
 //! order, under the same names, and the same number of outputs.
 
-use super::analysis::{TGraph, TypeAnalysis};
 use super::cost::{graph_cost, node_cost};
 use super::dag::dag_choices;
 use super::lang::{AttrSet, TNode};
+use super::types_and_constants::{TGraph, TypeAnalysis};
 use drtc_ir::{Attrs, Graph, InputKind, TensorType, ValueDef, ValueId};
 use egg::{CostFunction, Extractor, Id, Language};
 use std::collections::HashMap;

@@ -6,8 +6,8 @@
 //! leaves are free. Costs combine as `flops + MACHINE_BALANCE * bytes`: on a GPU a byte of
 //! memory traffic costs about as much time as a dozen FLOPs.
 
-use super::analysis::TGraph;
 use super::lang::TNode;
+use super::types_and_constants::TGraph;
 use drtc_ir::{Attrs, Graph, Kind, Op, TensorType};
 
 /// FLOPs worth one byte of memory traffic (H200: ~67 TFLOP/s fp32 over ~4.8 TB/s).

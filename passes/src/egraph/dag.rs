@@ -9,8 +9,8 @@
 //! this and the tree choice gives the lower graph cost, so it never does worse than tree
 //! extraction alone.
 
-use super::analysis::TGraph;
 use super::cost::node_cost;
+use super::types_and_constants::TGraph;
 use egg::{Id, Language};
 use std::collections::{BTreeMap, HashMap};
 

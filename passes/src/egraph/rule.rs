@@ -7,8 +7,8 @@
 //! Each rule also carries a one-line test, `inputs | before => after`, run by
 //! `rules::tests` (the rule must fire and the result must be `after`).
 
-use super::analysis::{add_constant, TGraph, TypeAnalysis};
 use super::lang::{normalize_literal, AttrSet, TNode};
+use super::types_and_constants::{add_constant, TGraph, TypeAnalysis};
 use drtc_ir::{Attr, Attrs, DType, Op, TensorType};
 use egg::{Applier, ENodeOrVar, Id, Pattern, PatternAst, Rewrite, Subst, Symbol, Var};
 

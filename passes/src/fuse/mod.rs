@@ -4,27 +4,27 @@
 //! (`score`: bytes of memory traffic saved), and the greedy decision (`decide`, over the
 //! greedy merge of `merge.rs` that decomposition shares), which logs every merge and every
 //! rejection with its reason. Each region records its iteration and reduction space;
-//! `verify` checks a plan's invariants. `fuse` is an analysis (`analysis.rs`): it reports
-//! the plan and leaves the graph unchanged.
+//! `plan_check` checks a plan's invariants. `fuse` is an analysis (`fuse_pass.rs`): it
+//! reports the plan and leaves the graph unchanged.
 
-mod analysis;
 mod classify;
 mod decide;
+mod fuse_pass;
 mod legality;
 pub(crate) mod merge;
+mod plan_check;
 mod region;
 mod score;
 mod support;
-mod verify;
 
-pub use analysis::{FuseAnalysis, INFO};
 pub use classify::{classify, is_inlined_constant, reduce_space, ReduceSpace};
 pub use decide::{plan_fusion, FuseOptions};
+pub use fuse_pass::{FuseAnalysis, INFO};
 pub use legality::{
     check_reduction, check_region, combine, creates_cycle, pointwise_domain, region_inputs,
     region_outputs, space_of, Space,
 };
+pub use plan_check::PlanError;
 pub use region::{FusionPlan, Region, RegionKind};
 pub use score::bytes_saved;
 pub use support::{supports, Support};
-pub use verify::PlanError;

@@ -9,9 +9,9 @@
 use super::search::{choose, evaluate, search_tasks, template_record, Evaluation, Task};
 use super::{parallel_map, LlmContext};
 use crate::driver::compile::{compile_graph, CompileOptions, CLEANUP_PIPELINE};
-use crate::driver::program::LoadedProgram;
+use crate::driver::load::LoadedProgram;
 use crate::driver::stitch::{stitched_module, this_drtc, Piece};
-use crate::runtime::DeviceKind;
+use crate::verifier::DeviceKind;
 use drtc_backends::guard::GuardMode;
 use drtc_backends::stitch::ModuleForm;
 use drtc_backends::torch::emit_seed_program;

@@ -1,5 +1,5 @@
 //! `drtc eval`: a kernel model over a benchmark. Every task's samples are judged as
-//! `drtc compile --backend llm` judges candidates (static checks, the runtime's
+//! `drtc compile --backend llm` judges candidates (static checks, the verifier's
 //! verification in isolated workers, timing on a GPU), but without the template: the model
 //! is what is measured. In region mode sample j of a task is the stitch of every region's
 //! sample j (its best verified turn), verified as a whole program.
@@ -9,7 +9,7 @@ use super::metrics::{SampleResult, TaskResult};
 use super::search::{evaluate, search_tasks, Task};
 use super::LlmContext;
 use crate::driver::compile::CompileOptions;
-use crate::driver::program::LoadedProgram;
+use crate::driver::load::LoadedProgram;
 use crate::driver::stitch::stitched_module;
 use drtc_backends::guard::GuardMode;
 use drtc_llm::{CandidateRecord, PromptMode, Status};

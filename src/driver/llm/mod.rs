@@ -1,6 +1,6 @@
 //! The LLM backend's search (DRTriton's recipe): a language model writes candidates for
 //! each fused region (or the whole program), every candidate is checked statically and
-//! then verified (and on a GPU timed) by the runtime in its isolated workers, failed or
+//! then verified (and on a GPU timed) by the verifier in its isolated workers, failed or
 //! slow ones are sent back with the verifier's or timer's feedback, and the fastest
 //! verified candidate per region is stitched. The template kernel is always a candidate.
 //! `eval` runs the same machinery over a benchmark to measure a kernel model.
@@ -10,7 +10,7 @@ pub mod eval;
 pub mod metrics;
 pub mod search;
 
-use crate::runtime::{DeviceKind, WorkerPool};
+use crate::verifier::{DeviceKind, WorkerPool};
 use drtc_llm::{Client, Extract, PromptMode, PromptTarget, Sampling, StaticChecker};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,7 +46,7 @@ pub struct LlmSettings {
     pub compile_baseline: bool,
 }
 
-/// Everything a search needs: the server, the checks, the runtime and a scratch folder.
+/// Everything a search needs: the server, the checks, the verifier and a scratch folder.
 pub struct LlmContext<'a> {
     pub client: &'a Client,
     pub checker: &'a StaticChecker,

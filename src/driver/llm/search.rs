@@ -1,10 +1,10 @@
 //! Candidates for a set of tasks (regions, or whole programs): `samples` answers per task,
 //! each checked statically and then verified (on a GPU: verified and timed) in the
-//! runtime's workers; up to `turns - 1` feedback rounds per sample for answers that failed
+//! verifier's workers; up to `turns - 1` feedback rounds per sample for answers that failed
 //! or were slower than the template; and the choice of one candidate per task.
 
 use super::{parallel_map, LlmContext};
-use crate::runtime::{BenchRequest, DeviceKind, VerifyRequest};
+use crate::verifier::{BenchRequest, DeviceKind, VerifyRequest};
 use drtc_llm::{
     render, render_refine, CandidateRecord, ChatMessage, Completion, LlmError, Origin, PromptMode,
     StaticVerdict, Status,
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 pub struct Task {
     /// `region N` or `whole`.
     pub label: String,
-    /// The reference program file the runtime compares against.
+    /// The reference program file the verifier compares against.
     pub reference: PathBuf,
     /// The program the prompt shows.
     pub program: String,
@@ -30,7 +30,7 @@ pub struct Task {
     pub baseline_ms: Option<f64>,
 }
 
-/// The runtime's verdict on one module.
+/// The verifier's verdict on one module.
 #[derive(Clone, Debug, Default)]
 pub struct Evaluation {
     pub verified: bool,
@@ -72,7 +72,7 @@ pub fn evaluate(
         rule: cx.settings.rule.clone(),
         // seeds drawn from the answer itself: a rerun (the answer cache, --offline) sees
         // the same figures, and no answer can know its inputs before it is written
-        seed_salt: Some(crate::runtime::content_hash(module.as_bytes())),
+        seed_salt: Some(crate::verifier::content_hash(module.as_bytes())),
         trusted: false,
     };
     let eval = match cx.device() {

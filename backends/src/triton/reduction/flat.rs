@@ -12,7 +12,7 @@
 
 use super::space::{DimKind, Dims};
 use crate::triton::epilogue::contiguous_offset;
-use crate::triton::program::DimMap;
+use crate::triton::statements::DimMap;
 use std::fmt::Write;
 
 /// Python lines computing the run indices from `cols` (none for a single run, which is

@@ -10,7 +10,7 @@ use super::lower::{
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
-use crate::triton::program::{Code, RedKind, Sp};
+use crate::triton::statements::{Code, RedKind, Sp};
 use crate::triton::ty::{compute_ty, float_lit, storage_ty};
 use drtc_ir::{Graph, NodeId, ValueId};
 use drtc_passes::fuse::ReduceSpace;

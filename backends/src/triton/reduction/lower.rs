@@ -3,7 +3,7 @@
 
 use super::space::Dims;
 use crate::triton::kernel::decompose;
-use crate::triton::program::{align, DimMap, IndexSource, Program, RedKind, Sp};
+use crate::triton::statements::{align, DimMap, IndexSource, Program, RedKind, Sp};
 use crate::triton::ty::float_lit;
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};

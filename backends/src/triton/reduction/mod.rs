@@ -12,7 +12,7 @@
 //! and the split strategy: `strategy.rs` states when.
 
 use super::kernel::{LaunchConfig, TritonKernel};
-use super::program::{Program, Sp};
+use super::statements::{Program, Sp};
 use super::ty::next_pow2;
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};

@@ -14,7 +14,7 @@ use super::lower::{
 use super::strategy::SplitPlan;
 use super::Scratch;
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
-use crate::triton::program::{Code, Program, RedKind, Sp};
+use crate::triton::statements::{Code, Program, RedKind, Sp};
 use crate::triton::ty::{compute_ty, next_pow2, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, ValueId};
 use std::fmt::Write;

@@ -1,10 +1,10 @@
 //! Every rule's one-line test: `inputs | before => after`. The `before` program is run
 //! through all rules; the rule must fire and the result must print as `after` does.
 
-use super::super::analysis::{TGraph, TypeAnalysis};
 use super::super::convert::extract;
 use super::super::engine::{rewrite_graph_within, Accept, Budget};
 use super::super::lang::{normalize_literal, parse_attr_literal, AttrSet, TNode};
+use super::super::types_and_constants::{TGraph, TypeAnalysis};
 use super::{all, FAMILIES};
 use crate::PassContext;
 use drtc_ir::{text, verify, DType, Graph, InputKind, TensorType};
