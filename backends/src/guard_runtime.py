@@ -127,29 +127,46 @@ def _drtc_dense(i, a):
 
 def _drtc_matches(args):
     """The fast path: every argument is a contiguous tensor of the compiled shape and dtype,
-    all on one device of the compiled type."""
+    all on one device of the compiled type. Returns that device's CUDA index (-1 off the
+    GPU), or None for the full check. Every call of the module pays for it before its
+    first launch, so the GPU case compares ints (`get_device`), not device objects."""
     spec = _DRTC_GUARD["inputs"]
     if len(args) != len(spec) or not args:
-        return False
+        return None
+    layouts = _DRTC_LAYOUTS
     try:
-        device = args[0].device
+        index = args[0].get_device()
         for i, (a, (_, _, shape, dtype)) in enumerate(zip(args, spec)):
-            if a.dtype != dtype or a.shape != shape or not _drtc_dense(i, a) \
-                    or a.device != device:
-                return False
-    except AttributeError:  # a Python number (or another non-tensor): the full check
-        return False
-    if not isinstance(args[0], torch.Tensor):
-        return False
+            if a.dtype is not dtype or a.shape != shape or a.get_device() != index:
+                return None
+            fmt = layouts.get(i) if layouts else None
+            if not (a.is_contiguous() if fmt is None else a.is_contiguous(memory_format=fmt)):
+                return None
+        first = args[0]
+        if index < 0:
+            # off the GPU (-1 is every non-CUDA device): the devices themselves must agree
+            device = first.device
+            if any(a.device != device for a in args):
+                return None
+    except (AttributeError, TypeError):  # a Python number (or another non-tensor)
+        return None
+    if not isinstance(first, torch.Tensor):
+        return None
     want = _DRTC_GUARD["device"]
-    return want is None or device.type == want
+    if want is not None and (not first.is_cuda if want == "cuda" else first.device.type != want):
+        return None
+    return index
 
 
 def _drtc_dispatch(args):
     """The kernels' outputs for `args` (every `drtc_forward` argument, in order), or None
     when the caller must compute the reference instead."""
-    if _drtc_matches(args):
-        return _drtc_launch(drtc_forward, args)
+    index = _drtc_matches(args)
+    if index is not None:
+        if index < 0 or index == torch.cuda.current_device():
+            return drtc_forward(*args)
+        with torch.cuda.device(index):
+            return drtc_forward(*args)
     checked, problem, recompilable = _drtc_check(args)
     if problem is None:
         return _drtc_launch(drtc_forward, checked)
