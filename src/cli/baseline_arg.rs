@@ -42,6 +42,24 @@ pub fn describe(modes: &[CompileMode]) -> String {
     }
 }
 
+/// PyTorch's float32 matmul precision (`torch.set_float32_matmul_precision`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TorchPrecisionArg {
+    /// Full fp32 matmuls.
+    Highest,
+    /// TF32 tensor cores for fp32 matmuls.
+    High,
+}
+
+impl TorchPrecisionArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            TorchPrecisionArg::Highest => "highest",
+            TorchPrecisionArg::High => "high",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

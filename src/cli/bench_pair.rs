@@ -1,9 +1,10 @@
 //! `drtc bench-pair REFERENCE CANDIDATE`: verifies a candidate, then times it against its
 //! reference (and optionally `torch.compile`) with semantics.md's protocol, on CUDA only.
 
-use super::baseline_arg::{compile_modes, BaselineArg};
+use super::baseline_arg::{compile_modes, BaselineArg, TorchPrecisionArg};
 use super::error::{DriverError, DriverResult};
-use super::verify::{prepare, runtime_error, PairArgs};
+use super::pair_args::{prepare, PairArgs};
+use super::pool::runtime_error;
 use clap::Args;
 use drtc::verifier::{devices, BenchRequest, DeviceKind, DeviceScan};
 use std::process::ExitCode;
@@ -33,24 +34,6 @@ pub struct BenchPairArgs {
     /// are timed (default: PyTorch's own default). Verification always uses the default.
     #[arg(long, value_enum)]
     pub torch_precision: Option<TorchPrecisionArg>,
-}
-
-/// PyTorch's float32 matmul precision (`torch.set_float32_matmul_precision`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TorchPrecisionArg {
-    /// Full fp32 matmuls.
-    Highest,
-    /// TF32 tensor cores for fp32 matmuls.
-    High,
-}
-
-impl TorchPrecisionArg {
-    pub fn name(self) -> &'static str {
-        match self {
-            TorchPrecisionArg::Highest => "highest",
-            TorchPrecisionArg::High => "high",
-        }
-    }
 }
 
 pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {

@@ -1,14 +1,17 @@
 //! `drtc compile`: a PyTorch program (or an IR file) to a verified module of Triton kernels.
 
+use super::codegen_args::{
+    BackendArg, CudaGraphsArg, DeviceArg, FallbackArg, GuardArg, PrecisionArg,
+};
 use super::compile_check::{
     check, graphs_line, memory_line, searched_check, speed_of_light, timings_line, verifying_line,
     CompileChecks, Stages,
 };
 use super::error::{DriverError, DriverResult};
-use super::files::read_file;
+use super::files::{read_file, write};
+use super::pool::runtime_error;
 use super::search_arg::SearchArg;
-use super::verify::runtime_error;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::frontend::{Frontend, FrontendUsed};
@@ -18,105 +21,11 @@ use drtc::driver::retry_ladder::climb;
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext};
 use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
-use drtc_backends::graphs::GraphMode;
-use drtc_backends::guard::{GuardMode, GuardOptions};
-use drtc_backends::triton::Precision;
+use drtc_backends::guard::GuardOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PrecisionArg {
-    /// Results pass allclose(atol=rtol=1e-4) against full-fp32 PyTorch (KernelBench's
-    /// rule): per GEMM region, Triton tf32x3, cuBLAS in full fp32, or Triton ieee.
-    Fp32,
-    /// TensorFloat-32 where the error model says the relative-norm rule (1e-3) holds; a
-    /// safer precision for regions (e.g. very long K) where it would not.
-    Tf32,
-    /// Full fp32 products everywhere.
-    Ieee,
-}
-
-impl PrecisionArg {
-    /// The compile option it names.
-    pub fn precision(self) -> Precision {
-        match self {
-            PrecisionArg::Fp32 => Precision::Fp32,
-            PrecisionArg::Tf32 => Precision::Tf32,
-            PrecisionArg::Ieee => Precision::Ieee,
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum BackendArg {
-    /// drtc's own Triton templates.
-    Template,
-    /// A language model behind an OpenAI-compatible server writes candidates; the
-    /// template kernel stays a candidate, and the fastest verified one is kept.
-    Llm,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FallbackArg {
-    /// Write the template backend's module when the LLM server cannot be used.
-    Template,
-    /// Write nothing then.
-    None,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum DeviceArg {
-    /// Triton's CPU interpreter: correctness only.
-    Cpu,
-    /// A CUDA GPU: verification and timing.
-    Cuda,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum GuardArg {
-    /// Compile again through drtc for the new activation shapes and dtypes (verified, and
-    /// cached per signature in memory and under $DRTC_GUARD_CACHE or $DRTC_HOME/guard);
-    /// where that is not possible, compute the reference and warn once.
-    Recompile,
-    /// Raise a ValueError naming the expected and the given inputs.
-    Error,
-    /// Compute the reference PyTorch program and warn once.
-    Reference,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum CudaGraphsArg {
-    /// Where the cost rule says they pay: the launches they save (about 4 us each)
-    /// outweigh the output copies a replay adds; never on CPU or with random ops.
-    Auto,
-    /// Whenever the program can be captured (no random ops; a no-op on CPU).
-    On,
-    /// Never: every call runs the kernels eagerly.
-    Off,
-}
-
-impl CudaGraphsArg {
-    pub fn mode(self) -> GraphMode {
-        match self {
-            CudaGraphsArg::Auto => GraphMode::Auto,
-            CudaGraphsArg::On => GraphMode::On,
-            CudaGraphsArg::Off => GraphMode::Off,
-        }
-    }
-}
-
-impl GuardArg {
-    pub fn mode(self) -> GuardMode {
-        match self {
-            GuardArg::Recompile => GuardMode::Recompile,
-            GuardArg::Error => GuardMode::Error,
-            GuardArg::Reference => GuardMode::Reference,
-        }
-    }
-}
 
 /// The drtc binary a generated module records for recompiling (this one, absolute).
 pub fn this_drtc() -> Option<String> {
@@ -302,13 +211,6 @@ pub(super) fn recompile_args(args: &CompileArgs) -> Vec<String> {
     v
 }
 
-pub(super) fn write(path: &Path, text: &str) -> DriverResult<()> {
-    std::fs::write(path, text).map_err(|source| DriverError::Write {
-        path: path.display().to_string(),
-        source,
-    })
-}
-
 /// The device `drtc compile` runs on and its compile options (the guards' reference source
 /// is filled in per program).
 pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOptions) {
@@ -385,7 +287,7 @@ pub fn refuse_llm_options(matches: &clap::ArgMatches) -> DriverResult<()> {
 pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.file)?;
     let overrides = drtc::driver::shrink::merged_overrides(&contents, &args.set, args.shrink);
-    super::decompose::say_overrides(&overrides, &args.set);
+    super::overrides::say_overrides(&overrides, &args.set);
     let multi = args.file.extension().is_some_and(|e| e == "jsonl");
     if multi && !args.input_types.is_empty() && args.line.is_none() {
         return Err(DriverError::Reported(
@@ -439,7 +341,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         let home = home.clone();
         std::thread::spawn(move || -> DriverResult<WorkerPool> {
             let python = PythonEnv::locate(&home).map_err(runtime_error)?;
-            let pool = super::verify::worker_pool(python, &home, PoolOptions::new(device))?;
+            let pool = super::pool::worker_pool(python, &home, PoolOptions::new(device))?;
             // a worker that fails to start is reported by the first verification
             let _ = pool.warm_up_next();
             Ok(pool)

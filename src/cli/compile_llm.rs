@@ -2,9 +2,11 @@
 //! `drtc::driver::llm::compile`), with the server checked before any work, and the
 //! template backend's module written instead when it cannot be used (`--fallback`).
 
-use super::compile::{device_and_options, run_template, write, CompileArgs, FallbackArg};
+use super::codegen_args::FallbackArg;
+use super::compile::{device_and_options, run_template, CompileArgs};
 use super::error::{DriverError, DriverResult};
 use super::files::read_file;
+use super::files::write;
 use super::llm_args::program_dtype;
 use drtc::driver::llm::compile::compile_with_llm;
 use drtc::driver::llm::LlmContext;
@@ -49,7 +51,7 @@ pub fn run(args: CompileArgs) -> DriverResult<ExitCode> {
             }
         }
     }
-    super::decompose::say_overrides(&overrides, &args.set);
+    super::overrides::say_overrides(&overrides, &args.set);
     // `auto` is the native frontend here: a program it refuses is refused with its reason
     let mut programs = load_programs(&args.file, &contents, &overrides, args.line)
         .map_err(DriverError::Reported)?;

@@ -7,12 +7,14 @@
 
 use super::error::{DriverError, DriverResult};
 use super::files::read_file;
+use super::overrides::{overrides, say_overrides};
+use super::pipeline::prepare;
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
-use drtc::driver::decompose::{run_pipeline, subproblem_records};
+use drtc::driver::decompose::subproblem_records;
 use drtc::driver::load::load_programs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args, Debug)]
@@ -49,37 +51,6 @@ pub struct DecomposeArgs {
     /// (`drtc stitch` must be given the same).
     #[arg(long, value_name = "PIPELINE")]
     pub passes: Option<String>,
-}
-
-/// Runs `pipeline` (if any) over a loaded program's graph.
-pub fn prepare(graph: &mut drtc_ir::Graph, pipeline: Option<&str>) -> DriverResult<()> {
-    run_pipeline(graph, pipeline).map_err(DriverError::Reported)
-}
-
-/// The overrides for `file`: `--set`, plus the size caps with `--shrink` (`.py` only).
-/// Says on stderr which constants `--shrink` changed (the ones not given with `--set`).
-pub fn say_overrides(all: &[ConstantOverride], set: &[ConstantOverride]) {
-    let shrunk: Vec<String> = all
-        .iter()
-        .filter(|o| !set.iter().any(|s| s.name == o.name))
-        .map(|o| format!("{}={}", o.name, o.value))
-        .collect();
-    if !shrunk.is_empty() {
-        eprintln!(
-            "--shrink set {} (--set NAME=VALUE chooses other values)",
-            shrunk.join(", ")
-        );
-    }
-}
-
-pub fn overrides(
-    file: &Path,
-    contents: &str,
-    set: &[ConstantOverride],
-    shrink: bool,
-) -> Vec<ConstantOverride> {
-    let python = file.extension().is_some_and(|e| e == "py");
-    drtc::driver::shrink::merged_overrides(contents, set, shrink && python)
 }
 
 pub fn run(args: DecomposeArgs) -> DriverResult<ExitCode> {

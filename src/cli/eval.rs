@@ -3,9 +3,10 @@
 //! torch.compile with `--baseline compile`), per-op success, tokens and time. Results go
 //! to a JSON-lines file as each task finishes, so an interrupted run resumes (`--resume`).
 
-use super::compile::{write, DeviceArg};
+use super::codegen_args::DeviceArg;
 use super::error::{DriverError, DriverResult};
 use super::files::read_file;
+use super::files::write;
 use super::llm_args::{program_dtype, LlmArgs};
 use super::ray_arg::{print_summary, RayArgs};
 use clap::{Args, ValueEnum};

@@ -2,6 +2,7 @@
 //! before any work.
 
 use super::error::{DriverError, DriverResult};
+use std::path::Path;
 
 /// Reads a file, mapping the error to a driver error naming the path.
 pub fn read_file(path: &std::path::Path) -> DriverResult<String> {
@@ -53,4 +54,12 @@ pub fn check_writable_dir(path: &std::path::Path) -> DriverResult<()> {
         source,
     })?;
     check_writable_file(&path.join(format!(".drtc-write-check-{}", std::process::id())))
+}
+
+/// Writes `text` to `path`, a write error naming the path.
+pub fn write(path: &Path, text: &str) -> DriverResult<()> {
+    std::fs::write(path, text).map_err(|source| DriverError::Write {
+        path: path.display().to_string(),
+        source,
+    })
 }

@@ -2,7 +2,7 @@
 //! checks, and the setup they need (client with cache, static checker, worker pool).
 
 use super::error::{DriverError, DriverResult};
-use super::verify::runtime_error;
+use super::pool::runtime_error;
 use clap::{Args, ValueEnum};
 use drtc::driver::llm::LlmSettings;
 use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
@@ -205,7 +205,7 @@ impl LlmArgs {
         if ray_actors.is_some() {
             options.workers = ray_actors;
         }
-        let pool = super::verify::worker_pool(python, &home, options)?;
+        let pool = super::pool::worker_pool(python, &home, options)?;
         let gpu =
             self.target_gpu
                 .clone()

@@ -12,6 +12,7 @@ own); 3 drtc failed (its Python runtime could not start or answer, an internal e
 
 mod baseline_arg;
 mod bench_pair;
+mod codegen_args;
 mod compile;
 mod compile_cache;
 mod compile_check;
@@ -29,7 +30,11 @@ mod layout_arg;
 mod llm_args;
 mod ops;
 mod opt;
+mod overrides;
+mod pair_args;
 mod parse;
+mod pipeline;
+mod pool;
 mod ray_arg;
 mod search_arg;
 mod service;
@@ -138,13 +143,13 @@ pub fn run(cli: Cli, matches: &clap::ArgMatches) -> DriverResult<ExitCode> {
     check_outputs(&cli.command)?;
     match cli.command {
         Command::Compile(args) => match args.backend {
-            compile::BackendArg::Template => {
+            codegen_args::BackendArg::Template => {
                 if let Some(sub) = matches.subcommand_matches("compile") {
                     compile::refuse_llm_options(sub)?;
                 }
                 compile::run_template(args)
             }
-            compile::BackendArg::Llm => compile_llm::run(args),
+            codegen_args::BackendArg::Llm => compile_llm::run(args),
         },
         Command::Suite(args) => suite::run(args),
         Command::SuiteReport(args) => suite_report::run(args),

@@ -84,8 +84,8 @@ pub fn run(args: ParseArgs) -> DriverResult<ExitCode> {
     }
     let mut failures = vec![];
     let mut printed = vec![];
-    let overrides = super::decompose::overrides(&args.file, &contents, &args.set, args.shrink);
-    super::decompose::say_overrides(&overrides, &args.set);
+    let overrides = super::overrides::overrides(&args.file, &contents, &args.set, args.shrink);
+    super::overrides::say_overrides(&overrides, &args.set);
     if args.frontend != drtc::driver::frontend::Frontend::Native || !overrides.is_empty() {
         let loaded = drtc::driver::load::load_programs_with_types(
             &args.file,

@@ -2,7 +2,7 @@
 //! (`run` serves, started by the commands that verify; `status` and `stop` manage them).
 
 use super::error::{DriverError, DriverResult};
-use super::verify::runtime_error;
+use super::pool::runtime_error;
 use clap::{Args, Subcommand, ValueEnum};
 use drtc::verifier::service::client::{call_at, service_dir, status_at};
 use drtc::verifier::service::{server, ServiceRequest};

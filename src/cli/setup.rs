@@ -2,7 +2,7 @@
 //! a fast no-op when it is already up to date.
 
 use super::error::{DriverError, DriverResult};
-use super::verify::runtime_error;
+use super::pool::runtime_error;
 use clap::Args;
 use drtc::verifier::{env, setup, DrtcHome};
 use std::process::ExitCode;

@@ -7,10 +7,11 @@
 //! `triton_fused_operator`, or a KernelBench program's `ModelNew` (subclassing the
 //! reference's `Model`, so it owns the same parameters).
 
-use super::compile::GuardArg;
-use super::decompose::{overrides, prepare};
+use super::codegen_args::GuardArg;
 use super::error::{DriverError, DriverResult};
 use super::files::read_file;
+use super::overrides::overrides;
+use super::pipeline::prepare;
 use clap::Args;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::load::load_programs;
@@ -95,7 +96,7 @@ fn strings(v: &Value, key: &str) -> Vec<String> {
 pub fn run(args: StitchArgs) -> DriverResult<ExitCode> {
     let contents = read_file(&args.programs)?;
     let ov = overrides(&args.programs, &contents, &args.set, args.shrink);
-    super::decompose::say_overrides(&ov, &args.set);
+    super::overrides::say_overrides(&ov, &args.set);
     let programs =
         load_programs(&args.programs, &contents, &ov, None).map_err(DriverError::Reported)?;
     let subs = json_lines(&args.subproblems)?;

@@ -3,13 +3,13 @@
 //! and print a table with the summary metrics.
 
 use super::baseline_arg::BaselineArg;
-use super::bench_pair::TorchPrecisionArg;
-use super::compile::PrecisionArg;
+use super::baseline_arg::TorchPrecisionArg;
+use super::codegen_args::PrecisionArg;
 use super::error::{DriverError, DriverResult};
+use super::pool::runtime_error;
 use super::suite_results::ResultsFile;
 use super::suite_table::{detail, render, VERIFIED};
 use super::suite_task::{run_task, TaskContext};
-use super::verify::runtime_error;
 use clap::Args;
 use drtc::driver::compile::CompileOptions;
 use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv};
@@ -52,7 +52,7 @@ pub struct SuiteArgs {
     pub dir: PathBuf,
     /// cpu (interpreter, correctness only) or cuda (correctness and timing).
     #[arg(long, value_enum)]
-    pub device: Option<super::compile::DeviceArg>,
+    pub device: Option<super::codegen_args::DeviceArg>,
     /// Cap size constants by name (batch, spatial, channel, matrix dims) for the interpreter.
     #[arg(long)]
     pub shrink: bool,
@@ -97,7 +97,7 @@ pub struct SuiteArgs {
     pub torch_precision: Option<TorchPrecisionArg>,
     /// CUDA graphs in the generated modules (as `drtc compile --cuda-graphs`).
     #[arg(long, value_enum, default_value = "auto")]
-    pub cuda_graphs: super::compile::CudaGraphsArg,
+    pub cuda_graphs: super::codegen_args::CudaGraphsArg,
     /// Only programs whose file name contains this text (repeatable).
     #[arg(long)]
     pub filter: Vec<String>,
@@ -184,8 +184,8 @@ fn write_markdown(path: &Path, rows: &[Value]) -> DriverResult<()> {
 
 pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     let device = match args.device {
-        Some(super::compile::DeviceArg::Cpu) => DeviceKind::Cpu,
-        Some(super::compile::DeviceArg::Cuda) => DeviceKind::Cuda,
+        Some(super::codegen_args::DeviceArg::Cpu) => DeviceKind::Cpu,
+        Some(super::codegen_args::DeviceArg::Cuda) => DeviceKind::Cuda,
         None => DeviceKind::detect(),
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(&args.dir)
@@ -283,7 +283,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     if let Some(n) = args.ray.actors() {
         options.workers = Some(n);
     }
-    let pool = super::verify::worker_pool(python, &home, options)?;
+    let pool = super::pool::worker_pool(python, &home, options)?;
     let cx = TaskContext {
         pool: &pool,
         device,

@@ -5,8 +5,8 @@
 //! written in index order as soon as every earlier chunk is in.
 
 use super::error::{DriverError, DriverResult};
+use super::pool::runtime_error;
 use super::synth::{checked_options, print_summary, SynthArgs};
-use super::verify::runtime_error;
 use clap::ValueEnum;
 use drtc::driver::synth::RunStats;
 use drtc::verifier::ray::bridge::{Bridge, BridgeStart};
