@@ -172,7 +172,7 @@ def _drtc_graphed(args):
     """`_drtc_dispatch` through CUDA graphs: the kernels' outputs for `args` (every
     `drtc_forward` argument, in order), or None when the caller must compute the
     reference instead."""
-    if not _drtc_matches(args) or args[0].device.type != "cuda":
+    if _drtc_matches(args) is None or args[0].device.type != "cuda":
         _DRTC_GRAPHS.stats["last"] = "guard"
         return _drtc_dispatch(args)
     device = args[0].device

@@ -147,3 +147,27 @@ pub fn guard_section(
     writeln!(s, "_DRTC_SOURCE = {}\n\n", py_str(source)).unwrap();
     s
 }
+
+#[cfg(test)]
+mod tests {
+    /// `_drtc_matches` answers the inputs' CUDA device index, which is 0 on the first GPU:
+    /// a caller that read it as a truth value would send every call on device 0 down the
+    /// slow path (the CUDA-graph runtime did once). Every caller compares with None.
+    #[test]
+    fn the_fast_path_answer_is_never_read_as_a_truth_value() {
+        for (name, text) in [
+            ("guard_runtime.py", include_str!("guard_runtime.py")),
+            ("graph_runtime.py", include_str!("graph_runtime.py")),
+        ] {
+            for line in text.lines().filter(|l| l.contains("_drtc_matches(args)")) {
+                let l = line.trim();
+                assert!(
+                    l.starts_with("def ")
+                        || l.contains("_drtc_matches(args) is None")
+                        || l.starts_with("index = _drtc_matches(args)"),
+                    "{name}: {l}"
+                );
+            }
+        }
+    }
+}
