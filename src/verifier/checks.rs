@@ -251,6 +251,10 @@ pub struct Phases {
     /// Loading reference and candidate (an untrusted one's import in its own process).
     #[serde(default)]
     pub load_s: f64,
+    /// drtc's own kernels compiled concurrently before the first trial (0 when nothing
+    /// was compiled ahead: an untrusted answer, the interpreter, a single kernel).
+    #[serde(default)]
+    pub jit_s: f64,
     /// Every trial, the float64 truth included.
     #[serde(default)]
     pub trials_s: f64,
@@ -263,15 +267,21 @@ pub struct Phases {
 }
 
 impl Phases {
-    /// One line: `load 0.41 s, 5 trials 2.10 s (float64 truth 0.30 s), 2.55 s in the worker`.
+    /// One line: `load 0.41 s, 5 trials 2.10 s (float64 truth 0.30 s), 2.55 s in the worker`
+    /// (with `kernels compiled ahead 1.20 s` after the load when they were).
     pub fn line(&self, trials: usize) -> String {
         let truth = if self.truth_s > 0.0 {
             format!(" (float64 truth {:.2} s)", self.truth_s)
         } else {
             String::new()
         };
+        let jit = if self.jit_s > 0.0 {
+            format!(", kernels compiled ahead {:.2} s", self.jit_s)
+        } else {
+            String::new()
+        };
         format!(
-            "load {:.2} s, {trials} trial{} {:.2} s{truth}, {:.2} s in the worker",
+            "load {:.2} s{jit}, {trials} trial{} {:.2} s{truth}, {:.2} s in the worker",
             self.load_s,
             if trials == 1 { "" } else { "s" },
             self.trials_s,

@@ -1,0 +1,67 @@
+//! The verification worker compiles a drtc module's kernels concurrently before its first
+//! trial, from a dry run of the forward (`drtc_worker/precompile.py`). Without a GPU the
+//! compile itself cannot run: `tests/check_precompile.py` stands in for it and checks
+//! what the dry run records and leaves behind.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[test]
+fn the_dry_run_records_every_launch_and_leaves_the_module_as_it_was() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("precompile");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // a convolution, training-mode batch norm (a buffer the dry run's PyTorch op updates),
+    // a pooling and a group norm: several kernels; CUDA graphs on
+    let module = d.join("module.py");
+    let out = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .arg("compile")
+        .arg(root.join("tests/data/precompile_model.py"))
+        .args([
+            "--device",
+            "cuda",
+            "--no-verify",
+            "--cuda-graphs",
+            "on",
+            "-o",
+        ])
+        .arg(&module)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let home = drtc::verifier::DrtcHome::from_env();
+    let python = drtc::verifier::PythonEnv::locate(&home)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python;
+    let out = Command::new(python)
+        .arg(root.join("tests/check_precompile.py"))
+        .arg(root.join("src/verifier/worker"))
+        .arg(&module)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    let compiled = r["compiled"].as_array().unwrap();
+    assert!(compiled.len() >= 2, "{r}");
+    assert!(compiled.iter().all(|c| c[1] == true), "compile only: {r}");
+    assert_eq!(r["answer"][0], compiled.len(), "{r}");
+    assert_eq!(r["graphed_restored"], true, "{r}");
+    assert_eq!(r["kernels_restored"], true, "{r}");
+    assert_eq!(
+        r["captures"], 0,
+        "no graph captured from launches that did not run: {r}"
+    );
+    assert_eq!(r["state_is_the_references"], true, "{r}");
+}
