@@ -150,3 +150,14 @@ fn losses_become_reduction_kernels_and_verify() {
     );
     assert!(src.contains("@triton.jit"), "{src}");
 }
+
+#[test]
+fn softmax_likes_over_long_rows_take_one_online_pass_and_verify() {
+    // rows of 9000 columns: looped passes; the row max and the sum of exponentials of
+    // each softmax, log-softmax and logsumexp come from one online pass over x
+    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wide_softmax.py");
+    let src = compile_file_verified(&program, "wide_softmax");
+    assert!(src.contains("looped passes"), "{src}");
+    let online = src.matches("* tl.exp(acc").count();
+    assert!(online >= 2, "{src}");
+}

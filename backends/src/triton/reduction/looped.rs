@@ -1,7 +1,7 @@
 //! The row strategy: one program per BLOCK_R rows, either a single pass over whole
 //! rows (BLOCK_C >= columns) or looped passes over BLOCK_C columns, one per reduction
-//! (two moments in one Welford pass), then a last pass that writes the domain-shaped
-//! outputs.
+//! (two moments in one Welford pass; a softmax's row max and sum of exponentials in one
+//! online pass), then a last pass that writes the domain-shaped outputs.
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
@@ -132,6 +132,33 @@ pub(super) fn row_kernel(
                 writeln!(body, "    {} = wm2{i}[:, None]", prog.var(q)).unwrap();
                 emitted[i] = true;
                 emitted[q] = true;
+                continue;
+            }
+            if let Some(&(_, sum, x)) = b.online.iter().find(|o| o.0 == i) {
+                // one pass for the row max and the row sum of exp(x - max): the running
+                // sum is rescaled whenever the running max grows (online softmax), so x
+                // is read once here instead of twice
+                let ct = compute_ty(prog.stmts[x].dtype);
+                let (mx, sm) = (format!("acc{i}"), format!("acc{sum}"));
+                writeln!(body, "    {mx} = tl.full([BLOCK_R], float('-inf'), {ct})").unwrap();
+                writeln!(body, "    {sm} = tl.zeros([BLOCK_R], {ct})").unwrap();
+                writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+                col_header(&mut body, "        ", "cstart + ");
+                let need = prog.closure(&[x], &|j| emitted[j]);
+                emit_stmts(&mut body, prog, &need, "        ");
+                let xv = prog.var(x);
+                let block_max = reduce_line(RedKind::Max, xv, prog.stmts[x].dtype);
+                writeln!(body, "        bm = tl.maximum({mx}, {block_max})").unwrap();
+                writeln!(
+                    body,
+                    "        {sm} = {sm} * tl.exp({mx} - bm) + tl.sum(tl.where(mask, tl.exp({xv} - bm[:, None]), 0.0), axis=1)"
+                )
+                .unwrap();
+                writeln!(body, "        {mx} = bm").unwrap();
+                writeln!(body, "    {} = {mx}[:, None]", s.var).unwrap();
+                writeln!(body, "    {} = {sm}[:, None]", prog.var(sum)).unwrap();
+                emitted[i] = true;
+                emitted[sum] = true;
                 continue;
             }
             match (&s.code, s.space) {

@@ -162,6 +162,9 @@ pub(super) struct Builder<'g> {
     pub(super) welford: Vec<(usize, usize, usize)>,
     /// The (mean, deviation, variance) statements of each operand whose moments are taken.
     pub(super) moments: HashMap<usize, (usize, usize, usize)>,
+    /// Softmax-like pairs (row max m of x, row sum s of exp(x - m), x): a looped kernel
+    /// computes both in one pass (the online rescaling of the running sum) instead of two.
+    pub(super) online: Vec<(usize, usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -236,6 +239,7 @@ impl Builder<'_> {
             vec![x, m],
         );
         let s = self.prog.reduce(RedKind::Sum, e);
+        self.online.push((m, s, x));
         (m, e, s)
     }
 

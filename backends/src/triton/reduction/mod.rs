@@ -135,6 +135,7 @@ pub fn reduction_kernel(
         stats: vec![],
         welford: vec![],
         moments: HashMap::new(),
+        online: vec![],
     };
     for &n in nodes {
         let node = g.node(n);
