@@ -534,6 +534,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_phase_line_names_the_compile_ahead_only_when_it_ran() {
+        let mut p: Phases = serde_json::from_value(serde_json::json!({
+            "load_s": 0.36, "trials_s": 5.73, "truth_s": 0.34, "total_s": 12.53
+        }))
+        .unwrap();
+        assert_eq!(
+            p.line(6),
+            "load 0.36 s, 6 trials 5.73 s (float64 truth 0.34 s), 12.53 s in the worker"
+        );
+        p.jit_s = 6.42;
+        assert_eq!(
+            p.line(6),
+            "load 0.36 s, kernels compiled ahead 6.42 s, 6 trials 5.73 s (float64 truth 0.34 s), \
+             12.53 s in the worker"
+        );
+    }
+
+    #[test]
     fn memory_lines_say_both_peaks_and_their_ratio() {
         let m: MemoryReport = serde_json::from_value(serde_json::json!({
             "device": "cuda", "reference_peak_bytes": 12_800_000_000u64,
