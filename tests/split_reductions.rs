@@ -154,10 +154,17 @@ fn losses_become_reduction_kernels_and_verify() {
 #[test]
 fn softmax_likes_over_long_rows_take_one_online_pass_and_verify() {
     // rows of 9000 columns: looped passes; the row max and the sum of exponentials of
-    // each softmax, log-softmax and logsumexp come from one online pass over x
+    // each softmax, log-softmax and logsumexp come from one online pass over their
+    // operand, shared by those over the same operand
     let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/wide_softmax.py");
     let src = compile_file_verified(&program, "wide_softmax");
     assert!(src.contains("looped passes"), "{src}");
+    // softmax(3x) one pass; log_softmax(x) and logsumexp(x) share one; then the output
     let online = src.matches("* tl.exp(acc").count();
-    assert!(online >= 2, "{src}");
+    assert_eq!(online, 2, "{src}");
+    assert_eq!(
+        src.matches("for cstart in range(0, 9000,").count(),
+        3,
+        "{src}"
+    );
 }

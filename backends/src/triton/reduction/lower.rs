@@ -165,6 +165,9 @@ pub(super) struct Builder<'g> {
     /// Softmax-like pairs (row max m of x, row sum s of exp(x - m), x): a looped kernel
     /// computes both in one pass (the online rescaling of the running sum) instead of two.
     pub(super) online: Vec<(usize, usize, usize)>,
+    /// The (max, exponentials, sum) statements of each operand a softmax-like reduces, so
+    /// that two of them over the same operand share one pass.
+    pub(super) exp_sums: HashMap<(usize, DType), (usize, usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -232,6 +235,9 @@ impl Builder<'_> {
 
     /// The row max `m`, `e = exp(x - m)` and the row sum `s` of `e`: softmax-likes.
     fn exp_sum(&mut self, x: usize, dt: DType) -> (usize, usize, usize) {
+        if let Some(&known) = self.exp_sums.get(&(x, dt)) {
+            return known;
+        }
         let m = self.prog.reduce(RedKind::Max, x);
         let e = self.full(
             dt,
@@ -240,6 +246,7 @@ impl Builder<'_> {
         );
         let s = self.prog.reduce(RedKind::Sum, e);
         self.online.push((m, s, x));
+        self.exp_sums.insert((x, dt), (m, e, s));
         (m, e, s)
     }
 

@@ -136,6 +136,7 @@ pub fn reduction_kernel(
         welford: vec![],
         moments: HashMap::new(),
         online: vec![],
+        exp_sums: HashMap::new(),
     };
     for &n in nodes {
         let node = g.node(n);
