@@ -487,7 +487,9 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     spin.finish_and_clear();
                     // a failed module climbs the retry ladder (the one `drtc suite` and
                     // Python's compile climb too)
-                    let search_cx = match search_on {
+                    // the rungs' search context (a device scan and a Python query) only
+                    // when they run
+                    let search_cx = match search_on.filter(|_| first.0.failed()) {
                         Some(scope) => Some(
                             SearchContext::in_home(
                                 pool,

@@ -351,7 +351,11 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     req.rule = Some(cx.opts.precision.rule().to_string());
     let first = check(row, &req, cx, started, false);
     // a failed module climbs the retry ladder (the one `drtc compile` climbs)
-    let scx = cx.search.and_then(|hs| search_context(&refp, hs, cx).ok());
+    // the rungs' search context (a device scan and a Python query) only when they run
+    let scx = cx
+        .search
+        .filter(|_| first.failed())
+        .and_then(|hs| search_context(&refp, hs, cx).ok());
     let mut opts = cx.opts.clone();
     let mut checks = SuiteChecks {
         row,

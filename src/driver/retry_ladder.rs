@@ -55,7 +55,10 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    fn failed(&self) -> bool {
+    /// Whether the ladder climbs from here: not verified, and another module may do
+    /// better (callers build what only the rungs need, such as a search context, after
+    /// asking this).
+    pub fn failed(&self) -> bool {
         !self.verified && self.retryable
     }
 }
@@ -195,18 +198,19 @@ fn step(
                 Rung::GemmLibrary => GemmImpl::Library,
                 _ => GemmImpl::PyTorch,
             };
-            let previous: Vec<(usize, String)> = compiled
+            let previous: Vec<(usize, GemmImpl)> = compiled
                 .module
                 .regions
                 .iter()
-                .filter_map(|r| r.gemm.as_ref().map(|g| (r.index, g.imp.describe())))
+                .filter_map(|r| r.gemm.as_ref().map(|g| (r.index, g.imp)))
                 .collect();
-            if previous.is_empty() || previous.iter().all(|(_, p)| *p == imp.describe()) {
+            if previous.is_empty() || previous.iter().all(|&(_, p)| p == imp) {
                 return Ok(None);
             }
             let mut lowering = compiled.lowering(opts);
             let gp = (&compiled.graph, &compiled.plan);
-            for (index, prev) in &previous {
+            for &(index, prev) in &previous {
+                let prev = prev.describe();
                 let reason = match imp {
                     GemmImpl::PyTorch => format!(
                         "every implementation failed verification ({prev}, library); \
@@ -215,7 +219,7 @@ fn step(
                     _ => format!("{prev} failed verification ({why}); library call instead"),
                 };
                 lowering
-                    .set_gemm(gp, *index, imp, &reason)
+                    .set_gemm(gp, index, imp, &reason)
                     .map_err(|e| format!("internal error: {e}"))?;
             }
             compiled.module = compiled.emit(&lowering, form);
