@@ -168,3 +168,26 @@ fn softmax_likes_over_long_rows_take_one_online_pass_and_verify() {
         "{src}"
     );
 }
+
+#[test]
+fn scans_run_in_the_reduction_template_and_verify() {
+    // a masked cumsum in one pass; a cumprod and a cumsum of a softmax over rows of 9000
+    // columns carried across blocks; a cumsum over dim 0 of [700, 48] with tall tiles; a
+    // sum of a cumsum in a region after the scan's
+    let src = compile_verified("scans");
+    assert!(
+        src.contains("tl.cumsum(tl.where(mask,") && src.contains("tl.cumprod(tl.where(mask,"),
+        "{src}"
+    );
+    // the carried scans: a running value per scan in the pass that writes the outputs
+    assert_eq!(
+        src.matches(" = tl.full([BLOCK_R, 1], 1.0,").count(),
+        1,
+        "{src}"
+    );
+    assert_eq!(src.matches(" = tl.zeros([BLOCK_R, 1],").count(), 2, "{src}");
+    assert!(src.contains("48 rows x 700 columns"), "{src}");
+    // no region left to PyTorch
+    assert!(!src.contains("(fallback):"), "{src}");
+    assert_eq!(src.matches("_reduction[(").count(), 4, "{src}");
+}

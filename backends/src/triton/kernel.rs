@@ -125,9 +125,12 @@ pub fn signature(
 
 /// Emits the statements `order` of `prog` as `var = code` lines at `indent`.
 pub fn emit_stmts(out: &mut String, prog: &Program, order: &[usize], indent: &str) {
+    use super::statements::Code;
     for &i in order {
-        if let super::statements::Code::Expr(code) = &prog.stmts[i].code {
-            writeln!(out, "{indent}{} = {code}", prog.stmts[i].var).unwrap();
+        match &prog.stmts[i].code {
+            Code::Expr(code) => writeln!(out, "{indent}{} = {code}", prog.stmts[i].var).unwrap(),
+            // emitted by the reduction template's passes, which own their accumulators
+            Code::Reduce { .. } | Code::Scan { .. } => {}
         }
     }
 }

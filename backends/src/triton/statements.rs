@@ -26,12 +26,22 @@ pub enum RedKind {
     ArgMin,
 }
 
+/// A running (inclusive) combination along the columns: a scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    Sum,
+    Prod,
+}
+
 #[derive(Clone, Debug)]
 pub enum Code {
     /// An expression over earlier statements (by var name) and loads.
     Expr(String),
     /// A reduction of a Full statement over the columns.
     Reduce { kind: RedKind, input: usize },
+    /// The inclusive scan of a Full statement along the columns (a Full statement): the
+    /// reduction template emits it, carrying the running value across column blocks.
+    Scan { kind: ScanKind, input: usize },
 }
 
 #[derive(Clone, Debug)]
@@ -163,6 +173,19 @@ impl Program {
             _ => self.stmts[input].dtype,
         };
         self.push(Sp::Row, dtype, Code::Reduce { kind, input }, vec![input])
+    }
+
+    /// The inclusive scan of statement `input` along the columns.
+    pub fn scan(&mut self, kind: ScanKind, input: usize) -> usize {
+        let dtype = self.stmts[input].dtype;
+        self.push(Sp::Full, dtype, Code::Scan { kind, input }, vec![input])
+    }
+
+    /// Whether the program holds a scan.
+    pub fn has_scan(&self) -> bool {
+        self.stmts
+            .iter()
+            .any(|s| matches!(s.code, Code::Scan { .. }))
     }
 
     pub fn var(&self, i: usize) -> &str {

@@ -63,10 +63,9 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
     let mut groups = None;
     let ints = |k: &str| n.attrs.get(k).and_then(Attr::as_ints).map(<[i64]>::to_vec);
     match n.op.kind() {
-        Kind::Reduce | Kind::Norm | Kind::Window(Pool::AdaptiveAvg, _) => {}
+        Kind::Reduce | Kind::Norm | Kind::Scan | Kind::Window(Pool::AdaptiveAvg, _) => {}
         Kind::Creation
         | Kind::Pointwise
-        | Kind::Scan
         | Kind::Loss
         | Kind::Window(Pool::Max | Pool::Avg, _)
         | Kind::Product
@@ -95,7 +94,8 @@ pub fn reduce_space(g: &Graph, node: NodeId) -> Option<ReduceSpace> {
             Some(d) => reduced[norm_dim(d, rank)] = true,
             None => reduced.iter_mut().for_each(|r| *r = true),
         },
-        Op::Softmax | Op::LogSoftmax => {
+        // a scan's columns are the dim it runs along (its result keeps the domain's shape)
+        Op::Softmax | Op::LogSoftmax | Op::Cumsum | Op::Cumprod => {
             reduced[norm_dim(n.attrs.get("dim")?.as_int()?, rank)] = true;
         }
         Op::BatchNorm => reduced

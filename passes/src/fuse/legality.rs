@@ -175,6 +175,12 @@ pub fn check_reduction(g: &Graph, nodes: &[NodeId]) -> Result<ReduceSpace, Strin
     {
         return Err("group_norm does not share its region with another reduction".into());
     }
+    if let Some(n) = reduction_after_scan(g, nodes) {
+        return Err(format!(
+            "`{}` reduces a scan of its own region (a scan is carried only through the pass that writes the outputs)",
+            g.node(n).op.name()
+        ));
+    }
     for &n in nodes {
         if super::classify::is_inlined_constant(g, n) {
             continue;
@@ -221,6 +227,30 @@ pub fn check_reduction(g: &Graph, nodes: &[NodeId]) -> Result<ReduceSpace, Strin
         }
     }
     Ok(space)
+}
+
+/// A reduction of the region (other than a scan) that reads, through the region's own
+/// values, the result of a scan of the region: its pass would need the scan's carry.
+fn reduction_after_scan(g: &Graph, nodes: &[NodeId]) -> Option<NodeId> {
+    let is_scan = |n: NodeId| g.node(n).op.kind() == drtc_ir::Kind::Scan;
+    // values downstream of a scan, to a fixpoint (whatever the order of `nodes`)
+    let mut after_scan: HashSet<ValueId> = HashSet::new();
+    loop {
+        let before = after_scan.len();
+        for &n in nodes {
+            let node = g.node(n);
+            let reads_scan = node.inputs.iter().any(|v| after_scan.contains(v));
+            if reads_scan && !is_scan(n) && reduce_space(g, n).is_some() {
+                return Some(n);
+            }
+            if reads_scan || is_scan(n) {
+                after_scan.extend(node.outputs.iter().copied());
+            }
+        }
+        if after_scan.len() == before {
+            return None;
+        }
+    }
 }
 
 fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), String> {

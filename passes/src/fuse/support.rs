@@ -104,7 +104,16 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
         }
         Kind::Composite | Kind::Conv { .. } => Support::Library,
         Kind::View => Support::View,
-        Kind::Scan => Support::Gap("no scan template"),
+        Kind::Scan => match n.op {
+            Op::Cumsum | Op::Cumprod if rank(0) == 0 => Support::Gap("a scan of a 0-dim tensor"),
+            Op::Cumsum | Op::Cumprod if !g.ty(n.inputs[0]).dtype.is_float() => {
+                Support::Gap("a scan of integers (PyTorch accumulates them in int64)")
+            }
+            // a scan is a row op of the reduction template: its result is domain-shaped,
+            // like a softmax's, and carried across column blocks
+            Op::Cumsum | Op::Cumprod => reduction,
+            _ => Support::Gap("a running extreme (cummax, cummin) returns indices too"),
+        },
         Kind::Opaque => Support::Gap("an opaque ATen call, run by PyTorch"),
         Kind::Loss => Support::Gap("no loss template"),
         Kind::Copy => Support::Gap("no copy template"),

@@ -10,7 +10,7 @@ use super::lower::{
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
-use crate::triton::statements::{Code, RedKind, Sp};
+use crate::triton::statements::{Code, Program, RedKind, ScanKind, Sp};
 use crate::triton::ty::{compute_ty, float_lit, storage_ty};
 use drtc_ir::{Graph, NodeId, ValueId};
 use drtc_passes::fuse::ReduceSpace;
@@ -92,6 +92,10 @@ pub(super) fn row_kernel(
                 Code::Reduce { kind, input } => {
                     let line = reduce_line(*kind, prog.var(*input), s.dtype);
                     writeln!(body, "    {} = {line}[:, None]", s.var).unwrap();
+                }
+                Code::Scan { kind, input } => {
+                    let line = scan_line(*kind, prog.var(*input));
+                    writeln!(body, "    {} = {line}", s.var).unwrap();
                 }
             }
             let _ = i;
@@ -196,10 +200,20 @@ pub(super) fn row_kernel(
             }
         }
         if !full_roots.is_empty() {
+            let need = prog.closure(&full_roots, &|j| emitted[j]);
+            for &i in &need {
+                if let Code::Scan { kind, .. } = prog.stmts[i].code {
+                    let ct = compute_ty(prog.stmts[i].dtype);
+                    let init = match kind {
+                        ScanKind::Sum => format!("tl.zeros([BLOCK_R, 1], {ct})"),
+                        ScanKind::Prod => format!("tl.full([BLOCK_R, 1], 1.0, {ct})"),
+                    };
+                    writeln!(body, "    carry{i} = {init}").unwrap();
+                }
+            }
             writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
             col_header(&mut body, "        ", "cstart + ");
-            let need = prog.closure(&full_roots, &|j| emitted[j]);
-            emit_stmts(&mut body, prog, &need, "        ");
+            emit_carried(&mut body, prog, &need, "        ");
             store_full(&mut body, "        ", &|j| emitted[j]);
         }
     }
@@ -257,5 +271,40 @@ pub(super) fn row_kernel(
         scratch: vec![],
         stats,
         given: None,
+    }
+}
+
+/// The inclusive scan of one tile along its columns (columns past the end are neutral).
+fn scan_line(kind: ScanKind, x: &str) -> String {
+    match kind {
+        ScanKind::Sum => format!("tl.cumsum(tl.where(mask, {x}, 0.0), axis=1)"),
+        ScanKind::Prod => format!("tl.cumprod(tl.where(mask, {x}, 1.0), axis=1)"),
+    }
+}
+
+/// Python lines (inside the last pass's column loop) for the statements `order`: scans add
+/// the block's own scan to the running value of the blocks before it (`carry<i>`, started
+/// before the loop) and fold the block's total into it.
+fn emit_carried(out: &mut String, prog: &Program, order: &[usize], indent: &str) {
+    for &i in order {
+        let s = &prog.stmts[i];
+        match &s.code {
+            Code::Expr(code) => writeln!(out, "{indent}{} = {code}", s.var).unwrap(),
+            Code::Scan { kind, input } => {
+                let x = prog.var(*input);
+                let (op, total) = match kind {
+                    ScanKind::Sum => ("+", format!("tl.sum(tl.where(mask, {x}, 0.0), axis=1)")),
+                    ScanKind::Prod => (
+                        "*",
+                        format!("tl.reduce(tl.where(mask, {x}, 1.0), 1, _drtc_mul)"),
+                    ),
+                };
+                let line = scan_line(*kind, x);
+                writeln!(out, "{indent}{} = carry{i} {op} {line}", s.var).unwrap();
+                writeln!(out, "{indent}carry{i} = carry{i} {op} {total}[:, None]").unwrap();
+            }
+            // reductions were computed by the passes before this one
+            Code::Reduce { .. } => {}
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use super::space::Dims;
 use crate::triton::kernel::decompose;
-use crate::triton::statements::{align, DimMap, IndexSource, Program, RedKind, Sp};
+use crate::triton::statements::{align, DimMap, IndexSource, Program, RedKind, ScanKind, Sp};
 use crate::triton::ty::float_lit;
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
@@ -423,9 +423,12 @@ impl Builder<'_> {
                 let y = self.full(dt, format!("{} * {}", self.v(x), self.v(r)), vec![x, r]);
                 (Sp::Full, self.affine(node, y, false))
             }
+            // a scan along the columns (the row strategy carries it across column blocks)
+            Op::Cumsum => (Sp::Full, self.prog.scan(ScanKind::Sum, x)),
+            Op::Cumprod => (Sp::Full, self.prog.scan(ScanKind::Prod, x)),
             // no reduction template: a region holding one of these falls back to PyTorch
             // (an op without a reduction space took the pointwise path above; the planner
-            // keeps scans and losses out of reduction regions)
+            // keeps losses and running extremes out of reduction regions)
             _ => return None,
         };
         self.prog.vars.insert((out, sp), result);

@@ -1,5 +1,7 @@
-//! The reduction template: reductions, softmax-like ops and normalizations over one
-//! (rows x columns) space, with their pointwise producers and consumers.
+//! The reduction template: reductions, softmax-like ops, normalizations and scans over one
+//! (rows x columns) space, with their pointwise producers and consumers. A scan's result is
+//! domain-shaped; in looped passes it adds the running value of the blocks before
+//! (`carry<i>`) and only the row strategy carries it (a region with a scan never splits).
 //!
 //! The domain's reduced dims index columns, the others rows (group_norm splits the channel
 //! dim into a row part and a column part). Each program handles BLOCK_R rows.
@@ -120,9 +122,13 @@ pub fn reduction_kernel(
     if out_order.is_some_and(|o| o.len() != space.domain.len()) {
         return None;
     }
-    let order_free = !nodes
-        .iter()
-        .any(|&n| matches!(g.node(n).op, Op::Argmax | Op::Argmin));
+    // arg-reductions return a column index and scans run in column order
+    let order_free = !nodes.iter().any(|&n| {
+        matches!(
+            g.node(n).op,
+            Op::Argmax | Op::Argmin | Op::Cumsum | Op::Cumprod
+        )
+    });
     let dims = dims_in_order(space, out_order, order_free);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
@@ -169,7 +175,28 @@ pub fn reduction_kernel(
         });
     }
     let inner = inner_rows(&b.dims, &space.domain, out_order);
-    let config = match (config, choose(rows, cols, inner)) {
+    if b.prog.has_scan() && reduces_a_scan(&b.prog) {
+        return None;
+    }
+    let strategy = match choose(rows, cols, inner) {
+        // a scan's carry runs through one program's column blocks: the row strategy with
+        // the split's tile (tall tiles when rows are adjacent in memory)
+        Strategy::Split(plan) if b.prog.has_scan() => Strategy::Rows(if plan.block_r > 1 {
+            LaunchConfig {
+                blocks: vec![("BLOCK_R", plan.block_r), ("BLOCK_C", plan.block_c)],
+                num_warps: if plan.block_r * plan.block_c >= 4096 {
+                    8
+                } else {
+                    4
+                },
+                num_stages: 1,
+            }
+        } else {
+            reduction_config(rows, cols)
+        }),
+        s => s,
+    };
+    let config = match (config, strategy) {
         (Some(c), _) => c,
         (None, Strategy::Rows(c)) => c,
         (None, Strategy::Split(plan)) => {
@@ -189,6 +216,22 @@ pub fn reduction_kernel(
     Some(looped::row_kernel(
         g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols, out_order,
     ))
+}
+
+/// Whether a reduction reads a scan's result: its pass would need the scan's carry (the
+/// fusion planner keeps such pairs in separate regions).
+fn reduces_a_scan(prog: &Program) -> bool {
+    use super::statements::Code;
+    let scans: Vec<usize> = (0..prog.stmts.len())
+        .filter(|&i| matches!(prog.stmts[i].code, Code::Scan { .. }))
+        .collect();
+    prog.stmts.iter().any(|s| match s.code {
+        Code::Reduce { input, .. } => {
+            let need = prog.closure(&[input], &|_| false);
+            scans.iter().any(|sc| need.contains(sc))
+        }
+        Code::Expr(_) | Code::Scan { .. } => false,
+    })
 }
 
 /// The moment pair's statements (sum, M2) when the region's one partial stage is the
