@@ -173,8 +173,14 @@ fn softmax_likes_over_long_rows_take_one_online_pass_and_verify() {
 fn scans_run_in_the_reduction_template_and_verify() {
     // a masked cumsum in one pass; a cumprod and a cumsum of a softmax over rows of 9000
     // columns carried across blocks; a cumsum over dim 0 of [700, 48] with tall tiles; a
-    // sum of a cumsum in a region after the scan's
+    // sum of a cumsum in a region after the scan's; two reverse cumsums (spelled with
+    // flips), over long and short rows
     let src = compile_verified("scans");
+    assert!(
+        src.contains("cols = 8999 - cstart - tl.arange(0, BLOCK_C)"),
+        "{src}"
+    );
+    assert!(src.contains("cols = 299 - tl.arange(0, BLOCK_C)"), "{src}");
     assert!(
         src.contains("tl.cumsum(tl.where(mask,") && src.contains("tl.cumprod(tl.where(mask,"),
         "{src}"
@@ -185,9 +191,9 @@ fn scans_run_in_the_reduction_template_and_verify() {
         1,
         "{src}"
     );
-    assert_eq!(src.matches(" = tl.zeros([BLOCK_R, 1],").count(), 2, "{src}");
+    assert_eq!(src.matches(" = tl.zeros([BLOCK_R, 1],").count(), 3, "{src}");
     assert!(src.contains("48 rows x 700 columns"), "{src}");
     // no region left to PyTorch
     assert!(!src.contains("(fallback):"), "{src}");
-    assert_eq!(src.matches("_reduction[(").count(), 4, "{src}");
+    assert_eq!(src.matches("_reduction[(").count(), 6, "{src}");
 }

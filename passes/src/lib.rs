@@ -19,6 +19,7 @@ mod pass;
 mod pipeline;
 pub mod presets;
 pub mod registry;
+pub mod reverse_scans;
 mod step;
 
 pub use analysis::{Analysis, AnalysisInfo};

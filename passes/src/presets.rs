@@ -39,6 +39,9 @@ pub const EPILOGUE: &[&str] = &[
     // or mean, it fuses into one reduction kernel (after the e-graph rewrites, which keep
     // the loss whole as one node)
     "expand-losses",
+    // a scan between two flips of its dim is a reverse scan: the reduction template runs it
+    // without the two copies (after the e-graph rewrites, which know only forward scans)
+    "reverse-scans",
     // last, so no rewrite sees a bias-less convolution: a convolution whose only use is a
     // pointwise or reduction op is called without its bias, and the bias add joins the
     // consumer's fused kernel (one pass over the output fewer)

@@ -14,6 +14,7 @@ pub static PASSES: &[PassInfo] = &[
     crate::cse::INFO,
     crate::dce::INFO,
     crate::expand_losses::INFO,
+    crate::reverse_scans::INFO,
     crate::egraph::simplify::INFO,
 ];
 

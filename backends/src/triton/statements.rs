@@ -40,8 +40,13 @@ pub enum Code {
     /// A reduction of a Full statement over the columns.
     Reduce { kind: RedKind, input: usize },
     /// The inclusive scan of a Full statement along the columns (a Full statement): the
-    /// reduction template emits it, carrying the running value across column blocks.
-    Scan { kind: ScanKind, input: usize },
+    /// reduction template emits it, carrying the running value across column blocks;
+    /// `reverse` runs it from the last column.
+    Scan {
+        kind: ScanKind,
+        input: usize,
+        reverse: bool,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -175,10 +180,16 @@ impl Program {
         self.push(Sp::Row, dtype, Code::Reduce { kind, input }, vec![input])
     }
 
-    /// The inclusive scan of statement `input` along the columns.
-    pub fn scan(&mut self, kind: ScanKind, input: usize) -> usize {
+    /// The inclusive scan of statement `input` along the columns (from the last column when
+    /// `reverse`).
+    pub fn scan(&mut self, kind: ScanKind, input: usize, reverse: bool) -> usize {
         let dtype = self.stmts[input].dtype;
-        self.push(Sp::Full, dtype, Code::Scan { kind, input }, vec![input])
+        let code = Code::Scan {
+            kind,
+            input,
+            reverse,
+        };
+        self.push(Sp::Full, dtype, code, vec![input])
     }
 
     /// Whether the program holds a scan.
@@ -186,6 +197,18 @@ impl Program {
         self.stmts
             .iter()
             .any(|s| matches!(s.code, Code::Scan { .. }))
+    }
+
+    /// The direction of the program's scans: `Some(true)` when every scan runs from the last
+    /// column, `Some(false)` when every one runs from the first (or there is none), `None`
+    /// when they disagree.
+    pub fn scan_direction(&self) -> Option<bool> {
+        let mut dirs = self.stmts.iter().filter_map(|s| match s.code {
+            Code::Scan { reverse, .. } => Some(reverse),
+            Code::Expr(_) | Code::Reduce { .. } => None,
+        });
+        let first = dirs.next().unwrap_or(false);
+        dirs.all(|d| d == first).then_some(first)
     }
 
     pub fn var(&self, i: usize) -> &str {

@@ -177,8 +177,11 @@ op_table! {
     Logsumexp = "logsumexp": Reduce, Exact(1), [req("dim", K::Ints), KEEPDIM], inf::reduce_to_float, fl::per_input::<3>, t(&["torch.logsumexp", "Tensor.logsumexp"], &["input", "dim", "keepdim"]);
     Softmax = "softmax": Reduce, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>, tm(&["torch.softmax", "F.softmax", "Tensor.softmax"], &["input", "dim", "_stacklevel", "dtype"], &[nn("Softmax", &["dim"])]);
     LogSoftmax = "log_softmax": Reduce, Exact(1), [req("dim", K::Int)], inf::along_dim_float, fl::per_input::<5>, tm(&["torch.log_softmax", "F.log_softmax", "Tensor.log_softmax"], &["input", "dim", "_stacklevel", "dtype"], &[nn("LogSoftmax", &["dim"])]);
-    Cumsum = "cumsum": Scan, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction, t(&["torch.cumsum", "Tensor.cumsum"], &["input", "dim", "dtype"]);
-    Cumprod = "cumprod": Scan, Exact(1), [req("dim", K::Int)], inf::scan_accumulate, fl::reduction, t(&["torch.cumprod", "Tensor.cumprod"], &["input", "dim", "dtype"]);
+    /// `reverse` (drtc's own, not a torch argument: set by the `reverse-scans` rewrite) runs
+    /// the scan from the last index: `flip(cumsum(flip(x, [dim]), dim), [dim])`.
+    Cumsum = "cumsum": Scan, Exact(1), [req("dim", K::Int), boolean("reverse", false)], inf::scan_accumulate, fl::reduction, t(&["torch.cumsum", "Tensor.cumsum"], &["input", "dim", "dtype"]);
+    /// `reverse` as for `cumsum`.
+    Cumprod = "cumprod": Scan, Exact(1), [req("dim", K::Int), boolean("reverse", false)], inf::scan_accumulate, fl::reduction, t(&["torch.cumprod", "Tensor.cumprod"], &["input", "dim", "dtype"]);
     /// `torch.cummax(x, dim).values`.
     Cummax = "cummax": Scan, Exact(1), [req("dim", K::Int)], inf::along_dim, fl::reduction, t(&["torch.cummax", "Tensor.cummax"], &["input", "dim"]);
     /// `torch.cummin(x, dim).values`.

@@ -170,8 +170,16 @@ pub fn torch_expr(
             dims(attrs, rank, d),
             keep()
         ),
-        Op::Softmax | Op::LogSoftmax | Op::Cumsum | Op::Cumprod => {
+        Op::Softmax | Op::LogSoftmax => {
             format!("torch.{}({x}, dim={})", op.name(), py(a(attrs, "dim")))
+        }
+        Op::Cumsum | Op::Cumprod => {
+            let d = py(a(attrs, "dim"));
+            if attrs.get("reverse").and_then(Attr::as_bool) == Some(true) {
+                format!("torch.{}({x}.flip({d}), dim={d}).flip({d})", op.name())
+            } else {
+                format!("torch.{}({x}, dim={d})", op.name())
+            }
         }
         Op::Cummax | Op::Cummin => format!(
             "torch.{}({x}, dim={}).values",

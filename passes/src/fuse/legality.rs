@@ -175,6 +175,24 @@ pub fn check_reduction(g: &Graph, nodes: &[NodeId]) -> Result<ReduceSpace, Strin
     {
         return Err("group_norm does not share its region with another reduction".into());
     }
+    let reverse = |n: NodeId| {
+        let node = g.node(n);
+        node.op.kind() == drtc_ir::Kind::Scan
+            && node.attrs.get("reverse").and_then(drtc_ir::Attr::as_bool) == Some(true)
+    };
+    if nodes.iter().any(|&n| reverse(n)) {
+        let other = nodes.iter().find(|&&n| {
+            let op = g.node(n).op;
+            matches!(op, drtc_ir::Op::Argmax | drtc_ir::Op::Argmin)
+                || op.kind() == drtc_ir::Kind::Scan && !reverse(n)
+        });
+        if let Some(&n) = other {
+            return Err(format!(
+                "`{}` shares a region with a reverse scan (which enumerates the columns from the last)",
+                g.node(n).op.name()
+            ));
+        }
+    }
     if let Some(n) = reduction_after_scan(g, nodes) {
         return Err(format!(
             "`{}` reduces a scan of its own region (a scan is carried only through the pass that writes the outputs)",

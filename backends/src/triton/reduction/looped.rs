@@ -58,12 +58,26 @@ pub(super) fn row_kernel(
     comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
     // contiguous offset of a domain-shaped output
     let full_off = store_offset(dims, &space.domain, out_order);
-    let col_header = |out: &mut String, indent: &str, start: &str| {
-        writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
-        writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
+    // a pass over blocks of columns; `backwards` (the pass of reverse scans) enumerates them
+    // from the last column, so that a forward scan of the tile runs from the end
+    let col_header = |out: &mut String, indent: &str, start: &str, backwards: bool| {
+        if backwards {
+            let first = if start.is_empty() { "" } else { " - cstart" };
+            writeln!(
+                out,
+                "{indent}cols = {}{first} - tl.arange(0, BLOCK_C)[None, :]",
+                cols.saturating_sub(1)
+            )
+            .unwrap();
+            writeln!(out, "{indent}mask = rmask & (cols >= 0)").unwrap();
+        } else {
+            writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
+            writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
+        }
         comps_decompose(out, indent, "cols", &dims.col_comps);
         runs_decompose(out, indent, dims);
     };
+    let backwards = prog.scan_direction() == Some(true);
     let store_full = |out: &mut String, indent: &str, emitted: &dyn Fn(usize) -> bool| {
         for (k, &(i, sp)) in stores.iter().enumerate() {
             if sp == Sp::Full {
@@ -85,7 +99,7 @@ pub(super) fn row_kernel(
         .map(|s| s.0)
         .collect();
     if single {
-        col_header(&mut body, "    ", "");
+        col_header(&mut body, "    ", "", backwards);
         for (i, s) in prog.stmts.iter().enumerate() {
             match &s.code {
                 Code::Expr(code) => writeln!(body, "    {} = {code}", s.var).unwrap(),
@@ -93,7 +107,7 @@ pub(super) fn row_kernel(
                     let line = reduce_line(*kind, prog.var(*input), s.dtype);
                     writeln!(body, "    {} = {line}[:, None]", s.var).unwrap();
                 }
-                Code::Scan { kind, input } => {
+                Code::Scan { kind, input, .. } => {
                     let line = scan_line(*kind, prog.var(*input));
                     writeln!(body, "    {} = {line}", s.var).unwrap();
                 }
@@ -121,7 +135,7 @@ pub(super) fn row_kernel(
                 };
                 m.init(&mut body);
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                col_header(&mut body, "        ", "cstart + ");
+                col_header(&mut body, "        ", "cstart + ", false);
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let valid = format!("tl.minimum({cols} - cstart, BLOCK_C)");
@@ -147,7 +161,7 @@ pub(super) fn row_kernel(
                 writeln!(body, "    {mx} = tl.full([BLOCK_R], float('-inf'), {ct})").unwrap();
                 writeln!(body, "    {sm} = tl.zeros([BLOCK_R], {ct})").unwrap();
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                col_header(&mut body, "        ", "cstart + ");
+                col_header(&mut body, "        ", "cstart + ", false);
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let xv = prog.var(x);
@@ -175,7 +189,7 @@ pub(super) fn row_kernel(
                     let ct = compute_ty(prog.stmts[*input].dtype);
                     acc_init(&mut body, *kind, &acc, &idx, "BLOCK_R", ct);
                     writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                    col_header(&mut body, "        ", "cstart + ");
+                    col_header(&mut body, "        ", "cstart + ", false);
                     let need = prog.closure(&[*input], &|j| emitted[j]);
                     emit_stmts(&mut body, prog, &need, "        ");
                     acc_update(
@@ -212,7 +226,7 @@ pub(super) fn row_kernel(
                 }
             }
             writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-            col_header(&mut body, "        ", "cstart + ");
+            col_header(&mut body, "        ", "cstart + ", backwards);
             emit_carried(&mut body, prog, &need, "        ");
             store_full(&mut body, "        ", &|j| emitted[j]);
         }
@@ -290,7 +304,7 @@ fn emit_carried(out: &mut String, prog: &Program, order: &[usize], indent: &str)
         let s = &prog.stmts[i];
         match &s.code {
             Code::Expr(code) => writeln!(out, "{indent}{} = {code}", s.var).unwrap(),
-            Code::Scan { kind, input } => {
+            Code::Scan { kind, input, .. } => {
                 let x = prog.var(*input);
                 let (op, total) = match kind {
                     ScanKind::Sum => ("+", format!("tl.sum(tl.where(mask, {x}, 0.0), axis=1)")),

@@ -424,8 +424,15 @@ impl Builder<'_> {
                 (Sp::Full, self.affine(node, y, false))
             }
             // a scan along the columns (the row strategy carries it across column blocks)
-            Op::Cumsum => (Sp::Full, self.prog.scan(ScanKind::Sum, x)),
-            Op::Cumprod => (Sp::Full, self.prog.scan(ScanKind::Prod, x)),
+            Op::Cumsum | Op::Cumprod => {
+                let kind = if n.op == Op::Cumsum {
+                    ScanKind::Sum
+                } else {
+                    ScanKind::Prod
+                };
+                let reverse = n.attrs.get("reverse").and_then(Attr::as_bool) == Some(true);
+                (Sp::Full, self.prog.scan(kind, x, reverse))
+            }
             // no reduction template: a region holding one of these falls back to PyTorch
             // (an op without a reduction space took the pointwise path above; the planner
             // keeps losses and running extremes out of reduction regions)

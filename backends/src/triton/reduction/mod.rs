@@ -175,7 +175,13 @@ pub fn reduction_kernel(
         });
     }
     let inner = inner_rows(&b.dims, &space.domain, out_order);
-    if b.prog.has_scan() && reduces_a_scan(&b.prog) {
+    // a reverse scan enumerates the columns from the last (`looped.rs`): a forward scan or
+    // an arg-reduction's index in the same pass would see them backwards
+    let reverse = b.prog.scan_direction()?;
+    let arg = nodes
+        .iter()
+        .any(|&n| matches!(g.node(n).op, Op::Argmax | Op::Argmin));
+    if reduces_a_scan(&b.prog) || reverse && arg {
         return None;
     }
     let strategy = match choose(rows, cols, inner) {
