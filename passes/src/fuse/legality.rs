@@ -181,14 +181,12 @@ pub fn check_reduction(g: &Graph, nodes: &[NodeId]) -> Result<ReduceSpace, Strin
             && node.attrs.get("reverse").and_then(drtc_ir::Attr::as_bool) == Some(true)
     };
     if nodes.iter().any(|&n| reverse(n)) {
-        let other = nodes.iter().find(|&&n| {
-            let op = g.node(n).op;
-            matches!(op, drtc_ir::Op::Argmax | drtc_ir::Op::Argmin)
-                || op.kind() == drtc_ir::Kind::Scan && !reverse(n)
-        });
-        if let Some(&n) = other {
+        let forward = nodes
+            .iter()
+            .find(|&&n| g.node(n).op.kind() == drtc_ir::Kind::Scan && !reverse(n));
+        if let Some(&n) = forward {
             return Err(format!(
-                "`{}` shares a region with a reverse scan (which enumerates the columns from the last)",
+                "`{}` runs forward in a region whose reverse scan takes the column blocks from the last",
                 g.node(n).op.name()
             ));
         }

@@ -58,22 +58,22 @@ pub(super) fn row_kernel(
     comps_decompose(&mut body, "    ", "rows", &dims.row_comps);
     // contiguous offset of a domain-shaped output
     let full_off = store_offset(dims, &space.domain, out_order);
-    // a pass over blocks of columns; `backwards` (the pass of reverse scans) enumerates them
-    // from the last column, so that a forward scan of the tile runs from the end
+    // a pass over blocks of columns; `backwards` (the last pass of reverse scans) takes the
+    // blocks from the last one, each still in ascending columns (contiguous, so loads stay
+    // vectorized: descending columns cost level-1 reverse cumsum 30%,
+    // `bench/results/level1_scans_h200_b37f54b_default_vs_modes.md`) and scanned from its end
     let col_header = |out: &mut String, indent: &str, start: &str, backwards: bool| {
-        if backwards {
-            let first = if start.is_empty() { "" } else { " - cstart" };
+        if backwards && !start.is_empty() {
             writeln!(
                 out,
-                "{indent}cols = {}{first} - tl.arange(0, BLOCK_C)[None, :]",
+                "{indent}cols = ({} // BLOCK_C * BLOCK_C - cstart) + tl.arange(0, BLOCK_C)[None, :]",
                 cols.saturating_sub(1)
             )
             .unwrap();
-            writeln!(out, "{indent}mask = rmask & (cols >= 0)").unwrap();
         } else {
             writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
-            writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
         }
+        writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
         comps_decompose(out, indent, "cols", &dims.col_comps);
         runs_decompose(out, indent, dims);
     };
@@ -107,8 +107,12 @@ pub(super) fn row_kernel(
                     let line = reduce_line(*kind, prog.var(*input), s.dtype);
                     writeln!(body, "    {} = {line}[:, None]", s.var).unwrap();
                 }
-                Code::Scan { kind, input, .. } => {
-                    let line = scan_line(*kind, prog.var(*input));
+                Code::Scan {
+                    kind,
+                    input,
+                    reverse,
+                } => {
+                    let line = scan_line(*kind, prog.var(*input), *reverse);
                     writeln!(body, "    {} = {line}", s.var).unwrap();
                 }
             }
@@ -288,11 +292,13 @@ pub(super) fn row_kernel(
     }
 }
 
-/// The inclusive scan of one tile along its columns (columns past the end are neutral).
-fn scan_line(kind: ScanKind, x: &str) -> String {
+/// The inclusive scan of one tile along its columns, from its last column when `reverse`
+/// (masked columns are neutral).
+fn scan_line(kind: ScanKind, x: &str, reverse: bool) -> String {
+    let rev = if reverse { ", reverse=True" } else { "" };
     match kind {
-        ScanKind::Sum => format!("tl.cumsum(tl.where(mask, {x}, 0.0), axis=1)"),
-        ScanKind::Prod => format!("tl.cumprod(tl.where(mask, {x}, 1.0), axis=1)"),
+        ScanKind::Sum => format!("tl.cumsum(tl.where(mask, {x}, 0.0), axis=1{rev})"),
+        ScanKind::Prod => format!("tl.cumprod(tl.where(mask, {x}, 1.0), axis=1{rev})"),
     }
 }
 
@@ -304,7 +310,11 @@ fn emit_carried(out: &mut String, prog: &Program, order: &[usize], indent: &str)
         let s = &prog.stmts[i];
         match &s.code {
             Code::Expr(code) => writeln!(out, "{indent}{} = {code}", s.var).unwrap(),
-            Code::Scan { kind, input, .. } => {
+            Code::Scan {
+                kind,
+                input,
+                reverse,
+            } => {
                 let x = prog.var(*input);
                 let (op, total) = match kind {
                     ScanKind::Sum => ("+", format!("tl.sum(tl.where(mask, {x}, 0.0), axis=1)")),
@@ -313,7 +323,7 @@ fn emit_carried(out: &mut String, prog: &Program, order: &[usize], indent: &str)
                         format!("tl.reduce(tl.where(mask, {x}, 1.0), 1, _drtc_mul)"),
                     ),
                 };
-                let line = scan_line(*kind, x);
+                let line = scan_line(*kind, x, *reverse);
                 writeln!(out, "{indent}{} = carry{i} {op} {line}", s.var).unwrap();
                 writeln!(out, "{indent}carry{i} = carry{i} {op} {total}[:, None]").unwrap();
             }

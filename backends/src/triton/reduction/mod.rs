@@ -175,13 +175,10 @@ pub fn reduction_kernel(
         });
     }
     let inner = inner_rows(&b.dims, &space.domain, out_order);
-    // a reverse scan enumerates the columns from the last (`looped.rs`): a forward scan or
-    // an arg-reduction's index in the same pass would see them backwards
-    let reverse = b.prog.scan_direction()?;
-    let arg = nodes
-        .iter()
-        .any(|&n| matches!(g.node(n).op, Op::Argmax | Op::Argmin));
-    if reduces_a_scan(&b.prog) || reverse && arg {
+    // the last pass takes the blocks of columns from the last one when its scans are reverse
+    // (`looped.rs`): a forward scan in the same pass would see them backwards
+    b.prog.scan_direction()?;
+    if reduces_a_scan(&b.prog) {
         return None;
     }
     let strategy = match choose(rows, cols, inner) {
