@@ -3,35 +3,12 @@
 //! and a standard deviation whose moments are computed in one pass per chunk and merged
 //! with Chan's formula, with a last chunk shorter than the others.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// Compiles `backends/tests/programs/<name>.drt` for the CPU, asserts that it verifies,
-/// and returns the generated module's source.
-fn compile_verified(name: &str) -> String {
-    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("backends/tests/programs")
-        .join(format!("{name}.drt"));
-    compile_file_verified(&program, name)
+mod support {
+    pub mod compile;
 }
 
-/// Compiles `program` for the CPU into a fresh folder named after `name`, asserts that it
-/// verifies, and returns the generated module's source.
-fn compile_file_verified(program: &Path, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("drtc-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{name}.py"));
-    let run = Command::new(env!("CARGO_BIN_EXE_drtc"))
-        .args(["compile", program.to_str().unwrap(), "-o"])
-        .arg(&out)
-        .args(["--device", "cpu"])
-        .output()
-        .expect("drtc runs");
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stderr}");
-    assert!(stderr.contains("verified on cpu"), "{stderr}");
-    std::fs::read_to_string(&out).unwrap()
-}
+use std::path::PathBuf;
+use support::compile::{compile_file_verified, compile_verified};
 
 #[test]
 fn split_moments_verify_against_pytorch() {

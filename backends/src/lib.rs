@@ -5,6 +5,7 @@ pub mod conv_choice;
 mod gemm_moments;
 pub mod graphs;
 pub mod guard;
+mod in_place;
 pub mod layout;
 mod options;
 pub mod plan;

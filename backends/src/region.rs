@@ -6,9 +6,8 @@ use crate::layout::channels_last_order;
 use crate::options::CodegenOptions;
 use crate::plan::{Implementation, LoweringPlan};
 use crate::triton::{
-    contraction_kernel, pointwise_kernel, pointwise_kernel_in_order, reduction_kernel,
-    window_kernel, DotMode, GemmImpl, GivenMoments, LaunchConfig, RegionCode, TileMoments,
-    TritonKernel,
+    contraction_kernel, pointwise_kernel_in_order, reduction_kernel, window_kernel, DotMode,
+    GemmImpl, GivenMoments, LaunchConfig, RegionCode, TileMoments, TritonKernel,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
@@ -34,22 +33,28 @@ pub(crate) fn region_kernel(
 ) -> Result<RegionCode, String> {
     let plan = &lowering.regions[index];
     let (config, channels_last) = (plan.config.clone(), plan.channels_last);
+    // outputs the plan writes into their slice of a concatenation (`plan/concat.rs`)
+    let placed = lowering.region_placements(g, index, &r.outputs);
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],
         scratch: vec![],
         stats: vec![],
         given: None,
+        placed: true,
     };
     let uncovered = || format!("the {} template does not cover this region", r.kind);
     match r.kind {
         RegionKind::Pointwise if channels_last => {
             let order = channels_last_order(r.iteration.len());
-            pointwise_kernel_in_order(g, name, &r.nodes, &r.outputs, &r.iteration, config, &order)
+            let region = (&r.nodes[..], &r.outputs[..]);
+            pointwise_kernel_in_order(g, name, region, &r.iteration, config, &order, &placed)
                 .map(one)
                 .ok_or_else(uncovered)
         }
         RegionKind::Pointwise => {
-            pointwise_kernel(g, name, &r.nodes, &r.outputs, &r.iteration, config)
+            let order: Vec<usize> = (0..r.iteration.len()).collect();
+            let region = (&r.nodes[..], &r.outputs[..]);
+            pointwise_kernel_in_order(g, name, region, &r.iteration, config, &order, &placed)
                 .map(one)
                 .ok_or_else(uncovered)
         }
@@ -68,6 +73,7 @@ pub(crate) fn region_kernel(
                 config,
                 order.as_deref(),
                 links.given,
+                &placed,
             )
             .ok_or_else(uncovered)
         }

@@ -6,6 +6,7 @@ use crate::conv_choice::conv_region_kernel;
 use crate::gemm_moments::link_code;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
 use crate::guard::{guard_section, GuardInput};
+use crate::in_place::{slice, InPlace};
 use crate::layout::{memory_format, LayoutPlan};
 pub use crate::options::CodegenOptions;
 use crate::plan::{GemmPlan, LoweringPlan};
@@ -181,6 +182,8 @@ struct Host<'g> {
     layout: &'g LayoutPlan,
     /// GPU launches of one forward (the CUDA-graph cost rule).
     launches: usize,
+    /// Concatenation operands written in place (`plan/concat.rs`, `in_place.rs`).
+    in_place: InPlace<'g>,
 }
 
 impl Host<'_> {
@@ -199,6 +202,9 @@ impl Host<'_> {
         let g = self.g;
         for &n in nodes {
             let node = g.node(n);
+            if node.op == Op::Cat && self.cat_in_place(n) {
+                continue;
+            }
             let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
             if self.layout.convs.contains(&n) {
                 // the input at the region boundary (a Triton transpose from NCHW), the
@@ -316,6 +322,14 @@ impl Host<'_> {
     }
 
     fn alloc(&mut self, v: ValueId) {
+        if let Some(p) = self.in_place.output(v) {
+            self.alloc_cat(p.cat);
+            let (buf, name) = (self.name(p.cat), self.name(v));
+            let len = self.g.ty(v).shape[p.dim];
+            let view = slice(&buf, p.dim, p.offset, len);
+            writeln!(self.body, "    {name} = {view}").unwrap();
+            return;
+        }
         let t = self.g.ty(v);
         let format = if self.layout.values.contains(&v) {
             format!(", memory_format={}", memory_format(t.rank()))
@@ -331,6 +345,35 @@ impl Host<'_> {
             self.device
         )
         .unwrap();
+    }
+
+    /// Allocates concatenation result `cat` the first time an operand is placed in it.
+    fn alloc_cat(&mut self, cat: ValueId) {
+        if self.in_place.allocate(cat) {
+            let (name, t) = (self.name(cat), self.g.ty(cat));
+            let (dtype, device) = (torch_dtype(t.dtype), &self.device);
+            writeln!(
+                self.body,
+                "    {name} = torch.empty({:?}, dtype={dtype}, device={device})",
+                t.shape
+            )
+            .unwrap();
+        }
+    }
+
+    /// A concatenation some of whose operands were written in place: the others are
+    /// copied into their slices. `false` when none was (PyTorch's `cat` then).
+    fn cat_in_place(&mut self, n: NodeId) -> bool {
+        let Some(copies) = self.in_place.copies(self.g, n) else {
+            return false;
+        };
+        let buf = self.name(self.g.node(n).outputs[0]);
+        for (v, dim, offset, len) in copies {
+            let (view, src) = (slice(&buf, dim, offset, len), self.name(v));
+            writeln!(self.body, "    {view}.copy_({src})").unwrap();
+            self.launches += 1;
+        }
+        true
     }
 
     fn launch_region(&mut self, code: &RegionCode) {
@@ -696,6 +739,7 @@ pub fn emit_module(
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
         layout: &lowering.layout,
+        in_place: InPlace::new(&lowering.placements),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];
@@ -805,11 +849,13 @@ pub fn emit_module(
                 moments: link.as_ref().map(|l| l.moments.clone()),
             };
             let code = match linked.remove(&i) {
-                Some(code) => Ok(code),
-                None => region_kernel(g, r, i, &name, lowering, &links),
+                Some(code) => Ok((code, false)),
+                None => region_kernel(g, r, i, &name, lowering, &links).map(|c| (c, true)),
             };
             match code {
-                Ok(mut code) => {
+                Ok((mut code, planned)) => {
+                    // outputs placed in a concatenation, when this kernel writes them there
+                    host.in_place.begin(i, planned && code.placed);
                     // the consumer's partials are allocated before this region writes them
                     if let Some(l) = link {
                         code.scratch.extend(l.scratch);
@@ -818,6 +864,7 @@ pub fn emit_module(
                     let last = code.kernels.last().expect("a region has a kernel");
                     report.kernel = Some((last.name.clone(), last.config.clone()));
                     host.launch_region(&code);
+                    host.in_place.end();
                 }
                 Err(why) => {
                     report.fallback = true;

@@ -4,19 +4,22 @@
 //! (a Triton template, a GEMM's template/library call/PyTorch with its precision and
 //! reason, a convolution's library call or template), its launch configuration, its
 //! layout and its partners (a convolution's fused pointwise consumer, a GEMM's moments
-//! for a later batch norm); for the module its layout decisions and options.
+//! for a later batch norm); for the module its layout decisions, the operands of
+//! concatenations written in place, and options.
 //!
 //! The stitcher (`stitch.rs`, `region.rs`) only reads it. The search and the retry ladder
 //! edit it (`edit.rs`: "region 3: library call") and emit again; each edit re-derives
 //! what depends on it (the layout, the partners). It prints as text (`text.rs`, the
 //! filetest form snapshotted by `tests/plan.rs`) and as JSON in the compile report.
 
+mod concat;
 mod edit;
 mod gemm_choice;
 mod implementation;
 mod partners;
 mod text;
 
+pub use concat::Placement;
 pub use edit::PlanError;
 pub use implementation::{ConvPlan, GemmPlan, Implementation};
 pub use partners::MomentsLink;
@@ -38,6 +41,9 @@ pub struct LoweringPlan {
     pub layout: LayoutPlan,
     /// One entry per region of the fusion plan, in its order.
     pub regions: Vec<RegionPlan>,
+    /// Operands of concatenations that their producer's kernel writes into their slice of
+    /// the result (`concat.rs`).
+    pub placements: Vec<Placement>,
 }
 
 /// What code generation does with one region.
@@ -87,6 +93,7 @@ impl LoweringPlan {
             options: opts.clone(),
             layout,
             regions,
+            placements: vec![],
         };
         plan.link(g, fusion);
         plan

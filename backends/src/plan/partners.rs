@@ -50,6 +50,8 @@ impl LoweringPlan {
             self.regions[link.consumer].moments_from = Some(i);
             self.regions[i].moments = Some(link);
         }
+        // after the moment links: a moments consumer writes its outputs contiguously
+        self.placements = super::concat::placements(g, fusion, self);
     }
 
     /// The link from contraction region `i` to the first later reduction region that reads
@@ -127,6 +129,7 @@ impl LoweringPlan {
             rp.config.clone(),
             order.as_deref(),
             Some(given),
+            &[],
         )
         .is_some_and(|code| code.given.is_some())
     }

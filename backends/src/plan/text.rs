@@ -114,6 +114,12 @@ impl LoweringPlan {
             "interpret": o.interpret,
             "conv_layouts": self.layout.notes,
             "regions": self.regions.iter().map(|r| r.json(o.precision)).collect::<Vec<_>>(),
+            "in_place": self.placements.iter().map(|p| json!({
+                "producer": p.producer,
+                "cat_region": p.cat_region,
+                "dim": p.dim,
+                "offset": p.offset,
+            })).collect::<Vec<_>>(),
         })
     }
 }
@@ -145,6 +151,13 @@ impl fmt::Display for LoweringPlan {
         }
         for n in &self.layout.notes {
             writeln!(f, "layout: {n}")?;
+        }
+        for p in &self.placements {
+            writeln!(
+                f,
+                "in place: region {} writes its operand of region {}'s cat at offset {} of dim {}",
+                p.producer, p.cat_region, p.offset, p.dim
+            )?;
         }
         Ok(())
     }

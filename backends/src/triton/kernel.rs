@@ -61,6 +61,34 @@ pub struct TritonKernel {
     pub operand_prep: Vec<(usize, String)>,
 }
 
+/// Where a kernel writes each of its outputs, by output index: its own contiguous tensor
+/// (`None`, or no entry), or a slice of a larger row-major tensor whose strides per domain
+/// dim are given (`Some`): an operand of a concatenation written in its place in the
+/// result (`plan/concat.rs`); the host passes the slice's view as the output.
+pub type Placements = [Option<Vec<i64>>];
+
+/// The placement of output `k`, if it is written into a larger tensor.
+pub fn placement(placed: &Placements, k: usize) -> Option<&[i64]> {
+    placed.get(k).and_then(|p| p.as_deref())
+}
+
+/// The offset of a domain element in a tensor with `strides` (dims of size 1 contribute
+/// nothing); `index(d)` is the element's index along domain dim `d`.
+pub fn strided_offset(domain: &[i64], strides: &[i64], index: &dyn Fn(usize) -> String) -> String {
+    let terms: Vec<String> = (0..domain.len())
+        .filter(|&d| domain[d] != 1)
+        .map(|d| match strides[d] {
+            1 => index(d),
+            s => format!("{} * {s}", index(d)),
+        })
+        .collect();
+    if terms.is_empty() {
+        "0".into()
+    } else {
+        terms.join(" + ")
+    }
+}
+
 /// A comment naming the IR ops a kernel computes.
 pub fn ops_comment(g: &Graph, nodes: &[NodeId]) -> String {
     let pos: std::collections::HashMap<NodeId, usize> =

@@ -22,7 +22,7 @@ pub use conv::{conv_config, conv_kernel, conv_shape, ConvImpl, ConvShape, MAX_K 
 /// planner's crate below this one (`drtc_passes::fuse::support`), which reads them for its
 /// region kinds too.
 pub use drtc_passes::fuse::{supports, Support};
-pub use kernel::{LaunchConfig, TritonKernel};
+pub use kernel::{LaunchConfig, Placements, TritonKernel};
 pub use pointwise::{
     pointwise_config, pointwise_kernel, pointwise_kernel_in_order, pointwise_variants,
 };

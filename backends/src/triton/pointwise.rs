@@ -4,7 +4,10 @@
 //! the element count when smaller; the index math uses int64 when any tensor has more
 //! than 2^31 - 1 elements.
 
-use super::kernel::{decompose, emit_stmts, kernel_head, LaunchConfig, TritonKernel};
+use super::kernel::{
+    decompose, emit_stmts, kernel_head, placement, strided_offset, LaunchConfig, Placements,
+    TritonKernel,
+};
 use super::statements::{align, IndexSource, Program, Sp};
 use super::ty::{next_pow2, storage_ty};
 use drtc_ir::{Graph, NodeId, ValueId};
@@ -60,21 +63,22 @@ pub fn pointwise_kernel(
     config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
     let identity: Vec<usize> = (0..domain.len()).collect();
-    pointwise_kernel_in_order(g, name, nodes, outputs, domain, config, &identity)
+    pointwise_kernel_in_order(g, name, (nodes, outputs), domain, config, &identity, &[])
 }
 
 /// [`pointwise_kernel`] whose flat offset walks the domain dims in `order` (outermost
 /// first, a permutation of the dims): the outputs are dense in that order (allocated so by
 /// the host, e.g. channels-last for `[0, 2, 3, 1]`), and inputs are read through their
-/// strides at each dim's logical index.
+/// strides at each dim's logical index. `placed`: outputs written into a slice of a larger
+/// tensor ([`Placements`]).
 pub fn pointwise_kernel_in_order(
     g: &Graph,
     name: &str,
-    nodes: &[NodeId],
-    outputs: &[ValueId],
+    (nodes, outputs): (&[NodeId], &[ValueId]),
     domain: &[i64],
     config: Option<LaunchConfig>,
     order: &[usize],
+    placed: &Placements,
 ) -> Option<TritonKernel> {
     let rank = domain.len();
     let mut sorted = order.to_vec();
@@ -142,7 +146,12 @@ pub fn pointwise_kernel_in_order(
         } else {
             format!("{}.to({st})", prog.var(r))
         };
-        writeln!(body, "    tl.store(out{k} + offs, {val}, mask=mask)").unwrap();
+        // an output written into its slice of a larger tensor: through that tensor's strides
+        let off = match placement(placed, k) {
+            Some(strides) => strided_offset(domain, strides, &|d| format!("i{d}")),
+            None => "offs".to_string(),
+        };
+        writeln!(body, "    tl.store(out{k} + {off}, {val}, mask=mask)").unwrap();
     }
     let mut source = kernel_head(g, name, &prog, outputs.len(), &["BLOCK"], nodes, &[], order);
     source.push_str(&body);

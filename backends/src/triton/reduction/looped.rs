@@ -9,7 +9,10 @@ use super::lower::{
     LANE_MOMENTS_MIN_ROWS,
 };
 use super::{BatchStats, RegionCode};
-use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use crate::triton::kernel::{
+    emit_stmts, ops_comment, placement, signature, strided_offset, LaunchConfig, Placements,
+    TritonKernel,
+};
 use crate::triton::statements::{Code, Program, RedKind, ScanKind, Sp};
 use crate::triton::ty::{compute_ty, float_lit, storage_ty};
 use drtc_ir::{Graph, NodeId, ValueId};
@@ -21,16 +24,15 @@ use std::fmt::Write;
 pub(super) fn row_kernel(
     g: &Graph,
     name: &str,
-    nodes: &[NodeId],
-    outputs: &[ValueId],
+    (nodes, outputs): (&[NodeId], &[ValueId]),
     space: &ReduceSpace,
     b: &Builder,
     stores: &[(usize, Sp)],
     stats: Vec<BatchStats>,
     config: LaunchConfig,
-    rows: u64,
-    cols: u64,
+    (rows, cols): (u64, u64),
     out_order: Option<&[usize]>,
+    placed: &Placements,
 ) -> RegionCode {
     let (block_r, block_c) = (config.block("BLOCK_R"), config.block("BLOCK_C"));
     let single = block_c >= cols;
@@ -83,9 +85,16 @@ pub(super) fn row_kernel(
             if sp == Sp::Full {
                 let st = storage_ty(prog.stmts[i].dtype);
                 let _ = emitted;
+                // an output written into its slice of a larger tensor: its strides
+                let off = match placement(placed, k) {
+                    Some(strides) => {
+                        strided_offset(&space.domain, strides, &|d| dims.full[d].clone())
+                    }
+                    None => full_off.clone(),
+                };
                 writeln!(
                     out,
-                    "{indent}tl.store(out{k} + {full_off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
+                    "{indent}tl.store(out{k} + {off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
                     prog.var(i),
                     compute_ty(prog.stmts[i].dtype)
                 )
@@ -289,6 +298,11 @@ pub(super) fn row_kernel(
         scratch: vec![],
         stats,
         given: None,
+        // domain-shaped outputs only: a row output has no place in a larger tensor here
+        placed: stores
+            .iter()
+            .enumerate()
+            .all(|(k, &(_, sp))| sp == Sp::Full || placement(placed, k).is_none()),
     }
 }
 

@@ -13,7 +13,7 @@
 //! elements or more, else 4. Rows adjacent in memory and few long rows take other tiles
 //! and the split strategy: `strategy.rs` states when.
 
-use super::kernel::{LaunchConfig, TritonKernel};
+use super::kernel::{LaunchConfig, Placements, TritonKernel};
 use super::statements::{Program, Sp};
 use super::ty::next_pow2;
 use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
@@ -82,6 +82,10 @@ pub struct RegionCode {
     /// scratch buffers the producer writes, sums then squared deviations (they are in
     /// `scratch`; the producer's launch comes first).
     pub given: Option<(String, String)>,
+    /// Whether the kernels write the outputs the caller placed into larger tensors
+    /// ([`Placements`]) there: the row strategy does; the split strategy writes every
+    /// output contiguously (then `false` when a placement was asked for).
+    pub placed: bool,
 }
 
 /// Moment partials another kernel offers to write for a reduction region: per column of
@@ -110,6 +114,9 @@ pub struct Scratch {
 /// dense: `None` for row-major, `[0, 2, 3, 1]` for the channels-last outputs of a
 /// reduction over the channels of a channels-last input. `given`: moment partials a
 /// producer offers to write; the code says in [`RegionCode::given`] whether it took them.
+/// `placed`: domain-shaped outputs to write into a slice of a larger tensor ([`Placements`];
+/// [`RegionCode::placed`] says whether they were).
+#[allow(clippy::too_many_arguments)]
 pub fn reduction_kernel(
     g: &Graph,
     name: &str,
@@ -118,6 +125,7 @@ pub fn reduction_kernel(
     config: Option<LaunchConfig>,
     out_order: Option<&[usize]>,
     given: Option<GivenMoments>,
+    placed: &Placements,
 ) -> Option<RegionCode> {
     if out_order.is_some_and(|o| o.len() != space.domain.len()) {
         return None;
@@ -213,11 +221,22 @@ pub fn reduction_kernel(
                 scratch: split_scratch(name, &b.prog, rows, plan, layout),
                 stats,
                 given: taken.map(|(sum, m2)| (format!("{name}_ws{sum}"), format!("{name}_ws{m2}"))),
+                placed: placed.iter().all(Option::is_none),
             });
         }
     };
     Some(looped::row_kernel(
-        g, name, nodes, outputs, space, &b, &stores, stats, config, rows, cols, out_order,
+        g,
+        name,
+        (nodes, outputs),
+        space,
+        &b,
+        &stores,
+        stats,
+        config,
+        (rows, cols),
+        out_order,
+        placed,
     ))
 }
 

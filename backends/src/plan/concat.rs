@@ -1,0 +1,170 @@
+//! Concatenation without copies: an operand of a `cat` that a pointwise or reduction
+//! kernel computes, and that nothing else reads, is written by that kernel into its slice
+//! of the concatenation's result (the host allocates the result first and passes the
+//! slice's view as the kernel's output); the `cat` then copies only its other operands.
+//! Without this, every operand is written once by its producer and copied once more by
+//! PyTorch's `cat`: a read and a write of the whole result saved per placed operand.
+//!
+//! A placement is decided here, once, and read by `region.rs` (the template writes
+//! through the result's strides) and by the stitcher (the view, and the copies left).
+
+use super::{Implementation, LoweringPlan};
+use crate::triton::{reduction_kernel, Placements};
+use drtc_ir::{Attr, Graph, Op, ValueId};
+use drtc_passes::fuse::{FusionPlan, RegionKind};
+
+/// One operand of a concatenation written in place by its producer's kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// The operand, an output of kernel region `producer`.
+    pub value: ValueId,
+    pub producer: usize,
+    /// The concatenation's result and region, the dim it concatenates and the operand's
+    /// offset there.
+    pub cat: ValueId,
+    pub cat_region: usize,
+    pub dim: usize,
+    pub offset: i64,
+}
+
+/// Offsets of a kernel's output index into an `i32`: the result's elements must fit.
+const MAX_ELEMENTS: u64 = 1 << 31;
+
+impl LoweringPlan {
+    /// The placement of `v`, when it is written into its slice of a concatenation.
+    pub fn placement_of(&self, v: ValueId) -> Option<&Placement> {
+        self.placements.iter().find(|p| p.value == v)
+    }
+
+    /// Where region `i`'s kernel writes each of `outputs` ([`Placements`]): the strides of
+    /// the concatenation's result for the placed ones.
+    pub(crate) fn region_placements(
+        &self,
+        g: &Graph,
+        i: usize,
+        outputs: &[ValueId],
+    ) -> Vec<Option<Vec<i64>>> {
+        outputs
+            .iter()
+            .map(|&v| {
+                let p = self.placement_of(v).filter(|p| p.producer == i)?;
+                Some(row_major_strides(&g.ty(p.cat).shape))
+            })
+            .collect()
+    }
+}
+
+fn row_major_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = vec![1i64; shape.len()];
+    for d in (0..shape.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * shape[d + 1].max(1);
+    }
+    strides
+}
+
+/// The placements of `plan`: for every `cat` region, each operand that a pointwise or
+/// reduction template kernel computes as a domain-shaped output (row-major, not
+/// channels-last, not a GEMM's moment partner), read by nothing else, of the result's
+/// dtype, and that the template writes through the result's strides (its answer).
+pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) -> Vec<Placement> {
+    let uses = g.use_counts();
+    let producer_of = |v: ValueId| fusion.regions.iter().position(|r| r.outputs.contains(&v));
+    let mut out = vec![];
+    for (ri, r) in fusion.regions.iter().enumerate() {
+        let [n] = r.nodes[..] else { continue };
+        let node = g.node(n);
+        let cat = node.outputs[0];
+        let ty = g.ty(cat);
+        if node.op != Op::Cat
+            || r.kind != RegionKind::Fallback
+            || plan.layout.values.contains(&cat)
+            || ty.numel() >= MAX_ELEMENTS
+            || ty.rank() == 0
+        {
+            continue;
+        }
+        let rank = ty.rank() as i64;
+        let dim = node.attrs.get("dim").and_then(Attr::as_int).unwrap_or(0);
+        let dim = dim.rem_euclid(rank) as usize;
+        let mut offset = 0i64;
+        for &v in &node.inputs {
+            let len = g.ty(v).shape.get(dim).copied().unwrap_or(0);
+            let here = offset;
+            offset += len;
+            let Some(p) = producer_of(v) else { continue };
+            let candidate = Placement {
+                value: v,
+                producer: p,
+                cat,
+                cat_region: ri,
+                dim,
+                offset: here,
+            };
+            let vt = g.ty(v);
+            let sole = uses[v.index()] == 1 && !g.outputs().contains(&v);
+            if sole
+                && vt.dtype == ty.dtype
+                && vt.rank() == ty.rank()
+                && !plan.layout.values.contains(&v)
+                && honored(g, fusion, plan, &candidate)
+            {
+                out.push(candidate);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the producer's template writes `p.value` through the result's strides: a
+/// pointwise kernel always does (its outputs have the domain's shape); a reduction kernel
+/// in the row strategy does for domain-shaped outputs (its answer, `RegionCode::placed`).
+fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -> bool {
+    let (r, rp) = (&fusion.regions[p.producer], &plan.regions[p.producer]);
+    if rp.implementation != Implementation::Template
+        || rp.channels_last
+        || rp.epilogue_of.is_some()
+        || rp.moments_from.is_some()
+    {
+        return false;
+    }
+    let mut placed: Vec<Option<Vec<i64>>> = vec![None; r.outputs.len()];
+    let Some(k) = r.outputs.iter().position(|&v| v == p.value) else {
+        return false;
+    };
+    placed[k] = Some(row_major_strides(&g.ty(p.cat).shape));
+    let placed: &Placements = &placed;
+    match r.kind {
+        RegionKind::Pointwise => g.ty(p.value).shape == r.iteration,
+        RegionKind::Reduction => r.reduction.as_ref().is_some_and(|space| {
+            g.ty(p.value).shape == space.domain
+                && reduction_kernel(
+                    g,
+                    "drtc_placement_probe",
+                    (&r.nodes, &r.outputs),
+                    space,
+                    rp.config.clone(),
+                    None,
+                    None,
+                    placed,
+                )
+                .is_some_and(|code| code.placed)
+        }),
+        RegionKind::Contraction
+        | RegionKind::Window
+        | RegionKind::Library
+        | RegionKind::View
+        | RegionKind::Fallback => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_major_strides;
+
+    #[test]
+    fn strides_are_row_major() {
+        assert_eq!(row_major_strides(&[4, 3, 5]), vec![15, 5, 1]);
+        assert_eq!(row_major_strides(&[7]), vec![1]);
+        assert_eq!(row_major_strides(&[2, 0, 3]), vec![3, 3, 1]);
+    }
+}
