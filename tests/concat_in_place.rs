@@ -7,6 +7,8 @@ mod support {
     pub mod compile;
 }
 
+use std::path::PathBuf;
+use std::process::Command;
 use support::compile::compile_verified;
 
 #[test]
@@ -25,4 +27,49 @@ fn kernel_operands_are_written_into_their_slices_and_verify() {
     assert!(!body.contains("torch.cat("), "{body}");
     // the placed kernels store through the result's strides (70 = 14 x 5 per batch)
     assert!(src.contains(" * 70 + "), "{src}");
+}
+
+/// Convolution branches concatenated along the channels, in both layouts: each
+/// convolution runs without its bias (`conv-bias`), and the bias add is a kernel that
+/// writes its slice of the result, channels-last when the convolutions are; the input
+/// operand is copied.
+#[test]
+fn convolution_branches_add_their_bias_into_their_slices_in_both_layouts() {
+    let program =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/inception_branches.py");
+    for layout in ["nchw", "channels-last"] {
+        let dir =
+            std::env::temp_dir().join(format!("drtc-branches-{layout}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("branches.py");
+        let run = Command::new(env!("CARGO_BIN_EXE_drtc"))
+            .arg("compile")
+            .arg(&program)
+            .arg("-o")
+            .arg(&out)
+            .args(["--device", "cpu", "--layout", layout])
+            .output()
+            .expect("drtc runs");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success() && stderr.contains("verified on cpu"),
+            "{stderr}"
+        );
+        let src = std::fs::read_to_string(&out).unwrap();
+        let start = src.find("def drtc_forward").unwrap();
+        let end = start + src[start..].find("\n    return").unwrap();
+        let body = &src[start..end];
+        assert_eq!(body.matches(", None, stride=").count(), 3, "{body}");
+        for slice in [
+            ".narrow(1, 0, 16)",
+            ".narrow(1, 16, 12)",
+            ".narrow(1, 28, 8)",
+        ] {
+            assert!(body.contains(slice), "{slice}: {body}");
+        }
+        assert!(body.contains(".narrow(1, 36, 8).copy_(x)"), "{body}");
+        assert!(!body.contains("torch.cat("), "{body}");
+        let channels_last = body.contains("[2, 44, 9, 9], dtype=torch.float32, device=x.device, memory_format=torch.channels_last)");
+        assert_eq!(channels_last, layout == "channels-last", "{body}");
+    }
 }

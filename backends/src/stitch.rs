@@ -323,7 +323,7 @@ impl Host<'_> {
 
     fn alloc(&mut self, v: ValueId) {
         if let Some(p) = self.in_place.output(v) {
-            self.alloc_cat(p.cat);
+            self.alloc_cat(p.cat, p.channels_last);
             let (buf, name) = (self.name(p.cat), self.name(v));
             let len = self.g.ty(v).shape[p.dim];
             let view = slice(&buf, p.dim, p.offset, len);
@@ -348,13 +348,18 @@ impl Host<'_> {
     }
 
     /// Allocates concatenation result `cat` the first time an operand is placed in it.
-    fn alloc_cat(&mut self, cat: ValueId) {
+    fn alloc_cat(&mut self, cat: ValueId, channels_last: bool) {
         if self.in_place.allocate(cat) {
             let (name, t) = (self.name(cat), self.g.ty(cat));
             let (dtype, device) = (torch_dtype(t.dtype), &self.device);
+            let format = if channels_last {
+                format!(", memory_format={}", memory_format(t.rank()))
+            } else {
+                String::new()
+            };
             writeln!(
                 self.body,
-                "    {name} = torch.empty({:?}, dtype={dtype}, device={device})",
+                "    {name} = torch.empty({:?}, dtype={dtype}, device={device}{format})",
                 t.shape
             )
             .unwrap();

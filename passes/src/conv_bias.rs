@@ -10,7 +10,10 @@
 //! `pool(conv(x, w, b))` becomes `add(pool(conv(x, w)), reshape(b))`, and the add joins the
 //! pooling kernel's epilogue, on the pooled (smaller) tensor. Convolutions whose result is
 //! a graph output or has several uses keep their bias (there the add would be a kernel of
-//! its own).
+//! its own), except a convolution that only a concatenation reads: its bias add is a
+//! kernel of its own that writes the convolution's slice of the concatenation
+//! (`drtc-backends`' `plan/concat.rs`), in place of PyTorch's bias pass and the copy
+//! into the result.
 
 use crate::fuse::{classify, RegionKind};
 use crate::PassInfo;
@@ -108,7 +111,7 @@ fn splittable(g: &Graph, n: NodeId) -> bool {
         matches!(
             classify(g, u),
             RegionKind::Pointwise | RegionKind::Reduction
-        )
+        ) || g.node(u).op == Op::Cat
     }) || pool_between(g, n).is_some()
 }
 
@@ -194,6 +197,7 @@ impl Pass for ConvBias {
                     ),
                 });
             }
+            let into_cat = single_user(graph, out).is_some_and(|u| graph.node(u).op == Op::Cat);
             graph.replace_all_uses(out, sum);
             order.pop();
             order.extend(new_nodes);
@@ -202,8 +206,13 @@ impl Pass for ConvBias {
                 Some(p) => format!(" past its `{}`", graph.node(p).op.name()),
                 None => String::new(),
             };
+            let into = if into_cat {
+                "a kernel that writes its slice of the concatenation"
+            } else {
+                "its consumer's kernel"
+            };
             cx.log(format!(
-                "#{pos} `{}`: bias moved{past} into its consumer's kernel",
+                "#{pos} `{}`: bias moved{past} into {into}",
                 op.name()
             ));
             changed = Changed::Yes;

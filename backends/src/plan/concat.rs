@@ -9,6 +9,7 @@
 //! through the result's strides) and by the stitcher (the view, and the copies left).
 
 use super::{Implementation, LoweringPlan};
+use crate::layout::channels_last_order;
 use crate::triton::{reduction_kernel, Placements};
 use drtc_ir::{Attr, Graph, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -25,6 +26,20 @@ pub struct Placement {
     pub cat_region: usize,
     pub dim: usize,
     pub offset: i64,
+    /// The result is allocated channels-last (its placed operands are channels-last values
+    /// of the layout plan), and the strides are that layout's.
+    pub channels_last: bool,
+}
+
+impl Placement {
+    /// The strides of the concatenation's result of `shape`, in its layout.
+    pub fn strides(&self, shape: &[i64]) -> Vec<i64> {
+        if self.channels_last && shape.len() >= 3 {
+            strides_in_order(shape, &channels_last_order(shape.len()))
+        } else {
+            row_major_strides(shape)
+        }
+    }
 }
 
 /// Offsets of a kernel's output index into an `i32`: the result's elements must fit.
@@ -48,24 +63,33 @@ impl LoweringPlan {
             .iter()
             .map(|&v| {
                 let p = self.placement_of(v).filter(|p| p.producer == i)?;
-                Some(row_major_strides(&g.ty(p.cat).shape))
+                Some(p.strides(&g.ty(p.cat).shape))
             })
             .collect()
     }
 }
 
 fn row_major_strides(shape: &[i64]) -> Vec<i64> {
+    let order: Vec<usize> = (0..shape.len()).collect();
+    strides_in_order(shape, &order)
+}
+
+/// The strides of a dense tensor of `shape` whose dims are laid out in `order` (outermost
+/// first).
+fn strides_in_order(shape: &[i64], order: &[usize]) -> Vec<i64> {
     let mut strides = vec![1i64; shape.len()];
-    for d in (0..shape.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * shape[d + 1].max(1);
+    let mut s = 1i64;
+    for &d in order.iter().rev() {
+        strides[d] = s;
+        s *= shape[d].max(1);
     }
     strides
 }
 
 /// The placements of `plan`: for every `cat` region, each operand that a pointwise or
-/// reduction template kernel computes as a domain-shaped output (row-major, not
-/// channels-last, not a GEMM's moment partner), read by nothing else, of the result's
-/// dtype, and that the template writes through the result's strides (its answer).
+/// reduction template kernel computes as a domain-shaped output (not a GEMM's moment
+/// partner), in the result's layout, read by nothing else, of the result's dtype, and that
+/// the template writes through the result's strides (its answer).
 pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) -> Vec<Placement> {
     let uses = g.use_counts();
     let producer_of = |v: ValueId| fusion.regions.iter().position(|r| r.outputs.contains(&v));
@@ -77,12 +101,19 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
         let ty = g.ty(cat);
         if node.op != Op::Cat
             || r.kind != RegionKind::Fallback
-            || plan.layout.values.contains(&cat)
             || ty.numel() >= MAX_ELEMENTS
             || ty.rank() == 0
         {
             continue;
         }
+        // the result's layout: that of its first operand a kernel computes (channels-last
+        // when the layout plan writes it so); operands of the other layout are copied
+        let channels_last = node
+            .inputs
+            .iter()
+            .find(|&&v| producer_of(v).is_some())
+            .is_some_and(|v| plan.layout.values.contains(v))
+            && ty.rank() >= 4;
         let rank = ty.rank() as i64;
         let dim = node.attrs.get("dim").and_then(Attr::as_int).unwrap_or(0);
         let dim = dim.rem_euclid(rank) as usize;
@@ -99,13 +130,14 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
                 cat_region: ri,
                 dim,
                 offset: here,
+                channels_last,
             };
             let vt = g.ty(v);
             let sole = uses[v.index()] == 1 && !g.outputs().contains(&v);
             if sole
                 && vt.dtype == ty.dtype
                 && vt.rank() == ty.rank()
-                && !plan.layout.values.contains(&v)
+                && plan.layout.values.contains(&v) == channels_last
                 && honored(g, fusion, plan, &candidate)
             {
                 out.push(candidate);
@@ -121,7 +153,6 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
 fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -> bool {
     let (r, rp) = (&fusion.regions[p.producer], &plan.regions[p.producer]);
     if rp.implementation != Implementation::Template
-        || rp.channels_last
         || rp.epilogue_of.is_some()
         || rp.moments_from.is_some()
     {
@@ -131,8 +162,16 @@ fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -
     let Some(k) = r.outputs.iter().position(|&v| v == p.value) else {
         return false;
     };
-    placed[k] = Some(row_major_strides(&g.ty(p.cat).shape));
+    placed[k] = Some(p.strides(&g.ty(p.cat).shape));
     let placed: &Placements = &placed;
+    let order = rp
+        .channels_last
+        .then(|| {
+            r.reduction
+                .as_ref()
+                .map(|s| channels_last_order(s.domain.len()))
+        })
+        .flatten();
     match r.kind {
         RegionKind::Pointwise => g.ty(p.value).shape == r.iteration,
         RegionKind::Reduction => r.reduction.as_ref().is_some_and(|space| {
@@ -143,7 +182,7 @@ fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -
                     (&r.nodes, &r.outputs),
                     space,
                     rp.config.clone(),
-                    None,
+                    order.as_deref(),
                     None,
                     placed,
                 )
@@ -160,6 +199,15 @@ fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -
 #[cfg(test)]
 mod tests {
     use super::row_major_strides;
+
+    #[test]
+    fn channels_last_strides_put_channels_innermost() {
+        let order = super::channels_last_order(4);
+        assert_eq!(
+            super::strides_in_order(&[2, 8, 3, 5], &order),
+            vec![120, 1, 40, 8]
+        );
+    }
 
     #[test]
     fn strides_are_row_major() {

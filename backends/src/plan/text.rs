@@ -119,6 +119,7 @@ impl LoweringPlan {
                 "cat_region": p.cat_region,
                 "dim": p.dim,
                 "offset": p.offset,
+                "channels_last": p.channels_last,
             })).collect::<Vec<_>>(),
         })
     }
