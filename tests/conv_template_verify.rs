@@ -21,9 +21,21 @@ fn data(name: &str) -> PathBuf {
 
 #[test]
 fn template_modules_verify_in_both_layouts() {
-    let file = data("conv_bias_epilogue.py");
+    template_module_verifies("conv_bias_epilogue.py");
+}
+
+/// A depthwise convolution (per-channel FMAs whatever precision the race asks for).
+#[test]
+fn depthwise_template_modules_verify_in_both_layouts() {
+    template_module_verifies("conv_depthwise_epilogue.py");
+}
+
+fn template_module_verifies(name: &str) {
+    let file = data(name);
     let text = std::fs::read_to_string(&file).unwrap();
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("conv_template_verify");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("conv_template_verify")
+        .join(name);
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     for layout in [LayoutChoice::Nchw, LayoutChoice::ChannelsLast] {

@@ -14,8 +14,12 @@ use drtc_passes::fuse::{FusionPlan, RegionKind};
 /// (tf32x3 stays within fp32 rounding for the short reductions the template takes;
 /// plain tf32 only under the relative-norm rule). The FMA form (ieee) only where the
 /// policy asks for it: on the H200 it ran 3x slower than tf32x3 on every level-2 task
-/// raced (57: 3.05 against 1.01 ms).
-pub fn conv_precisions(policy: Precision) -> Vec<DotPrecision> {
+/// raced (57: 3.05 against 1.01 ms); and for a depthwise convolution, which has no GEMM.
+pub fn conv_precisions(policy: Precision, shape: &ConvShape) -> Vec<DotPrecision> {
+    // a depthwise convolution is per-channel FMAs at every policy (fp32 arithmetic)
+    if shape.depthwise {
+        return vec![DotPrecision::Ieee];
+    }
     match policy {
         Precision::Fp32 => vec![DotPrecision::Tf32x3],
         Precision::Tf32 => vec![DotPrecision::Tf32],

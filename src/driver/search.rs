@@ -114,7 +114,7 @@ fn candidates(
             return vec![];
         }
         let imps = std::iter::once(ConvImpl::Library).chain(
-            conv_precisions(policy)
+            conv_precisions(policy, &conv)
                 .into_iter()
                 .map(|dot| ConvImpl::Triton { dot }),
         );

@@ -1,6 +1,9 @@
 //! The small-reduction convolution template: a convolution (1-3 spatial dims, one group,
 //! fp32) whose reduction `Cin * prod(kernel)` is short, computed as an implicit GEMM with
-//! its pointwise epilogue fused, so the output is written once.
+//! its pointwise epilogue fused, so the output is written once; and a depthwise
+//! convolution (a group per channel), whose taps are per-channel FMAs over the same
+//! [pixels, channels] tiles (cuDNN's depthwise path ran level-1 82-86 at 11-23% of the copy
+//! bandwidth's limit: `bench/results/level1_h200_2030ff2_default_vs_compile.md`).
 //!
 //! - The GEMM view: M = N * prod(out spatial) (output pixels, the last spatial dim
 //!   innermost), N = Cout, K = Cin * prod(kernel). A program owns a `[BLOCK_M, BLOCK_N]`
@@ -73,6 +76,9 @@ pub struct ConvShape {
     pub m: u64,
     pub n: u64,
     pub k: u64,
+    /// A depthwise convolution (as many groups as input and output channels): each output
+    /// channel reads its own input channel, so the taps are per-channel FMAs, not a GEMM.
+    pub depthwise: bool,
 }
 
 impl ConvShape {
@@ -95,7 +101,7 @@ fn ints(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
 }
 
 /// The geometry of convolution node `n`, when the template covers it: a forward
-/// convolution of fp32 tensors, one group, a reduction of at most [`MAX_K`].
+/// convolution of fp32 tensors, one group or depthwise, a reduction of at most [`MAX_K`].
 pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
     let node = g.node(n);
     let nsp = match node.op {
@@ -111,7 +117,11 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
     );
     let all_f32 = [x, w, out].iter().all(|t| t.dtype == DType::F32);
     let groups = node.attrs.get("groups").and_then(Attr::as_int).unwrap_or(1);
-    if !all_f32 || groups != 1 || x.rank() != nsp + 2 || w.rank() != nsp + 2 {
+    if !all_f32 || x.rank() != nsp + 2 || w.rank() != nsp + 2 {
+        return None;
+    }
+    let depthwise = groups > 1 && groups == x.shape[1] && groups == out.shape[1] && w.shape[1] == 1;
+    if groups != 1 && !depthwise {
         return None;
     }
     if let Some(&b) = node.inputs.get(2) {
@@ -134,6 +144,7 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         m: out.shape[0] as u64 * out.shape[2..].iter().map(|&d| d as u64).product::<u64>(),
         n: out.shape[1] as u64,
         k,
+        depthwise,
     })
 }
 
@@ -293,14 +304,20 @@ pub fn conv_kernel(
         let inner: i64 = shape.kernel[j + 1..].iter().product();
         format!("(({kk} % {ks}) // {inner} % {})", shape.kernel[j])
     };
-    let offsets = |kk: &str, arg: &super::statements::InputArg, dilated: bool| -> String {
+    // the offsets of reduction index `kk` in the input (`input`: dilated taps, and a
+    // depthwise output's own channel) or in the weight
+    let offsets = |kk: &str, arg: &super::statements::InputArg, input: bool| -> String {
         let mut terms = vec![];
         if let Some(s) = arg.stride(1) {
-            terms.push(format!("({kk} // {ks}) * {s}"));
+            if shape.depthwise && input {
+                terms.push(format!("o1 * {s}"));
+            } else {
+                terms.push(format!("({kk} // {ks}) * {s}"));
+            }
         }
         for j in 0..shape.nsp {
             if let Some(s) = arg.stride(2 + j) {
-                let dil = if dilated { shape.dilation[j] } else { 1 };
+                let dil = if input { shape.dilation[j] } else { 1 };
                 terms.push(format!("{} * {} * {s}", tap(kk, j), dil));
             }
         }
@@ -325,10 +342,17 @@ pub fn conv_kernel(
         None => "offs_n * 0".into(),
     };
     let (px, pw) = (&arg_x.ptr, &arg_w.ptr);
+    // a depthwise convolution has no GEMM to give the tensor cores: per-channel FMAs
+    let dot = if shape.depthwise {
+        DotPrecision::Ieee
+    } else {
+        dot
+    };
     match dot {
         DotPrecision::Ieee => {
             writeln!(body, "    for kk in tl.static_range({k}):").unwrap();
-            let mut am = vec!["mask_m".to_string()];
+            // a depthwise tap reads a [pixels, channels] tile: both masks
+            let mut am = vec![if shape.depthwise { "mask" } else { "mask_m" }.to_string()];
             am.extend(pad_masks("kk"));
             writeln!(
                 body,
@@ -403,9 +427,13 @@ pub fn conv_kernel(
     } else {
         format!("tl.dot {}", dot.name())
     };
-    let note = format!(
-        "convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({what})"
-    );
+    let note = if shape.depthwise {
+        format!("depthwise convolution: {m} pixels x {n} channels, {k} taps per channel ({what})")
+    } else {
+        format!(
+            "convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({what})"
+        )
+    };
     let mut source = kernel_head(
         g,
         name,
