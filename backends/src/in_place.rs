@@ -1,14 +1,17 @@
-//! The host side of concatenations without copies (`plan/concat.rs`): which outputs of
-//! the kernel being launched are views of a concatenation's result, which operands were
-//! written there, and the lines that allocate the result and copy the other operands.
+//! The host side of outputs stored elsewhere: concatenations without copies
+//! (`plan/concat.rs`: which outputs of the kernel being launched are views of a
+//! concatenation's result, which operands were written there, the copies of the others)
+//! and chains of views written by their producer (`plan/view_chain.rs`: the chain's result
+//! allocated for the kernel, its view nodes not emitted).
 
-use crate::plan::Placement;
+use crate::plan::{Placement, ViewWrite};
 use drtc_ir::{Attr, Graph, NodeId, ValueId};
 use std::collections::HashSet;
 
 /// What the stitcher has done with the plan's placements so far.
 pub(crate) struct InPlace<'p> {
     placements: &'p [Placement],
+    view_writes: &'p [ViewWrite],
     /// Outputs of the kernel being launched that are views of a concatenation's result.
     current: HashSet<ValueId>,
     /// Operands written into their slice (their kernel honored the placement).
@@ -18,9 +21,10 @@ pub(crate) struct InPlace<'p> {
 }
 
 impl<'p> InPlace<'p> {
-    pub(crate) fn new(placements: &'p [Placement]) -> Self {
+    pub(crate) fn new(placements: &'p [Placement], view_writes: &'p [ViewWrite]) -> Self {
         InPlace {
             placements,
+            view_writes,
             current: HashSet::new(),
             written: HashSet::new(),
             allocated: HashSet::new(),
@@ -30,11 +34,12 @@ impl<'p> InPlace<'p> {
     /// Region `region`'s kernel is launched next; `honored`: it was generated with the
     /// plan's placements and writes them (a kernel generated otherwise writes contiguously).
     pub(crate) fn begin(&mut self, region: usize, honored: bool) {
-        self.current = self
-            .placements
-            .iter()
-            .filter(|p| honored && p.producer == region)
-            .map(|p| p.value)
+        let cats = self.placements.iter().map(|p| (p.producer, p.value));
+        let chains = self.view_writes.iter().map(|w| (w.producer, w.value));
+        self.current = cats
+            .chain(chains)
+            .filter(|&(p, _)| honored && p == region)
+            .map(|(_, v)| v)
             .collect();
     }
 
@@ -42,14 +47,29 @@ impl<'p> InPlace<'p> {
         self.current.clear();
     }
 
-    /// The placement of output `v` of the kernel being launched, when it is written in
-    /// place; recorded as written.
-    pub(crate) fn output(&mut self, v: ValueId) -> Option<Placement> {
+    /// Where output `v` of the kernel being launched is stored, when not in a tensor of its
+    /// own; recorded as written.
+    pub(crate) fn output(&mut self, v: ValueId) -> Option<Stored> {
         if !self.current.contains(&v) {
             return None;
         }
         self.written.insert(v);
-        self.placements.iter().find(|p| p.value == v).cloned()
+        if let Some(w) = self.view_writes.iter().find(|w| w.value == v) {
+            return Some(Stored::Views(w.result));
+        }
+        self.placements
+            .iter()
+            .find(|p| p.value == v)
+            .cloned()
+            .map(Stored::Cat)
+    }
+
+    /// Whether view node `n` belongs to a chain its producer's kernel wrote through: its
+    /// result is the tensor the kernel wrote, and the node is not emitted.
+    pub(crate) fn absorbed(&self, n: NodeId) -> bool {
+        self.view_writes
+            .iter()
+            .any(|w| self.written.contains(&w.value) && w.nodes.contains(&n))
     }
 
     /// Whether the concatenation result `cat` must be allocated now (the first time).
@@ -87,6 +107,14 @@ impl<'p> InPlace<'p> {
         }
         Some(out)
     }
+}
+
+/// Where a kernel output is stored when not in a tensor of its own.
+pub(crate) enum Stored {
+    /// Its slice of a concatenation's result.
+    Cat(Placement),
+    /// The result of the chain of views that reads it (this value).
+    Views(ValueId),
 }
 
 /// The Python expression of a slice of `buf` along `dim`.

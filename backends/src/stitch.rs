@@ -6,7 +6,7 @@ use crate::conv_choice::conv_region_kernel;
 use crate::gemm_moments::link_code;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
 use crate::guard::{guard_section, GuardInput};
-use crate::in_place::{slice, InPlace};
+use crate::in_place::{slice, InPlace, Stored};
 use crate::layout::{memory_format, LayoutPlan};
 pub use crate::options::CodegenOptions;
 use crate::plan::{GemmPlan, LoweringPlan};
@@ -202,7 +202,7 @@ impl Host<'_> {
         let g = self.g;
         for &n in nodes {
             let node = g.node(n);
-            if node.op == Op::Cat && self.cat_in_place(n) {
+            if node.op == Op::Cat && self.cat_in_place(n) || self.in_place.absorbed(n) {
                 continue;
             }
             let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
@@ -322,13 +322,23 @@ impl Host<'_> {
     }
 
     fn alloc(&mut self, v: ValueId) {
-        if let Some(p) = self.in_place.output(v) {
-            self.alloc_cat(p.cat, p.channels_last);
-            let (buf, name) = (self.name(p.cat), self.name(v));
-            let len = self.g.ty(v).shape[p.dim];
-            let view = slice(&buf, p.dim, p.offset, len);
-            writeln!(self.body, "    {name} = {view}").unwrap();
-            return;
+        match self.in_place.output(v) {
+            Some(Stored::Cat(p)) => {
+                self.alloc_cat(p.cat, p.channels_last);
+                let (buf, name) = (self.name(p.cat), self.name(v));
+                let len = self.g.ty(v).shape[p.dim];
+                let view = slice(&buf, p.dim, p.offset, len);
+                writeln!(self.body, "    {name} = {view}").unwrap();
+                return;
+            }
+            Some(Stored::Views(result)) => {
+                // the kernel stores through the chain into its (contiguous) result
+                self.alloc_cat(result, false);
+                let (buf, name) = (self.name(result), self.name(v));
+                writeln!(self.body, "    {name} = {buf}").unwrap();
+                return;
+            }
+            None => {}
         }
         let t = self.g.ty(v);
         let format = if self.layout.values.contains(&v) {
@@ -347,7 +357,8 @@ impl Host<'_> {
         .unwrap();
     }
 
-    /// Allocates concatenation result `cat` the first time an operand is placed in it.
+    /// Allocates the tensor `cat` (a concatenation's result, a chain of views' result) the
+    /// first time a kernel output is stored in it.
     fn alloc_cat(&mut self, cat: ValueId, channels_last: bool) {
         if self.in_place.allocate(cat) {
             let (name, t) = (self.name(cat), self.g.ty(cat));
@@ -744,7 +755,7 @@ pub fn emit_module(
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
         layout: &lowering.layout,
-        in_place: InPlace::new(&lowering.placements),
+        in_place: InPlace::new(&lowering.placements, &lowering.view_writes),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];

@@ -10,7 +10,7 @@
 
 use super::{Implementation, LoweringPlan};
 use crate::layout::channels_last_order;
-use crate::triton::{reduction_kernel, Placements};
+use crate::triton::{reduction_kernel, Placements, StoreMap};
 use drtc_ir::{Attr, Graph, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
@@ -52,18 +52,26 @@ impl LoweringPlan {
     }
 
     /// Where region `i`'s kernel writes each of `outputs` ([`Placements`]): the strides of
-    /// the concatenation's result for the placed ones.
+    /// the concatenation's result for the placed ones, the chain of views for a view write
+    /// (`view_chain.rs`).
     pub(crate) fn region_placements(
         &self,
         g: &Graph,
         i: usize,
         outputs: &[ValueId],
-    ) -> Vec<Option<Vec<i64>>> {
+    ) -> Vec<Option<StoreMap>> {
         outputs
             .iter()
             .map(|&v| {
+                if let Some(w) = self
+                    .view_writes
+                    .iter()
+                    .find(|w| w.value == v && w.producer == i)
+                {
+                    return Some(StoreMap::Views(w.steps.clone()));
+                }
                 let p = self.placement_of(v).filter(|p| p.producer == i)?;
-                Some(p.strides(&g.ty(p.cat).shape))
+                Some(StoreMap::Strided(p.strides(&g.ty(p.cat).shape)))
             })
             .collect()
     }
@@ -138,7 +146,13 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
                 && vt.dtype == ty.dtype
                 && vt.rank() == ty.rank()
                 && plan.layout.values.contains(&v) == channels_last
-                && honored(g, fusion, plan, &candidate)
+                && honored(
+                    g,
+                    fusion,
+                    plan,
+                    (p, v),
+                    StoreMap::Strided(candidate.strides(&ty.shape)),
+                )
             {
                 out.push(candidate);
             }
@@ -147,22 +161,28 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
     out
 }
 
-/// Whether the producer's template writes `p.value` through the result's strides: a
+/// Whether region `producer`'s template stores its output `value` through `map`: a
 /// pointwise kernel always does (its outputs have the domain's shape); a reduction kernel
 /// in the row strategy does for domain-shaped outputs (its answer, `RegionCode::placed`).
-fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -> bool {
-    let (r, rp) = (&fusion.regions[p.producer], &plan.regions[p.producer]);
+pub(super) fn honored(
+    g: &Graph,
+    fusion: &FusionPlan,
+    plan: &LoweringPlan,
+    (producer, value): (usize, ValueId),
+    map: StoreMap,
+) -> bool {
+    let (r, rp) = (&fusion.regions[producer], &plan.regions[producer]);
     if rp.implementation != Implementation::Template
         || rp.epilogue_of.is_some()
         || rp.moments_from.is_some()
     {
         return false;
     }
-    let mut placed: Vec<Option<Vec<i64>>> = vec![None; r.outputs.len()];
-    let Some(k) = r.outputs.iter().position(|&v| v == p.value) else {
+    let mut placed: Vec<Option<StoreMap>> = vec![None; r.outputs.len()];
+    let Some(k) = r.outputs.iter().position(|&v| v == value) else {
         return false;
     };
-    placed[k] = Some(p.strides(&g.ty(p.cat).shape));
+    placed[k] = Some(map);
     let placed: &Placements = &placed;
     let order = rp
         .channels_last
@@ -173,9 +193,9 @@ fn honored(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan, p: &Placement) -
         })
         .flatten();
     match r.kind {
-        RegionKind::Pointwise => g.ty(p.value).shape == r.iteration,
+        RegionKind::Pointwise => g.ty(value).shape == r.iteration,
         RegionKind::Reduction => r.reduction.as_ref().is_some_and(|space| {
-            g.ty(p.value).shape == space.domain
+            g.ty(value).shape == space.domain
                 && reduction_kernel(
                     g,
                     "drtc_placement_probe",

@@ -18,11 +18,13 @@ mod gemm_choice;
 mod implementation;
 mod partners;
 mod text;
+mod view_chain;
 
 pub use concat::Placement;
 pub use edit::PlanError;
 pub use implementation::{ConvPlan, GemmPlan, Implementation};
 pub use partners::MomentsLink;
+pub use view_chain::ViewWrite;
 
 use crate::conv_choice::{conv_partner, region_conv};
 use crate::layout::{plan_layout, LayoutPlan};
@@ -44,6 +46,9 @@ pub struct LoweringPlan {
     /// Operands of concatenations that their producer's kernel writes into their slice of
     /// the result (`concat.rs`).
     pub placements: Vec<Placement>,
+    /// Kernel outputs stored into the result of the chain of views that reads them
+    /// (`view_chain.rs`).
+    pub view_writes: Vec<ViewWrite>,
 }
 
 /// What code generation does with one region.
@@ -94,6 +99,7 @@ impl LoweringPlan {
             layout,
             regions,
             placements: vec![],
+            view_writes: vec![],
         };
         plan.link(g, fusion);
         plan

@@ -52,6 +52,7 @@ impl LoweringPlan {
         }
         // after the moment links: a moments consumer writes its outputs contiguously
         self.placements = super::concat::placements(g, fusion, self);
+        self.view_writes = super::view_chain::view_writes(g, fusion, self);
     }
 
     /// The link from contraction region `i` to the first later reduction region that reads

@@ -121,6 +121,10 @@ impl LoweringPlan {
                 "offset": p.offset,
                 "channels_last": p.channels_last,
             })).collect::<Vec<_>>(),
+            "view_writes": self.view_writes.iter().map(|w| json!({
+                "producer": w.producer,
+                "views": w.nodes.len(),
+            })).collect::<Vec<_>>(),
         })
     }
 }
@@ -152,6 +156,14 @@ impl fmt::Display for LoweringPlan {
         }
         for n in &self.layout.notes {
             writeln!(f, "layout: {n}")?;
+        }
+        for w in &self.view_writes {
+            writeln!(
+                f,
+                "view write: region {} stores its output through a chain of {} views into the chain's result",
+                w.producer,
+                w.nodes.len()
+            )?;
         }
         for p in &self.placements {
             writeln!(

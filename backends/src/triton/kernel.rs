@@ -1,6 +1,7 @@
 //! A generated kernel: its Triton source and how the host launches it.
 
 use super::statements::{InputArg, Program};
+use super::store_map::StoreMap;
 use drtc_ir::{Graph, NodeId, ValueId};
 use std::fmt::Write;
 
@@ -62,31 +63,14 @@ pub struct TritonKernel {
 }
 
 /// Where a kernel writes each of its outputs, by output index: its own contiguous tensor
-/// (`None`, or no entry), or a slice of a larger row-major tensor whose strides per domain
-/// dim are given (`Some`): an operand of a concatenation written in its place in the
-/// result (`plan/concat.rs`); the host passes the slice's view as the output.
-pub type Placements = [Option<Vec<i64>>];
+/// (`None`, or no entry), or elsewhere ([`StoreMap`]): a slice of a concatenation's result
+/// (`plan/concat.rs`), or the result of a chain of views (`plan/view_chain.rs`); the host
+/// passes the tensor written as the output.
+pub type Placements = [Option<StoreMap>];
 
-/// The placement of output `k`, if it is written into a larger tensor.
-pub fn placement(placed: &Placements, k: usize) -> Option<&[i64]> {
-    placed.get(k).and_then(|p| p.as_deref())
-}
-
-/// The offset of a domain element in a tensor with `strides` (dims of size 1 contribute
-/// nothing); `index(d)` is the element's index along domain dim `d`.
-pub fn strided_offset(domain: &[i64], strides: &[i64], index: &dyn Fn(usize) -> String) -> String {
-    let terms: Vec<String> = (0..domain.len())
-        .filter(|&d| domain[d] != 1)
-        .map(|d| match strides[d] {
-            1 => index(d),
-            s => format!("{} * {s}", index(d)),
-        })
-        .collect();
-    if terms.is_empty() {
-        "0".into()
-    } else {
-        terms.join(" + ")
-    }
+/// The placement of output `k`, if it is not stored at its own contiguous offset.
+pub fn placement(placed: &Placements, k: usize) -> Option<&StoreMap> {
+    placed.get(k).and_then(Option::as_ref)
 }
 
 /// A comment naming the IR ops a kernel computes.

@@ -10,6 +10,7 @@ pub mod precision;
 mod reduction;
 mod relayout;
 mod statements;
+pub mod store_map;
 pub mod ty;
 mod window;
 
@@ -35,4 +36,5 @@ pub use reduction::{
     GivenMoments, RegionCode, Scratch,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
+pub use store_map::{StoreMap, ViewStep};
 pub use window::{window_config, window_kernel};

@@ -5,8 +5,7 @@
 //! than 2^31 - 1 elements.
 
 use super::kernel::{
-    decompose, emit_stmts, kernel_head, placement, strided_offset, LaunchConfig, Placements,
-    TritonKernel,
+    decompose, emit_stmts, kernel_head, placement, LaunchConfig, Placements, TritonKernel,
 };
 use super::statements::{align, IndexSource, Program, Sp};
 use super::ty::{next_pow2, storage_ty};
@@ -146,9 +145,9 @@ pub fn pointwise_kernel_in_order(
         } else {
             format!("{}.to({st})", prog.var(r))
         };
-        // an output written into its slice of a larger tensor: through that tensor's strides
+        // an output stored elsewhere: a slice of a larger tensor, a chain of views' result
         let off = match placement(placed, k) {
-            Some(strides) => strided_offset(domain, strides, &|d| format!("i{d}")),
+            Some(map) => map.offset(domain, &|d| format!("i{d}")),
             None => "offs".to_string(),
         };
         writeln!(body, "    tl.store(out{k} + {off}, {val}, mask=mask)").unwrap();

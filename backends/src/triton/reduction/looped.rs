@@ -10,8 +10,7 @@ use super::lower::{
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{
-    emit_stmts, ops_comment, placement, signature, strided_offset, LaunchConfig, Placements,
-    TritonKernel,
+    emit_stmts, ops_comment, placement, signature, LaunchConfig, Placements, TritonKernel,
 };
 use crate::triton::statements::{Code, Program, RedKind, ScanKind, Sp};
 use crate::triton::ty::{compute_ty, float_lit, storage_ty};
@@ -85,11 +84,10 @@ pub(super) fn row_kernel(
             if sp == Sp::Full {
                 let st = storage_ty(prog.stmts[i].dtype);
                 let _ = emitted;
-                // an output written into its slice of a larger tensor: its strides
+                // an output stored elsewhere: a slice of a larger tensor, a chain of views'
+                // result
                 let off = match placement(placed, k) {
-                    Some(strides) => {
-                        strided_offset(&space.domain, strides, &|d| dims.full[d].clone())
-                    }
+                    Some(map) => map.offset(&space.domain, &|d| dims.full[d].clone()),
                     None => full_off.clone(),
                 };
                 writeln!(
@@ -298,11 +296,7 @@ pub(super) fn row_kernel(
         scratch: vec![],
         stats,
         given: None,
-        // domain-shaped outputs only: a row output has no place in a larger tensor here
-        placed: stores
-            .iter()
-            .enumerate()
-            .all(|(k, &(_, sp))| sp == Sp::Full || placement(placed, k).is_none()),
+        placed: super::full_outputs_only(stores, placed),
     }
 }
 

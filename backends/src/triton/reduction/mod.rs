@@ -82,9 +82,8 @@ pub struct RegionCode {
     /// scratch buffers the producer writes, sums then squared deviations (they are in
     /// `scratch`; the producer's launch comes first).
     pub given: Option<(String, String)>,
-    /// Whether the kernels write the outputs the caller placed into larger tensors
-    /// ([`Placements`]) there: the row strategy does; the split strategy writes every
-    /// output contiguously (then `false` when a placement was asked for).
+    /// Whether the kernels store the outputs the caller placed elsewhere ([`Placements`])
+    /// there: both strategies do for domain-shaped outputs.
     pub placed: bool,
 }
 
@@ -214,14 +213,14 @@ pub fn reduction_kernel(
             let taken = given.and_then(|m| takes_moments(&b, &space.domain, m, cols));
             let layout = taken.and(given).map(|m| (m.chunks, m.chunk));
             let kernels = split_kernels(
-                g, name, nodes, outputs, &b, &stores, plan, cols, out_order, layout,
+                g, name, nodes, outputs, &b, &stores, plan, cols, out_order, layout, placed,
             );
             return Some(RegionCode {
                 kernels,
                 scratch: split_scratch(name, &b.prog, rows, plan, layout),
                 stats,
                 given: taken.map(|(sum, m2)| (format!("{name}_ws{sum}"), format!("{name}_ws{m2}"))),
-                placed: placed.iter().all(Option::is_none),
+                placed: full_outputs_only(&stores, placed),
             });
         }
     };
@@ -238,6 +237,15 @@ pub fn reduction_kernel(
         out_order,
         placed,
     ))
+}
+
+/// Whether every output placed elsewhere ([`Placements`]) is domain-shaped: the templates
+/// store those through their map (a row output has no place in a larger tensor here).
+pub(super) fn full_outputs_only(stores: &[(usize, Sp)], placed: &Placements) -> bool {
+    stores
+        .iter()
+        .enumerate()
+        .all(|(k, &(_, sp))| sp == Sp::Full || super::kernel::placement(placed, k).is_none())
 }
 
 /// Whether a reduction reads a scan's result: its pass would need the scan's carry (the

@@ -13,7 +13,9 @@ use super::lower::{
 };
 use super::strategy::SplitPlan;
 use super::Scratch;
-use crate::triton::kernel::{emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use crate::triton::kernel::{
+    emit_stmts, ops_comment, placement, signature, LaunchConfig, Placements, TritonKernel,
+};
 use crate::triton::statements::{Code, Program, RedKind, Sp};
 use crate::triton::ty::{compute_ty, next_pow2, storage_ty};
 use drtc_ir::{DType, Graph, NodeId, ValueId};
@@ -74,6 +76,7 @@ pub(super) fn split_kernels(
     cols: u64,
     out_order: Option<&[usize]>,
     given: Option<(u64, u64)>,
+    placed: &Placements,
 ) -> Vec<TritonKernel> {
     let prog = &b.prog;
     let dims = &b.dims;
@@ -289,9 +292,14 @@ pub(super) fn split_kernels(
                 for (k, &(i, sp)) in stores.iter().enumerate() {
                     if sp == Sp::Full {
                         let st = storage_ty(prog.stmts[i].dtype);
+                        // an output stored elsewhere (`StoreMap`)
+                        let off = match placement(placed, k) {
+                            Some(map) => map.offset(&b.space.domain, &|d| dims.full[d].clone()),
+                            None => full_off.clone(),
+                        };
                         writeln!(
                             body,
-                            "        tl.store(out{k} + {full_off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
+                            "        tl.store(out{k} + {off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
                             prog.var(i),
                             compute_ty(prog.stmts[i].dtype)
                         )
