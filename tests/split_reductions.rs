@@ -113,16 +113,17 @@ fn losses_become_reduction_kernels_and_verify() {
         .filter(|l| l.trim_start().starts_with("# region "))
         .collect();
     assert!(!regions.is_empty(), "{src}");
-    for call in ["smooth_l1_loss", "mse_loss", "kl_div"] {
+    for call in ["smooth_l1_loss", "mse_loss", "kl_div", "cross_entropy"] {
         assert!(
             regions.iter().all(|r| !r.contains(call)),
             "{call} left whole: {regions:#?}"
         );
     }
-    // every region is a Triton kernel
+    // every region is a Triton kernel, but for the views of the cross entropies' targets
+    let views = regions.iter().filter(|r| r.contains("(view)")).count();
     assert_eq!(
         src.matches("@triton.jit").count(),
-        regions.len(),
+        regions.len() - views,
         "{regions:#?}"
     );
     assert!(src.contains("@triton.jit"), "{src}");

@@ -13,6 +13,10 @@
 //!   `d(x, y)` the `p`-norm of `x - y + eps` over the last dim (`pairwise_distance`), and
 //!   with `swap`, `d(a, n)` replaced by `minimum(d(a, n), d(p, n))`; other norms stay whole;
 //!
+//! - `cross_entropy(x, t)` with class indices `t` (`[N, C]` scores): `logsumexp(x, 1) -
+//!   sum(where(arange(C) == t[:, None], x, 0), 1)`, 0 where `t` is -100 (the ignored index),
+//!   and `mean` over the rows that count;
+//!
 //! then `reduction`: `mean` over every element, `sum`, `batchmean` (kl_div: the sum over
 //! the size of dim 0), or `none`. The rewrite changes where each value is computed, not
 //! its formula; accumulation order is the reduction template's, as for any sum.
@@ -27,8 +31,9 @@ const NAME: &str = "expand-losses";
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
     name: NAME,
-    summary: "write mse_loss, smooth_l1_loss, kl_div and triplet_margin_loss as their \
-              elementwise formula and a reduction, for the reduction templates",
+    summary: "write mse_loss, smooth_l1_loss, kl_div, triplet_margin_loss and cross_entropy \
+              (class indices) as their elementwise formula and a reduction, for the reduction \
+              templates",
     options: &[],
     build: |_| Ok(Box::new(ExpandLosses)),
 };
@@ -41,6 +46,7 @@ pub struct ExpandLosses;
 fn expandable(op: Op, inputs: usize, attrs: &drtc_ir::Attrs) -> bool {
     match op {
         Op::MseLoss | Op::SmoothL1Loss | Op::KlDiv => inputs == 2,
+        Op::CrossEntropy => inputs == 2,
         Op::TripletMarginLoss => {
             let p = attrs.get("p").and_then(Attr::as_float);
             inputs == 3 && matches!(p, Some(x) if x == 1.0 || x == 2.0)
@@ -111,6 +117,56 @@ fn distance(
     let sq = b.binary(Op::Mul, shifted, shifted)?;
     let sum = b.op(Op::Sum, vec![sq], &dims)?;
     b.unary(Op::Sqrt, sum)
+}
+
+/// Whether a cross entropy reads `[N, C]` scores and `[N]` class indices: the form this
+/// pass writes out (class probabilities, more dims and unbatched inputs stay whole).
+fn class_indices(g: &Graph, inputs: &[ValueId]) -> bool {
+    let (x, t) = (g.ty(inputs[0]), g.ty(inputs[1]));
+    x.rank() == 2 && t.rank() == 1 && t.dtype == drtc_ir::DType::I64 && x.shape[0] == t.shape[0]
+}
+
+/// `cross_entropy(x, t)` for scores `x` `[N, C]` and class indices `t` `[N]` (PyTorch's
+/// defaults: no weights, no label smoothing, `ignore_index` -100): per row the log-sum-exp
+/// of the scores minus the target's score, picked as the sum of the scores where a class
+/// index (`arange(C)`) equals the target; rows whose target is -100 count 0, and `mean`
+/// divides by the rows that count.
+fn cross_entropy(
+    b: &mut Builder,
+    x: ValueId,
+    t: ValueId,
+    reduction: &str,
+) -> Result<ValueId, PassError> {
+    let classes = b.g.ty(x).shape[1];
+    let lse = b.op(
+        Op::Logsumexp,
+        vec![x],
+        &[("dim", Attr::Ints(vec![1])), ("keepdim", Attr::Bool(false))],
+    )?;
+    let index = b.op(Op::Arange, vec![], &[("end", Attr::Int(classes))])?;
+    let target = b.op(Op::Unsqueeze, vec![t], &[("dim", Attr::Int(1))])?;
+    let hit = b.binary(Op::Eq, index, target)?;
+    let zero = b.constant(0.0, x)?;
+    let scores = b.op(Op::Where, vec![hit, x, zero], &[])?;
+    let picked = b.op(
+        Op::Sum,
+        vec![scores],
+        &[("dim", Attr::Ints(vec![1])), ("keepdim", Attr::Bool(false))],
+    )?;
+    let loss = b.binary(Op::Sub, lse, picked)?;
+    let ignored = b.constant(-100.0, t)?;
+    let counted = b.binary(Op::Ne, t, ignored)?;
+    let per = b.op(Op::Where, vec![counted, loss, zero], &[])?;
+    match reduction {
+        "mean" => {
+            let one = b.constant(1.0, x)?;
+            let weight = b.op(Op::Where, vec![counted, one, zero], &[])?;
+            let sum = b.op(Op::Sum, vec![per], &[])?;
+            let rows = b.op(Op::Sum, vec![weight], &[])?;
+            b.binary(Op::Div, sum, rows)
+        }
+        other => reduce(b, per, other, None),
+    }
 }
 
 /// The per-element (per-row, for the triplet loss) loss of `node`, before its reduction.
@@ -228,7 +284,9 @@ impl Pass for ExpandLosses {
                     node.outputs[0],
                 )
             };
-            if !expandable(op, inputs.len(), &attrs) {
+            if !expandable(op, inputs.len(), &attrs)
+                || op == Op::CrossEntropy && !class_indices(graph, &inputs)
+            {
                 order.push(n);
                 continue;
             }
@@ -243,8 +301,12 @@ impl Pass for ExpandLosses {
                 g: graph,
                 nodes: vec![],
             };
-            let per = elementwise(&mut b, op, &inputs, &attrs)?;
-            let result = reduce(&mut b, per, &reduction, batch)?;
+            let result = if op == Op::CrossEntropy {
+                cross_entropy(&mut b, inputs[0], inputs[1], &reduction)?
+            } else {
+                let per = elementwise(&mut b, op, &inputs, &attrs)?;
+                reduce(&mut b, per, &reduction, batch)?
+            };
             let nodes = b.nodes;
             if graph.ty(result) != graph.ty(out) {
                 return Err(PassError::Failed {

@@ -223,6 +223,7 @@ pub fn family(op: Op) -> Option<Family> {
         // cumprod); losses and contractions over inputs of special forms; views needing
         // chosen shapes
         Op::Full
+        | Op::Arange
         | Op::Prod
         | Op::Cumprod
         | Op::KlDiv

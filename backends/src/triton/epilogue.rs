@@ -2,7 +2,7 @@
 //! result before it is stored, over the output's own index.
 
 use super::statements::{align, IndexSource, Program, Sp};
-use drtc_ir::{DType, Graph, NodeId, Op, ValueId};
+use drtc_ir::{DType, Graph, NodeId, ValueId};
 
 /// Adds the epilogue nodes (every node of the region but `main` and inlined constants)
 /// to `prog`, reading in-region values and loading others over `domain`.
@@ -17,7 +17,7 @@ pub fn add_epilogue(
     let identity: Vec<usize> = (0..domain.len()).collect();
     for &n in nodes {
         let node = g.node(n);
-        if n == main || (node.op == Op::Full && g.ty(node.outputs[0]).rank() == 0) {
+        if n == main || drtc_passes::fuse::is_inlined_constant(g, n) {
             continue;
         }
         let out_shape = &g.ty(node.outputs[0]).shape;

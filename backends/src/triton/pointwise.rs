@@ -90,7 +90,7 @@ pub fn pointwise_kernel_in_order(
     let ix = FlatIndex;
     for &n in nodes {
         let node = g.node(n);
-        if node.op == drtc_ir::Op::Full && g.ty(node.outputs[0]).rank() == 0 {
+        if drtc_passes::fuse::is_inlined_constant(g, n) {
             continue;
         }
         let out_shape = &g.ty(node.outputs[0]).shape;

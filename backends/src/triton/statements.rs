@@ -348,6 +348,17 @@ impl Program {
         }
         if let Some(n) = g.producer(v) {
             let node = g.node(n);
+            if node.op == Op::Arange {
+                // the index of the domain dim it runs along (0 where it is broadcast)
+                let dtype = g.ty(v).dtype;
+                let index = match map.first().copied().flatten() {
+                    Some(d) => format!("({}).to({})", ix.dim_index(sp, d), compute_ty(dtype)),
+                    None => super::ty::lit(0.0, dtype),
+                };
+                let i = self.expr(sp, dtype, index, vec![]);
+                self.vars.insert((v, sp), i);
+                return i;
+            }
             if node.op == Op::Full {
                 let value = node
                     .attrs

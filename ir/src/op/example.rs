@@ -75,6 +75,7 @@ pub fn example(op: Op) -> Example {
             vec![],
             vec![("shape", ints(&[4, 8])), ("value", Attr::Float(1.0))],
         ),
+        Op::Arange => ex(vec![], vec![("end", Attr::Int(8))]),
         Op::MseLoss | Op::SmoothL1Loss | Op::KlDiv => binary(),
         Op::TripletMarginLoss => ex(vec![x.clone(), x.clone(), x.clone()], vec![]),
         Op::Sum

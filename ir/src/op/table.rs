@@ -99,6 +99,9 @@ op_table! {
     // ---- creation and casts
     /// A constant tensor filled with `value`.
     Full = "full": Creation, Exact(0), [req("shape", K::Ints), req("value", K::Float), crate::attr::attr("dtype", K::DType, D::DType(DType::F32))], inf::full, fl::zero;
+    /// `torch.arange(end)`: 0, 1, ..., end - 1. Made by rewrites (`expand-losses`' one-hot
+    /// of a class index); a template computes it as the index of the dim it runs along.
+    Arange = "arange": Creation, Exact(0), [req("end", K::Int), crate::attr::attr("dtype", K::DType, D::DType(DType::I64))], inf::arange, fl::zero;
     /// `x.to(dtype)`, `.float()`, `.bool()`.
     Cast = "cast": Pointwise, Exact(1), [req("dtype", K::DType)], inf::cast, pw::<1> => pd::CAST;
     /// `F.dropout`, `nn.Dropout`: identity unless training with p > 0 (then random).

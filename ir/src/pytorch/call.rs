@@ -90,6 +90,11 @@ pub fn torch_expr(
         return pointwise_call(op, attrs, args, d);
     }
     match op {
+        Op::Arange => format!(
+            "torch.arange({}, dtype={}, device={device})",
+            py(a(attrs, "end")),
+            py(a(attrs, "dtype"))
+        ),
         Op::Full => format!(
             "torch.full({}, {}, dtype={}, device={device})",
             py(a(attrs, "shape")),

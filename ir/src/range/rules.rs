@@ -74,6 +74,11 @@ pub fn output_range(node: &Node, ins: &[I], tys: &[&TensorType], out: &TensorTyp
     }
     match node.op {
         Op::Full => float(node, "value").map_or(any, I::point),
+        Op::Arange => node
+            .attrs
+            .get("end")
+            .and_then(Attr::as_int)
+            .map_or(any, |e| I::new(0.0, (e.max(1) - 1) as f64)),
         // an opaque PyTorch call: nothing is known of its values
         Op::Aten => any,
         Op::Sum => xt.map_or(any, |t| x.scale(folded(t, out))),

@@ -4,10 +4,11 @@ use super::support::supports;
 use super::RegionKind;
 use drtc_ir::{Attr, Graph, Kind, NodeId, Op, Pool, Shape};
 
-/// Whether `node` is a constant that regions copy in rather than read from memory.
+/// Whether `node` is a constant that regions compute in place rather than read from
+/// memory: a scalar (a literal), or an `arange` (the index of the dim it runs along).
 pub fn is_inlined_constant(g: &Graph, node: NodeId) -> bool {
     let n = g.node(node);
-    n.op == Op::Full && g.ty(n.outputs[0]).rank() == 0
+    (n.op == Op::Full && g.ty(n.outputs[0]).rank() == 0) || n.op == Op::Arange
 }
 
 /// The region kind a node starts in: the templates' answer for it ([`supports`]).

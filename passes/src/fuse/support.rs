@@ -62,7 +62,7 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
         // a scalar is inlined into kernels; a filled tensor has no Triton form (in a
         // pointwise region it would send the whole region to PyTorch)
         Kind::Creation => {
-            if g.ty(n.outputs[0]).rank() == 0 {
+            if g.ty(n.outputs[0]).rank() == 0 || n.op == Op::Arange {
                 Support::Template(RegionKind::Pointwise)
             } else {
                 Support::Gap("a filled tensor (only scalar constants are inlined)")

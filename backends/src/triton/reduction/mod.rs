@@ -152,8 +152,7 @@ pub fn reduction_kernel(
         exp_sums: HashMap::new(),
     };
     for &n in nodes {
-        let node = g.node(n);
-        if node.op == Op::Full && g.ty(node.outputs[0]).rank() == 0 {
+        if drtc_passes::fuse::is_inlined_constant(g, n) {
             continue;
         }
         b.node(n)?;

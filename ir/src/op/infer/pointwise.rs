@@ -122,6 +122,14 @@ pub fn select_where(inputs: &[&TensorType], _: AttrView) -> InferResult {
 }
 
 /// `full {shape, value, dtype}`: a constant tensor.
+pub fn arange(_: &[&TensorType], a: AttrView) -> InferResult {
+    let end = a.int("end")?;
+    if end < 0 {
+        return Err(format!("arange's end {end} is negative"));
+    }
+    one(TensorType::new(a.dtype("dtype")?, vec![end]))
+}
+
 pub fn full(_: &[&TensorType], a: AttrView) -> InferResult {
     let shape = a.ints("shape")?;
     if let Some(d) = shape.iter().find(|&&d| d < 0) {
