@@ -8,8 +8,10 @@
 //! A placement is decided here, once, and read by `region.rs` (the template writes
 //! through the result's strides) and by the stitcher (the view, and the copies left).
 
-use super::{Implementation, LoweringPlan};
+use super::implementation::Implementation;
+use super::region_plan::RegionPlan;
 use crate::layout::channels_last_order;
+use crate::layout::LayoutPlan;
 use crate::triton::{reduction_kernel, Placements, StoreMap};
 use drtc_ir::{Attr, Graph, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -45,39 +47,7 @@ impl Placement {
 /// Offsets of a kernel's output index into an `i32`: the result's elements must fit.
 const MAX_ELEMENTS: u64 = 1 << 31;
 
-impl LoweringPlan {
-    /// The placement of `v`, when it is written into its slice of a concatenation.
-    pub fn placement_of(&self, v: ValueId) -> Option<&Placement> {
-        self.placements.iter().find(|p| p.value == v)
-    }
-
-    /// Where region `i`'s kernel writes each of `outputs` ([`Placements`]): the strides of
-    /// the concatenation's result for the placed ones, the chain of views for a view write
-    /// (`view_chain.rs`).
-    pub(crate) fn region_placements(
-        &self,
-        g: &Graph,
-        i: usize,
-        outputs: &[ValueId],
-    ) -> Vec<Option<StoreMap>> {
-        outputs
-            .iter()
-            .map(|&v| {
-                if let Some(w) = self
-                    .view_writes
-                    .iter()
-                    .find(|w| w.value == v && w.producer == i)
-                {
-                    return Some(StoreMap::Views(w.steps.clone()));
-                }
-                let p = self.placement_of(v).filter(|p| p.producer == i)?;
-                Some(StoreMap::Strided(p.strides(&g.ty(p.cat).shape)))
-            })
-            .collect()
-    }
-}
-
-fn row_major_strides(shape: &[i64]) -> Vec<i64> {
+pub(super) fn row_major_strides(shape: &[i64]) -> Vec<i64> {
     let order: Vec<usize> = (0..shape.len()).collect();
     strides_in_order(shape, &order)
 }
@@ -98,7 +68,12 @@ fn strides_in_order(shape: &[i64], order: &[usize]) -> Vec<i64> {
 /// reduction template kernel computes as a domain-shaped output (not a GEMM's moment
 /// partner), in the result's layout, read by nothing else, of the result's dtype, and that
 /// the template writes through the result's strides (its answer).
-pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) -> Vec<Placement> {
+pub(super) fn placements(
+    g: &Graph,
+    fusion: &FusionPlan,
+    regions: &[RegionPlan],
+    layout: &LayoutPlan,
+) -> Vec<Placement> {
     let uses = g.use_counts();
     let producer_of = |v: ValueId| fusion.regions.iter().position(|r| r.outputs.contains(&v));
     let mut out = vec![];
@@ -120,7 +95,7 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
             .inputs
             .iter()
             .find(|&&v| producer_of(v).is_some())
-            .is_some_and(|v| plan.layout.values.contains(v))
+            .is_some_and(|v| layout.values.contains(v))
             && ty.rank() >= 4;
         let rank = ty.rank() as i64;
         let dim = node.attrs.get("dim").and_then(Attr::as_int).unwrap_or(0);
@@ -145,11 +120,11 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
             if sole
                 && vt.dtype == ty.dtype
                 && vt.rank() == ty.rank()
-                && plan.layout.values.contains(&v) == channels_last
+                && layout.values.contains(&v) == channels_last
                 && honored(
                     g,
                     fusion,
-                    plan,
+                    &regions[p],
                     (p, v),
                     StoreMap::Strided(candidate.strides(&ty.shape)),
                 )
@@ -167,11 +142,11 @@ pub(super) fn placements(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) ->
 pub(super) fn honored(
     g: &Graph,
     fusion: &FusionPlan,
-    plan: &LoweringPlan,
+    rp: &RegionPlan,
     (producer, value): (usize, ValueId),
     map: StoreMap,
 ) -> bool {
-    let (r, rp) = (&fusion.regions[producer], &plan.regions[producer]);
+    let r = &fusion.regions[producer];
     if rp.implementation != Implementation::Template
         || rp.epilogue_of.is_some()
         || rp.moments_from.is_some()

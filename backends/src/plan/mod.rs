@@ -17,20 +17,21 @@ mod edit;
 mod gemm_choice;
 mod implementation;
 mod partners;
+mod region_plan;
 mod text;
 mod view_chain;
 
 pub use concat::Placement;
 pub use edit::PlanError;
 pub use implementation::{ConvPlan, GemmPlan, Implementation};
-pub use partners::MomentsLink;
+pub use region_plan::{MomentsLink, RegionPlan};
 pub use view_chain::ViewWrite;
 
 use crate::conv_choice::{conv_partner, region_conv};
 use crate::layout::{plan_layout, LayoutPlan};
 use crate::options::CodegenOptions;
-use crate::triton::{ConvImpl, LaunchConfig};
-use drtc_ir::Graph;
+use crate::triton::{ConvImpl, StoreMap};
+use drtc_ir::{Graph, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 use gemm_choice::gemm_choice;
 
@@ -49,28 +50,6 @@ pub struct LoweringPlan {
     /// Kernel outputs stored into the result of the chain of views that reads them
     /// (`view_chain.rs`).
     pub view_writes: Vec<ViewWrite>,
-}
-
-/// What code generation does with one region.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RegionPlan {
-    pub index: usize,
-    pub kind: RegionKind,
-    /// The region's ops in program order (for reading the plan).
-    pub ops: Vec<&'static str>,
-    pub implementation: Implementation,
-    /// A launch configuration chosen by the search; `None`: the template's heuristic.
-    pub config: Option<LaunchConfig>,
-    /// The region's kernel walks (and writes) channels-last order.
-    pub channels_last: bool,
-    /// A pointwise region whose place the template kernel of this convolution region takes
-    /// (the convolution with this region as its epilogue).
-    pub epilogue_of: Option<usize>,
-    /// A contraction region run by the template: the tile moments its epilogue writes for
-    /// a later reduction region (`gemm_moments.rs`).
-    pub moments: Option<MomentsLink>,
-    /// A reduction region: the contraction region whose epilogue writes its moments.
-    pub moments_from: Option<usize>,
 }
 
 impl LoweringPlan {
@@ -139,5 +118,37 @@ fn implementation(
         RegionKind::Pointwise | RegionKind::Reduction | RegionKind::Window => {
             Implementation::Template
         }
+    }
+}
+
+impl LoweringPlan {
+    /// The placement of `v`, when it is written into its slice of a concatenation.
+    pub fn placement_of(&self, v: ValueId) -> Option<&Placement> {
+        self.placements.iter().find(|p| p.value == v)
+    }
+
+    /// Where region `i`'s kernel writes each of `outputs` (`triton::Placements`): the strides of
+    /// the concatenation's result for the placed ones, the chain of views for a view write
+    /// (`view_chain.rs`).
+    pub(crate) fn region_placements(
+        &self,
+        g: &Graph,
+        i: usize,
+        outputs: &[ValueId],
+    ) -> Vec<Option<StoreMap>> {
+        outputs
+            .iter()
+            .map(|&v| {
+                if let Some(w) = self
+                    .view_writes
+                    .iter()
+                    .find(|w| w.value == v && w.producer == i)
+                {
+                    return Some(StoreMap::Views(w.steps.clone()));
+                }
+                let p = self.placement_of(v).filter(|p| p.producer == i)?;
+                Some(StoreMap::Strided(p.strides(&g.ty(p.cat).shape)))
+            })
+            .collect()
     }
 }

@@ -4,23 +4,12 @@
 //! batch norm's region merges (`gemm_moments.rs` emits the link). Derived from the
 //! implementations, configurations and layout, so re-derived after every edit.
 
+use super::region_plan::MomentsLink;
 use super::LoweringPlan;
 use crate::layout::channels_last_order;
 use crate::triton::{contraction_config, reduction_kernel, GemmImpl, GivenMoments};
 use drtc_ir::{Graph, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
-
-/// A contraction region's tile moments of one output, merged by a later reduction region.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MomentsLink {
-    /// The reduction region that takes them.
-    pub consumer: usize,
-    /// The contraction's output whose column moments are written.
-    pub value: ValueId,
-    /// Row chunks (tiles along M) and rows per chunk (the template's BLOCK_M).
-    pub chunks: u64,
-    pub chunk: u64,
-}
 
 impl LoweringPlan {
     /// Derives every region's partners from the implementations, configurations and
@@ -51,8 +40,13 @@ impl LoweringPlan {
             self.regions[i].moments = Some(link);
         }
         // after the moment links: a moments consumer writes its outputs contiguously
-        self.placements = super::concat::placements(g, fusion, self);
-        self.view_writes = super::view_chain::view_writes(g, fusion, self);
+        self.placements = super::concat::placements(g, fusion, &self.regions, &self.layout);
+        self.view_writes = super::view_chain::view_writes(
+            g,
+            fusion,
+            (&self.regions, &self.layout),
+            &self.placements,
+        );
     }
 
     /// The link from contraction region `i` to the first later reduction region that reads

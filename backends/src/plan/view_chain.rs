@@ -6,8 +6,9 @@
 //! (`triton/store_map.rs`); the chain's views are not emitted. One pass over the tensor
 //! fewer, whatever reads the result (a library call included).
 
-use super::concat::honored;
-use super::LoweringPlan;
+use super::concat::{honored, Placement};
+use super::region_plan::RegionPlan;
+use crate::layout::LayoutPlan;
 use crate::triton::{StoreMap, ViewStep};
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -83,7 +84,12 @@ fn materializes(steps: &[ViewStep], domain: &[i64]) -> bool {
 /// (not channels-last, not placed in a concatenation) that one chain of views alone reads,
 /// where the chain materializes, and that the template stores through the chain (its
 /// answer).
-pub(super) fn view_writes(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) -> Vec<ViewWrite> {
+pub(super) fn view_writes(
+    g: &Graph,
+    fusion: &FusionPlan,
+    (regions, layout): (&[RegionPlan], &LayoutPlan),
+    placements: &[Placement],
+) -> Vec<ViewWrite> {
     let uses = g.use_counts();
     let sole = |v: ValueId| uses[v.index()] == 1 && !g.outputs().contains(&v);
     let mut out = vec![];
@@ -93,8 +99,8 @@ pub(super) fn view_writes(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) -
         }
         for &v in &r.outputs {
             if !sole(v)
-                || plan.layout.values.contains(&v)
-                || plan.placement_of(v).is_some()
+                || layout.values.contains(&v)
+                || placements.iter().any(|q| q.value == v)
                 || g.ty(v).numel() >= MAX_ELEMENTS
             {
                 continue;
@@ -111,7 +117,7 @@ pub(super) fn view_writes(g: &Graph, fusion: &FusionPlan, plan: &LoweringPlan) -
                 continue;
             }
             let map = StoreMap::Views(steps.clone());
-            if honored(g, fusion, plan, (p, v), map) {
+            if honored(g, fusion, &regions[p], (p, v), map) {
                 out.push(ViewWrite {
                     value: v,
                     producer: p,
