@@ -9,15 +9,13 @@ mod support {
 
 use std::path::PathBuf;
 use std::process::Command;
-use support::compile::compile_verified;
+use support::compile::{compile_verified, forward_body};
 
 #[test]
 fn kernel_operands_are_written_into_their_slices_and_verify() {
     let src = compile_verified("concat_in_place");
     // the result is allocated before the first placed operand's kernel, which writes a view
-    let start = src.find("def drtc_forward").unwrap();
-    let end = start + src[start..].find("\n    return").unwrap();
-    let body = &src[start..end];
+    let body = forward_body(&src);
     assert!(body.contains("= torch.empty([4, 14, 5]"), "{body}");
     assert!(body.contains(".narrow(1, 0, 6)"), "{body}");
     assert!(body.contains(".narrow(1, 6, 3)"), "{body}");
@@ -56,9 +54,7 @@ fn convolution_branches_add_their_bias_into_their_slices_in_both_layouts() {
             "{stderr}"
         );
         let src = std::fs::read_to_string(&out).unwrap();
-        let start = src.find("def drtc_forward").unwrap();
-        let end = start + src[start..].find("\n    return").unwrap();
-        let body = &src[start..end];
+        let body = forward_body(&src);
         assert_eq!(body.matches(", None, stride=").count(), 3, "{body}");
         for slice in [
             ".narrow(1, 0, 16)",

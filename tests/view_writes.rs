@@ -7,14 +7,12 @@ mod support {
     pub mod compile;
 }
 
-use support::compile::compile_verified;
+use support::compile::{compile_verified, forward_body};
 
 #[test]
 fn shuffles_and_partitions_are_written_in_place_and_verify() {
     let src = compile_verified("view_writes");
-    let start = src.find("def drtc_forward").unwrap();
-    let end = start + src[start..].find("\n    return").unwrap();
-    let body = &src[start..end];
+    let body = forward_body(&src);
     // the pointwise kernel, the batch norm's output kernel (split strategy) and the
     // softmax write the chains' results; only the lone transpose remains a view
     assert_eq!(body.matches("torch.reshape(").count(), 0, "{body}");

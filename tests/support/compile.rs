@@ -29,3 +29,11 @@ pub fn compile_file_verified(program: &Path, name: &str) -> String {
     assert!(stderr.contains("verified on cpu"), "{stderr}");
     std::fs::read_to_string(&out).unwrap()
 }
+
+/// The host code of a generated module's `drtc_forward`, up to its `return`.
+#[allow(dead_code)] // each test crate compiles this module; not every one reads the body
+pub fn forward_body(src: &str) -> &str {
+    let start = src.find("def drtc_forward").expect("a drtc_forward");
+    let end = start + src[start..].find("\n    return").expect("a return");
+    &src[start..end]
+}
