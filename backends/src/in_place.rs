@@ -4,19 +4,20 @@
 //! and chains of views written by their producer (`plan/view_chain.rs`: the chain's result
 //! allocated for the kernel, its view nodes not emitted).
 
-use crate::plan::{Placement, ViewWrite};
-use drtc_ir::{Attr, Graph, NodeId, ValueId};
+use crate::plan::{operand_slices, Placement, ViewWrite};
+use drtc_ir::{Graph, NodeId, ValueId};
 use std::collections::HashSet;
 
 /// What the stitcher has done with the plan's placements so far.
 pub(crate) struct InPlace<'p> {
     placements: &'p [Placement],
     view_writes: &'p [ViewWrite],
-    /// Outputs of the kernel being launched that are views of a concatenation's result.
+    /// Outputs of the kernel being launched that are stored elsewhere (a view of a
+    /// concatenation's slice, a chain of views' result).
     current: HashSet<ValueId>,
-    /// Operands written into their slice (their kernel honored the placement).
+    /// Outputs written elsewhere (their kernel honored the plan).
     written: HashSet<ValueId>,
-    /// Concatenation results allocated already.
+    /// Results (of concatenations, of chains of views) allocated already.
     allocated: HashSet<ValueId>,
 }
 
@@ -72,40 +73,26 @@ impl<'p> InPlace<'p> {
             .any(|w| self.written.contains(&w.value) && w.nodes.contains(&n))
     }
 
-    /// Whether the concatenation result `cat` must be allocated now (the first time).
-    pub(crate) fn allocate(&mut self, cat: ValueId) -> bool {
-        self.allocated.insert(cat)
+    /// Whether the result `v` must be allocated now (the first time).
+    pub(crate) fn allocate(&mut self, v: ValueId) -> bool {
+        self.allocated.insert(v)
     }
 
     /// For concatenation node `n`, when some operand was written in place: the operands
     /// left to copy, each with the dim, its offset and its length there (`None`: no
     /// operand was, so PyTorch's `cat` computes it).
     pub(crate) fn copies(&self, g: &Graph, n: NodeId) -> Option<Vec<(ValueId, usize, i64, i64)>> {
-        let node = g.node(n);
-        let cat = node.outputs[0];
-        let placed = |v: &ValueId| {
-            self.written.contains(v)
-                && self
-                    .placements
-                    .iter()
-                    .any(|p| p.cat == cat && p.value == *v)
+        let cat = g.node(n).outputs[0];
+        let placed = |v: ValueId| {
+            self.written.contains(&v)
+                && self.placements.iter().any(|p| p.cat == cat && p.value == v)
         };
-        if !node.inputs.iter().any(placed) {
+        let (dim, slices) = operand_slices(g, n);
+        if !slices.iter().any(|&(v, ..)| placed(v)) {
             return None;
         }
-        let rank = g.ty(cat).rank().max(1) as i64;
-        let dim = node.attrs.get("dim").and_then(Attr::as_int).unwrap_or(0);
-        let dim = dim.rem_euclid(rank) as usize;
-        let mut offset = 0;
-        let mut out = vec![];
-        for v in &node.inputs {
-            let len = g.ty(*v).shape[dim];
-            if !placed(v) {
-                out.push((*v, dim, offset, len));
-            }
-            offset += len;
-        }
-        Some(out)
+        let left = slices.into_iter().filter(|&(v, ..)| !placed(v));
+        Some(left.map(|(v, offset, len)| (v, dim, offset, len)).collect())
     }
 }
 

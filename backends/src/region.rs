@@ -33,7 +33,7 @@ pub(crate) fn region_kernel(
 ) -> Result<RegionCode, String> {
     let plan = &lowering.regions[index];
     let (config, channels_last) = (plan.config.clone(), plan.channels_last);
-    // outputs the plan writes into their slice of a concatenation (`plan/concat.rs`)
+    // outputs the plan stores elsewhere: a concatenation's slice, a chain of views' result
     let placed = lowering.region_placements(g, index, &r.outputs);
     let one = |k: TritonKernel| RegionCode {
         kernels: vec![k],

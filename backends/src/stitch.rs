@@ -182,7 +182,7 @@ struct Host<'g> {
     layout: &'g LayoutPlan,
     /// GPU launches of one forward (the CUDA-graph cost rule).
     launches: usize,
-    /// Concatenation operands written in place (`plan/concat.rs`, `in_place.rs`).
+    /// Outputs stored elsewhere (`plan/concat.rs`, `plan/view_chain.rs`, `in_place.rs`).
     in_place: InPlace<'g>,
 }
 
@@ -324,7 +324,7 @@ impl Host<'_> {
     fn alloc(&mut self, v: ValueId) {
         match self.in_place.output(v) {
             Some(Stored::Cat(p)) => {
-                self.alloc_cat(p.cat, p.channels_last);
+                self.alloc_result(p.cat, p.channels_last);
                 let (buf, name) = (self.name(p.cat), self.name(v));
                 let len = self.g.ty(v).shape[p.dim];
                 let view = slice(&buf, p.dim, p.offset, len);
@@ -333,7 +333,7 @@ impl Host<'_> {
             }
             Some(Stored::Views(result)) => {
                 // the kernel stores through the chain into its (contiguous) result
-                self.alloc_cat(result, false);
+                self.alloc_result(result, false);
                 let (buf, name) = (self.name(result), self.name(v));
                 writeln!(self.body, "    {name} = {buf}").unwrap();
                 return;
@@ -357,11 +357,11 @@ impl Host<'_> {
         .unwrap();
     }
 
-    /// Allocates the tensor `cat` (a concatenation's result, a chain of views' result) the
-    /// first time a kernel output is stored in it.
-    fn alloc_cat(&mut self, cat: ValueId, channels_last: bool) {
-        if self.in_place.allocate(cat) {
-            let (name, t) = (self.name(cat), self.g.ty(cat));
+    /// Allocates the tensor `result` (a concatenation's result, a chain of views' result)
+    /// the first time a kernel output is stored in it.
+    fn alloc_result(&mut self, result: ValueId, channels_last: bool) {
+        if self.in_place.allocate(result) {
+            let (name, t) = (self.name(result), self.g.ty(result));
             let (dtype, device) = (torch_dtype(t.dtype), &self.device);
             let format = if channels_last {
                 format!(", memory_format={}", memory_format(t.rank()))
@@ -870,7 +870,7 @@ pub fn emit_module(
             };
             match code {
                 Ok((mut code, planned)) => {
-                    // outputs placed in a concatenation, when this kernel writes them there
+                    // outputs stored elsewhere, when this kernel was generated to store them so
                     host.in_place.begin(i, planned && code.placed);
                     // the consumer's partials are allocated before this region writes them
                     if let Some(l) = link {

@@ -13,7 +13,7 @@ use super::region_plan::RegionPlan;
 use crate::layout::channels_last_order;
 use crate::layout::LayoutPlan;
 use crate::triton::{reduction_kernel, Placements, StoreMap};
-use drtc_ir::{Attr, Graph, Op, ValueId};
+use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
 /// One operand of a concatenation written in place by its producer's kernel.
@@ -64,6 +64,26 @@ fn strides_in_order(shape: &[i64], order: &[usize]) -> Vec<i64> {
     strides
 }
 
+/// The dim concatenation node `n` joins along, and each operand with its offset and length
+/// along it.
+pub(crate) fn operand_slices(g: &Graph, n: NodeId) -> (usize, Vec<(ValueId, i64, i64)>) {
+    let node = g.node(n);
+    let rank = g.ty(node.outputs[0]).rank().max(1) as i64;
+    let dim = node.attrs.get("dim").and_then(Attr::as_int).unwrap_or(0);
+    let dim = dim.rem_euclid(rank) as usize;
+    let mut offset = 0i64;
+    let slices = node
+        .inputs
+        .iter()
+        .map(|&v| {
+            let len = g.ty(v).shape.get(dim).copied().unwrap_or(0);
+            offset += len;
+            (v, offset - len, len)
+        })
+        .collect();
+    (dim, slices)
+}
+
 /// The placements of `plan`: for every `cat` region, each operand that a pointwise or
 /// reduction template kernel computes as a domain-shaped output (not a GEMM's moment
 /// partner), in the result's layout, read by nothing else, of the result's dtype, and that
@@ -97,14 +117,8 @@ pub(super) fn placements(
             .find(|&&v| producer_of(v).is_some())
             .is_some_and(|v| layout.values.contains(v))
             && ty.rank() >= 4;
-        let rank = ty.rank() as i64;
-        let dim = node.attrs.get("dim").and_then(Attr::as_int).unwrap_or(0);
-        let dim = dim.rem_euclid(rank) as usize;
-        let mut offset = 0i64;
-        for &v in &node.inputs {
-            let len = g.ty(v).shape.get(dim).copied().unwrap_or(0);
-            let here = offset;
-            offset += len;
+        let (dim, slices) = operand_slices(g, n);
+        for (v, here, _) in slices {
             let Some(p) = producer_of(v) else { continue };
             let candidate = Placement {
                 value: v,

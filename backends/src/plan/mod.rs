@@ -21,6 +21,7 @@ mod region_plan;
 mod text;
 mod view_chain;
 
+pub(crate) use concat::operand_slices;
 pub use concat::Placement;
 pub use edit::PlanError;
 pub use implementation::{ConvPlan, GemmPlan, Implementation};

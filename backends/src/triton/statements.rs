@@ -355,9 +355,8 @@ impl Program {
                     Some(d) => format!("({}).to({})", ix.dim_index(sp, d), compute_ty(dtype)),
                     None => super::ty::lit(0.0, dtype),
                 };
-                let i = self.expr(sp, dtype, index, vec![]);
-                self.vars.insert((v, sp), i);
-                return i;
+                // not cached by value: another use may align it with another dim
+                return self.expr(sp, dtype, index, vec![]);
             }
             if node.op == Op::Full {
                 let value = node

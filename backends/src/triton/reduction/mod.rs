@@ -22,7 +22,7 @@ use lower::Builder;
 use space::{dims_in_order, dims_of};
 use split::{split_kernels, split_scratch};
 use std::collections::HashMap;
-use strategy::{choose, inner_rows, Strategy};
+use strategy::{choose, choose_rows, inner_rows, Strategy};
 
 mod flat;
 mod looped;
@@ -187,23 +187,11 @@ pub fn reduction_kernel(
     if reduces_a_scan(&b.prog) {
         return None;
     }
-    let strategy = match choose(rows, cols, inner) {
-        // a scan's carry runs through one program's column blocks: the row strategy with
-        // the split's tile (tall tiles when rows are adjacent in memory)
-        Strategy::Split(plan) if b.prog.has_scan() => Strategy::Rows(if plan.block_r > 1 {
-            LaunchConfig {
-                blocks: vec![("BLOCK_R", plan.block_r), ("BLOCK_C", plan.block_c)],
-                num_warps: if plan.block_r * plan.block_c >= 4096 {
-                    8
-                } else {
-                    4
-                },
-                num_stages: 1,
-            }
-        } else {
-            reduction_config(rows, cols)
-        }),
-        s => s,
+    // a scan's carry runs through one program's column blocks: never the split strategy
+    let strategy = if b.prog.has_scan() {
+        Strategy::Rows(choose_rows(rows, cols, inner))
+    } else {
+        choose(rows, cols, inner)
     };
     let config = match (config, strategy) {
         (Some(c), _) => c,

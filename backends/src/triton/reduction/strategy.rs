@@ -80,8 +80,7 @@ pub(crate) fn inner_rows(dims: &Dims, domain: &[i64], order: Option<&[usize]>) -
 pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
     match inner {
         Some(e) if e >= 16 => {
-            let block_r = next_pow2(e as u64).min(64);
-            let block_c = (4096 / block_r).min(next_pow2(cols)).max(1);
+            let (block_r, block_c) = tall_tile(e, cols);
             let row_blocks = rows.div_ceil(block_r);
             let max_chunks = cols.div_ceil(4 * block_c);
             if row_blocks < FEW_ROW_BLOCKS && cols >= 8 * block_c && max_chunks >= 2 {
@@ -91,11 +90,7 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
                     .min(max_chunks);
                 return Strategy::Split(SplitPlan::new(block_r, block_c, chunks, cols));
             }
-            Strategy::Rows(LaunchConfig {
-                blocks: vec![("BLOCK_R", block_r), ("BLOCK_C", block_c)],
-                num_warps: if block_r * block_c >= 4096 { 8 } else { 4 },
-                num_stages: 1,
-            })
+            Strategy::Rows(tile_config(block_r, block_c))
         }
         _ if rows < FEW_ROW_BLOCKS && cols >= 32768 => {
             let max_chunks = cols.div_ceil(4 * ROW_MAJOR_SPLIT_BLOCK_C).max(1);
@@ -107,6 +102,34 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
             Strategy::Split(SplitPlan::new(1, ROW_MAJOR_SPLIT_BLOCK_C, chunks, cols))
         }
         _ => Strategy::Rows(super::reduction_config(rows, cols)),
+    }
+}
+
+/// The row strategy's tile for `rows` x `cols` whose memory-innermost row extent is
+/// `inner`, where the split strategy is not an option (a scan carries its running value
+/// through one program's column blocks): [`choose`]'s tile without the split.
+pub(crate) fn choose_rows(rows: u64, cols: u64, inner: Option<i64>) -> LaunchConfig {
+    match inner {
+        Some(e) if e >= 16 => {
+            let (block_r, block_c) = tall_tile(e, cols);
+            tile_config(block_r, block_c)
+        }
+        _ => super::reduction_config(rows, cols),
+    }
+}
+
+/// The tall tile over rows adjacent in memory: up to 64 of them (256 contiguous bytes) by
+/// 4096 / BLOCK_R columns.
+fn tall_tile(inner: i64, cols: u64) -> (u64, u64) {
+    let block_r = next_pow2(inner as u64).min(64);
+    (block_r, (4096 / block_r).min(next_pow2(cols)).max(1))
+}
+
+fn tile_config(block_r: u64, block_c: u64) -> LaunchConfig {
+    LaunchConfig {
+        blocks: vec![("BLOCK_R", block_r), ("BLOCK_C", block_c)],
+        num_warps: if block_r * block_c >= 4096 { 8 } else { 4 },
+        num_stages: 1,
     }
 }
 
