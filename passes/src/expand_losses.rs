@@ -21,10 +21,10 @@
 //! the size of dim 0), or `none`. The rewrite changes where each value is computed, not
 //! its formula; accumulation order is the reduction template's, as for any sum.
 
-use crate::insert::insert;
+use crate::insert::Builder;
 use crate::PassInfo;
 use crate::{Changed, Pass, PassContext, PassError};
-use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
+use drtc_ir::{Attr, Graph, Op, ValueId};
 
 const NAME: &str = "expand-losses";
 
@@ -52,47 +52,6 @@ fn expandable(op: Op, inputs: usize, attrs: &drtc_ir::Attrs) -> bool {
             inputs == 3 && matches!(p, Some(x) if x == 1.0 || x == 2.0)
         }
         _ => false,
-    }
-}
-
-/// Nodes added for one loss, in order, with the value that replaces the loss's result.
-struct Builder<'g> {
-    g: &'g mut Graph,
-    nodes: Vec<NodeId>,
-}
-
-impl Builder<'_> {
-    fn op(
-        &mut self,
-        op: Op,
-        inputs: Vec<ValueId>,
-        attrs: &[(&str, Attr)],
-    ) -> Result<ValueId, PassError> {
-        let n = insert(self.g, NAME, op, inputs, attrs)?;
-        self.nodes.push(n);
-        Ok(self.g.node(n).outputs[0])
-    }
-
-    fn binary(&mut self, op: Op, a: ValueId, b: ValueId) -> Result<ValueId, PassError> {
-        self.op(op, vec![a, b], &[])
-    }
-
-    fn unary(&mut self, op: Op, a: ValueId) -> Result<ValueId, PassError> {
-        self.op(op, vec![a], &[])
-    }
-
-    /// A scalar constant of `like`'s dtype.
-    fn constant(&mut self, value: f64, like: ValueId) -> Result<ValueId, PassError> {
-        let dtype = self.g.ty(like).dtype;
-        self.op(
-            Op::Full,
-            vec![],
-            &[
-                ("shape", Attr::Ints(vec![])),
-                ("value", Attr::Float(value)),
-                ("dtype", Attr::DType(dtype)),
-            ],
-        )
     }
 }
 
@@ -297,10 +256,7 @@ impl Pass for ExpandLosses {
                 .to_string();
             // batchmean divides by the size of the input's first dim (none for a scalar)
             let batch = graph.ty(inputs[0]).shape.first().copied();
-            let mut b = Builder {
-                g: graph,
-                nodes: vec![],
-            };
+            let mut b = Builder::new(graph, NAME);
             let result = if op == Op::CrossEntropy {
                 cross_entropy(&mut b, inputs[0], inputs[1], &reduction)?
             } else {

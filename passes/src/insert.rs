@@ -28,3 +28,55 @@ pub fn insert(
     })?;
     Ok(g.add_node_unchecked(op, inputs, attrs, results))
 }
+
+/// Nodes added by one rewrite, in order, each inferred by [`insert`]: the rewrite places
+/// `nodes` in the body where the value they replace was computed.
+pub struct Builder<'g> {
+    pub g: &'g mut Graph,
+    pass: &'static str,
+    pub nodes: Vec<NodeId>,
+}
+
+impl<'g> Builder<'g> {
+    pub fn new(g: &'g mut Graph, pass: &'static str) -> Self {
+        Builder {
+            g,
+            pass,
+            nodes: vec![],
+        }
+    }
+
+    /// Adds `op(inputs)` with `attrs` and returns its (first) result.
+    pub fn op(
+        &mut self,
+        op: Op,
+        inputs: Vec<ValueId>,
+        attrs: &[(&str, Attr)],
+    ) -> Result<ValueId, PassError> {
+        let n = insert(self.g, self.pass, op, inputs, attrs)?;
+        self.nodes.push(n);
+        Ok(self.g.node(n).outputs[0])
+    }
+
+    pub fn binary(&mut self, op: Op, a: ValueId, b: ValueId) -> Result<ValueId, PassError> {
+        self.op(op, vec![a, b], &[])
+    }
+
+    pub fn unary(&mut self, op: Op, a: ValueId) -> Result<ValueId, PassError> {
+        self.op(op, vec![a], &[])
+    }
+
+    /// A scalar constant of `like`'s dtype.
+    pub fn constant(&mut self, value: f64, like: ValueId) -> Result<ValueId, PassError> {
+        let dtype = self.g.ty(like).dtype;
+        self.op(
+            Op::Full,
+            vec![],
+            &[
+                ("shape", Attr::Ints(vec![])),
+                ("value", Attr::Float(value)),
+                ("dtype", Attr::DType(dtype)),
+            ],
+        )
+    }
+}

@@ -10,6 +10,7 @@ pub mod dce;
 pub mod decompose;
 pub mod egraph;
 mod error;
+pub mod expand_einsum;
 pub mod expand_losses;
 pub mod fuse;
 mod insert;

@@ -35,6 +35,10 @@ pub const SIMPLIFY: &[&str] = &[
 
 /// What `drtc compile` runs after cleanup (and the e-graph rewrites), just before fusion.
 pub const EPILOGUE: &[&str] = &[
+    // an einsum is a library call no kernel fuses with: written as sums, views, matmuls
+    // and broadcast products, its contractions take the contraction template and its
+    // products fuse with their neighbours (after the e-graph rewrites, which keep it whole)
+    "expand-einsum",
     // a loss op has no template of its own: written as its elementwise formula and a sum
     // or mean, it fuses into one reduction kernel (after the e-graph rewrites, which keep
     // the loss whole as one node)

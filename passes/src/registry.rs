@@ -13,6 +13,7 @@ pub static PASSES: &[PassInfo] = &[
     crate::conv_bias::INFO,
     crate::cse::INFO,
     crate::dce::INFO,
+    crate::expand_einsum::INFO,
     crate::expand_losses::INFO,
     crate::reverse_scans::INFO,
     crate::egraph::simplify::INFO,

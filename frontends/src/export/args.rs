@@ -104,10 +104,6 @@ impl Call<'_> {
     pub(super) fn ints(&self, i: usize, name: &str) -> Option<Vec<i64>> {
         self.get(i, name)?.ints()
     }
-    /// Whether argument `i` is absent or `None`.
-    pub(super) fn absent(&self, i: usize, name: &str) -> bool {
-        matches!(self.get(i, name), None | Some(Arg::None))
-    }
     /// A float or int scalar argument.
     pub(super) fn scalar(&self, i: usize, name: &str) -> Option<Scalar> {
         match self.get(i, name)? {

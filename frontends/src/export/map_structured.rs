@@ -47,9 +47,9 @@ pub(super) fn map(b: &mut GraphBuilder, name: &str, overload: &str, c: &Call) ->
                 Arg::Tensor(v) => vec![*v],
                 _ => return None,
             };
-            if !c.absent(2, "path") {
-                return None;
-            }
+            // `path` (opt_einsum's contraction order, recorded when it is installed)
+            // orders the pairwise products, not the value: the einsum's own lowering
+            // chooses its order
             one(op1(b, O::Einsum, &ins, vec![("equation", Attr::Str(eq))]))
         }
         ("scaled_dot_product_attention", "default") => {
