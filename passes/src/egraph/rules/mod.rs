@@ -2,6 +2,7 @@
 
 pub mod activations;
 pub mod algebra;
+pub mod attention;
 pub mod convolution;
 pub mod layout;
 pub mod linearity;
@@ -35,6 +36,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "linearity",
         rules: linearity::rules,
+    },
+    Family {
+        name: "attention",
+        rules: attention::rules,
     },
     Family {
         name: "normalization",
