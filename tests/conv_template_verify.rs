@@ -60,7 +60,7 @@ fn template_module_verifies(name: &str) {
                 .unwrap();
             let m = c.emit(&lowering, &p.form);
             assert!(!m.source.contains("functional.conv2d("), "the library call");
-            let fused = m.regions.iter().find(|r| r.conv.is_some()).unwrap();
+            let fused = m.regions.iter().find(|r| r.template.is_some()).unwrap();
             assert!(fused.kernel.as_ref().unwrap().0.ends_with("_conv"));
             if layout == LayoutChoice::ChannelsLast {
                 assert!(m.source.contains("outputs dense in dim order [0, 2, 3, 1]"));

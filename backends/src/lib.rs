@@ -1,6 +1,8 @@
 //! Backends: turn regions of drtc IR into code (Triton templates, PyTorch calls) and
 //! stitch them into one runnable module.
 
+pub mod attention_choice;
+mod chosen_templates;
 pub mod conv_choice;
 mod gemm_moments;
 pub mod graphs;

@@ -80,9 +80,10 @@ pub(crate) fn region_kernel(
         RegionKind::Contraction => {
             let gemm = match &plan.implementation {
                 Implementation::Gemm(p) => p,
-                Implementation::Template | Implementation::Conv(_) | Implementation::Host => {
-                    return Err(uncovered())
-                }
+                Implementation::Template
+                | Implementation::Conv(_)
+                | Implementation::Attention(_)
+                | Implementation::Host => return Err(uncovered()),
             };
             let imp = gemm.imp;
             let mode = match imp {

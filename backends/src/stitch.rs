@@ -2,7 +2,7 @@
 //! Triton kernel, library and fallback regions as PyTorch calls, views on the host — with
 //! the entry point the benchmark expects (`ModelNew` or `triton_fused_operator`).
 
-use crate::conv_choice::conv_region_kernel;
+use crate::chosen_templates::chosen_templates;
 use crate::gemm_moments::link_code;
 use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
 use crate::guard::{guard_section, GuardInput};
@@ -15,7 +15,7 @@ use crate::region::{region_kernel, Links};
 pub use crate::state::{forward_tail, self_path, StateUpdate};
 use crate::torch::{assign_targets, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
-use crate::triton::{pointwise_kernel, BatchStats, ConvImpl, GemmImpl, LaunchConfig, TritonKernel};
+use crate::triton::{pointwise_kernel, BatchStats, GemmImpl, LaunchConfig, TritonKernel};
 use drtc_ir::pytorch::PyNames;
 use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
@@ -53,9 +53,10 @@ pub struct RegionReport {
     /// Contraction regions: the implementation and precision chosen, and why (the
     /// lowering plan's).
     pub gemm: Option<GemmPlan>,
-    /// Convolution regions, and the regions whose kernel computes a convolution: the
-    /// implementation (`conv_choice.rs`) and why.
-    pub conv: Option<String>,
+    /// Library regions a drtc template may compute (convolutions, attention), and the
+    /// regions whose kernel computes one: the implementation (`chosen_templates.rs`) and
+    /// why.
+    pub template: Option<String>,
 }
 
 /// A generated module.
@@ -761,20 +762,11 @@ pub fn emit_module(
     let mut reports = vec![];
     // consumer regions' code generated with moment partials a GEMM epilogue writes
     let mut linked: HashMap<usize, RegionCode> = HashMap::new();
-    // convolutions given drtc's template, by the region that emits them: their pointwise
-    // consumer (fused) or themselves; (conv region, partner, precision, reason)
-    let mut conv_at = HashMap::new();
-    for (i, rp) in lowering.regions.iter().enumerate() {
-        let Some(conv) = rp.implementation.conv() else {
-            continue;
-        };
-        if let (ConvImpl::Triton { dot }, Some(at)) = (conv.imp, conv.emitted_at(i)) {
-            conv_at.insert(at, (i, conv.partner, dot, conv.reason.clone()));
-        }
-    }
-    let fused_later: HashMap<usize, usize> = conv_at
+    // library regions a chosen template computes, by the region that emits its kernel
+    let chosen = chosen_templates(lowering);
+    let fused_later: HashMap<usize, usize> = chosen
         .iter()
-        .filter_map(|(&at, &(ci, ..))| (at != ci).then_some((ci, at)))
+        .filter_map(|(&at, c)| (at != c.source).then_some((c.source, at)))
         .collect();
     for (i, r) in plan.regions.iter().enumerate() {
         let ops: Vec<&'static str> = r.nodes.iter().map(|&n| g.node(n).op.name()).collect();
@@ -798,31 +790,27 @@ pub fn emit_module(
             fallback: r.kind == RegionKind::Fallback,
             fallback_reason: None,
             gemm: None,
-            conv: None,
+            template: None,
         };
         if let Some(&j) = fused_later.get(&i) {
             writeln!(host.body, "    # (computed by region {j}'s kernel)").unwrap();
             reports.push(report);
             continue;
         }
-        if let Some((ci, partner, dot, why)) = conv_at.get(&i) {
-            let imp = ConvImpl::Triton { dot: *dot };
-            match conv_region_kernel(g, plan, *ci, *partner, *dot, host.layout) {
+        if let Some(c) = chosen.get(&i) {
+            match c.kernel(g, plan, host.layout) {
                 Some(k) => {
                     report.kernel = Some((k.name.clone(), k.config.clone()));
-                    report.conv = Some(format!("{imp}: {why}"));
+                    report.template = Some(c.report());
                     host.launch(&k, &[]);
                     reports.push(report);
                     continue;
                 }
                 None => {
                     // the library call, then the region as usual
-                    report.conv = Some(format!(
-                        "conv:library ({imp} was chosen, but the template does not cover \
-                         this convolution and region)"
-                    ));
-                    host.torch_nodes(&plan.regions[*ci].nodes);
-                    if *ci == i {
+                    report.template = Some(c.uncovered());
+                    host.torch_nodes(&plan.regions[c.source].nodes);
+                    if c.source == i {
                         reports.push(report);
                         continue;
                     }

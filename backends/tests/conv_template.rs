@@ -75,10 +75,10 @@ fn every_template_precision_matches_pytorch() {
             }
             let m = emit_module(&g, &plan, &lowering, &ModuleForm::Seed);
             assert!(!m.source.contains("torch.nn.functional.conv"), "{prog}");
-            let convs: Vec<_> = m.regions.iter().filter(|r| r.conv.is_some()).collect();
+            let convs: Vec<_> = m.regions.iter().filter(|r| r.template.is_some()).collect();
             assert_eq!(convs.len(), conv_regions(&g, &plan).len(), "{prog}");
             for r in convs {
-                let text = r.conv.as_deref().unwrap();
+                let text = r.template.as_deref().unwrap();
                 assert!(text.starts_with(&imp.describe()), "{text}");
                 let (name, _) = r.kernel.as_ref().expect("the template's kernel");
                 assert!(name.ends_with("_conv"), "{name}");

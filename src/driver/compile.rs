@@ -167,7 +167,7 @@ impl Compiled {
                 "kernel": r.kernel.as_ref().map(|(n, cfg)| json!({"name": n, "config": cfg.describe()})),
                 "pytorch_fallback": r.fallback,
                 "fallback_reason": r.fallback_reason,
-                "conv": r.conv,
+                "template": r.template,
                 "gemm": r.gemm.as_ref().map(|g| json!({
                     "implementation": g.imp.describe(),
                     "m": g.shape.m, "n": g.shape.n, "k": g.shape.k, "batch": g.shape.batch,

@@ -24,11 +24,12 @@ use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
+use drtc_backends::attention_choice::{attention_precisions, region_attention};
 use drtc_backends::conv_choice::{conv_precisions, region_conv};
 use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{ConvImpl, GemmImpl, LaunchConfig};
+use drtc_backends::triton::{AttentionImpl, ConvImpl, GemmImpl, LaunchConfig};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -77,6 +78,7 @@ struct Candidate {
     imp: Option<GemmImpl>,
     config: Option<LaunchConfig>,
     conv: Option<ConvImpl>,
+    attention: Option<AttentionImpl>,
     /// The whole module in this layout (a convolution's library call in NCHW, raced
     /// against the template where the module runs it channels-last).
     layout: Option<LayoutChoice>,
@@ -84,6 +86,9 @@ struct Candidate {
 
 impl Candidate {
     fn describe(&self) -> String {
+        if let Some(a) = &self.attention {
+            return a.describe();
+        }
         if let Some(c) = &self.conv {
             return match self.layout {
                 Some(l) => format!("{c} layout={}", l.name()),
@@ -121,6 +126,24 @@ fn candidates(
         return imps
             .map(|c| Candidate {
                 conv: Some(c),
+                ..Default::default()
+            })
+            .collect();
+    }
+    // an attention the template covers: PyTorch's fused attention against the template
+    // at each precision the policy admits (both scopes)
+    if let Some(attention) = region_attention(g, plan, i) {
+        if (attention.flops() as f64) < QUICK_MIN_FLOP {
+            return vec![];
+        }
+        let imps = std::iter::once(AttentionImpl::Library).chain(
+            attention_precisions(policy)
+                .into_iter()
+                .map(|dot| AttentionImpl::Triton { dot }),
+        );
+        return imps
+            .map(|a| Candidate {
+                attention: Some(a),
                 ..Default::default()
             })
             .collect();
@@ -338,6 +361,9 @@ fn apply(
     if let Some(conv) = c.conv {
         lowering.set_conv(gp, i, conv, why)?;
     }
+    if let Some(attention) = c.attention {
+        lowering.set_attention(i, attention, why)?;
+    }
     if let Some(layout) = c.layout {
         lowering.set_layout(gp, layout);
     }
@@ -479,5 +505,37 @@ mod tests {
         // the same convolution, another consumer: another key
         assert_ne!(search_key(&ga, &pa, i, "c"), search_key(&gb, &pb, i, "c"));
         assert_eq!(search_key(&ga, &pa, i, "c"), search_key(&ga, &pa, i, "c"));
+    }
+
+    #[test]
+    fn attention_races_the_library_against_the_template_when_large() {
+        let prog = |seq: i64| {
+            let src = format!(
+                "graph @g(%q: f32[8, 4, {seq}, 64], %k: f32[8, 4, {seq}, 64], %v: f32[8, 4, {seq}, 64]) {{\n  \
+                 %0 = scaled_dot_product_attention(%q, %k, %v) : f32[8, 4, {seq}, 64]\n  return %0\n}}"
+            );
+            let g = drtc_ir::text::parse(&src).unwrap();
+            let plan = plan_fusion(&g, &FuseOptions::default());
+            (g, plan)
+        };
+        // 4 * 32 * 4096^2 * 64 = 137 GFLOP: PyTorch's fused attention and the template
+        let (g, plan) = prog(4096);
+        let i = (0..plan.regions.len())
+            .find(|&i| region_attention(&g, &plan, i).is_some())
+            .expect("an attention region the template covers");
+        for (policy, dot) in [(Precision::Fp32, "tf32x3"), (Precision::Tf32, "tf32")] {
+            let quick = cands(&g, &plan, i, policy, SearchScope::Quick);
+            let names: Vec<String> = quick.iter().map(Candidate::describe).collect();
+            assert_eq!(
+                names,
+                [
+                    "attention:library".to_string(),
+                    format!("attention:triton:{dot}")
+                ]
+            );
+        }
+        // a small one is not raced: the two differ by less than the timing's noise
+        let (g, plan) = prog(64);
+        assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
     }
 }

@@ -5,7 +5,7 @@
 use super::{GemmPlan, Implementation, LoweringPlan};
 use crate::graphs::GraphMode;
 use crate::layout::{plan_layout, LayoutChoice};
-use crate::triton::{predicted_error, ConvImpl, GemmImpl, LaunchConfig};
+use crate::triton::{predicted_error, AttentionImpl, ConvImpl, GemmImpl, LaunchConfig};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use thiserror::Error;
@@ -19,6 +19,8 @@ pub enum PlanError {
     NotGemm(usize),
     #[error("region {0} is not a convolution the template covers")]
     NotConv(usize),
+    #[error("region {0} is not an attention the template covers")]
+    NotAttention(usize),
 }
 
 impl LoweringPlan {
@@ -60,6 +62,22 @@ impl LoweringPlan {
         p.imp = imp;
         p.reason = why.to_string();
         self.link(g, fusion);
+        Ok(())
+    }
+
+    /// Attention region `i` computed by `imp` (`why`: the reason reported).
+    pub fn set_attention(
+        &mut self,
+        i: usize,
+        imp: AttentionImpl,
+        why: &str,
+    ) -> Result<(), PlanError> {
+        let r = self.regions.get_mut(i).ok_or(PlanError::NoRegion(i))?;
+        let Implementation::Attention(p) = &mut r.implementation else {
+            return Err(PlanError::NotAttention(i));
+        };
+        p.imp = imp;
+        p.reason = why.to_string();
         Ok(())
     }
 

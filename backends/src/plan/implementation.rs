@@ -2,7 +2,7 @@
 //! implementation, or PyTorch on the host; with the precision and the reason where there
 //! was a choice.
 
-use crate::triton::{ConvImpl, GemmImpl, GemmShape};
+use crate::triton::{AttentionImpl, ConvImpl, GemmImpl, GemmShape};
 
 /// How one region is computed.
 #[derive(Clone, Debug, PartialEq)]
@@ -15,6 +15,8 @@ pub enum Implementation {
     Gemm(GemmPlan),
     /// A convolution region the template covers: the library call or the template.
     Conv(ConvPlan),
+    /// An attention region the template covers: the library call or the template.
+    Attention(AttentionPlan),
     /// Computed on the host with PyTorch: library, view and fallback regions.
     Host,
 }
@@ -39,6 +41,13 @@ pub struct ConvPlan {
     pub partner: Option<usize>,
 }
 
+/// An attention region's implementation (`attention_choice.rs`) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttentionPlan {
+    pub imp: AttentionImpl,
+    pub reason: String,
+}
+
 impl ConvPlan {
     /// The region whose place the template's kernel takes: the partner, else the
     /// convolution's own; `None` for the library call.
@@ -57,6 +66,7 @@ impl Implementation {
             Implementation::Template => "template".into(),
             Implementation::Gemm(p) => format!("gemm {}", p.imp.describe()),
             Implementation::Conv(p) => p.imp.describe(),
+            Implementation::Attention(p) => p.imp.describe(),
             Implementation::Host => "host".into(),
         }
     }
@@ -65,7 +75,10 @@ impl Implementation {
     pub fn gemm(&self) -> Option<&GemmPlan> {
         match self {
             Implementation::Gemm(p) => Some(p),
-            Implementation::Template | Implementation::Conv(_) | Implementation::Host => None,
+            Implementation::Template
+            | Implementation::Conv(_)
+            | Implementation::Attention(_)
+            | Implementation::Host => None,
         }
     }
 
@@ -73,7 +86,21 @@ impl Implementation {
     pub fn conv(&self) -> Option<&ConvPlan> {
         match self {
             Implementation::Conv(p) => Some(p),
-            Implementation::Template | Implementation::Gemm(_) | Implementation::Host => None,
+            Implementation::Template
+            | Implementation::Gemm(_)
+            | Implementation::Attention(_)
+            | Implementation::Host => None,
+        }
+    }
+
+    /// The attention plan of an attention region.
+    pub fn attention(&self) -> Option<&AttentionPlan> {
+        match self {
+            Implementation::Attention(p) => Some(p),
+            Implementation::Template
+            | Implementation::Gemm(_)
+            | Implementation::Conv(_)
+            | Implementation::Host => None,
         }
     }
 }

@@ -24,14 +24,15 @@ mod view_chain;
 pub(crate) use concat::operand_slices;
 pub use concat::Placement;
 pub use edit::PlanError;
-pub use implementation::{ConvPlan, GemmPlan, Implementation};
+pub use implementation::{AttentionPlan, ConvPlan, GemmPlan, Implementation};
 pub use region_plan::{MomentsLink, RegionPlan};
 pub use view_chain::ViewWrite;
 
+use crate::attention_choice::region_attention;
 use crate::conv_choice::{conv_partner, region_conv};
 use crate::layout::{plan_layout, LayoutPlan};
 use crate::options::CodegenOptions;
-use crate::triton::{ConvImpl, StoreMap};
+use crate::triton::{AttentionImpl, ConvImpl, StoreMap};
 use drtc_ir::{Graph, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 use gemm_choice::gemm_choice;
@@ -113,6 +114,12 @@ fn implementation(
                 imp: ConvImpl::Library,
                 reason: "the library call (default)".into(),
                 partner: conv_partner(g, fusion, i),
+            })
+        }
+        RegionKind::Library if region_attention(g, fusion, i).is_some() => {
+            Implementation::Attention(AttentionPlan {
+                imp: AttentionImpl::Library,
+                reason: "the library call (default)".into(),
             })
         }
         RegionKind::Library | RegionKind::View | RegionKind::Fallback => Implementation::Host,

@@ -2,7 +2,7 @@
 //! (the compile report's `lowering`).
 
 use super::{Implementation, LoweringPlan, RegionPlan};
-use crate::triton::{ConvImpl, GemmImpl, Precision};
+use crate::triton::{AttentionImpl, ConvImpl, GemmImpl, Precision};
 use serde_json::{json, Value};
 use std::fmt;
 
@@ -25,6 +25,7 @@ impl RegionPlan {
                 )
             }
             Implementation::Conv(p) => format!("{}: {}", p.imp.describe(), p.reason),
+            Implementation::Attention(p) => format!("{}: {}", p.imp.describe(), p.reason),
             Implementation::Host => "pytorch on the host".into(),
         }
     }
@@ -70,6 +71,10 @@ impl RegionPlan {
                 ConvImpl::Triton { dot } => dot.name().to_string(),
                 ConvImpl::Library => "the library's (cuDNN at PyTorch's defaults)".into(),
             }),
+            Implementation::Attention(p) => Some(match p.imp {
+                AttentionImpl::Triton { dot } => dot.name().to_string(),
+                AttentionImpl::Library => "the library's (PyTorch's fused attention)".into(),
+            }),
             Implementation::Host => None,
         }
     }
@@ -97,6 +102,7 @@ impl RegionPlan {
                 v["reason"] = json!(p.reason);
                 v["partner"] = json!(p.partner);
             }
+            Implementation::Attention(p) => v["reason"] = json!(p.reason),
             Implementation::Template | Implementation::Host => {}
         }
         v

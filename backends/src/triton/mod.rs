@@ -1,5 +1,6 @@
 //! The Triton backend: code generation per region kind from templates written for drtc.
 
+mod attention;
 mod contraction;
 mod conv;
 mod epilogue;
@@ -14,6 +15,10 @@ pub mod store_map;
 pub mod ty;
 mod window;
 
+pub use attention::{
+    attention_config, attention_kernel, attention_shape, AttentionImpl, AttentionShape,
+    MAX_HEAD as ATTENTION_MAX_HEAD,
+};
 pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
     too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,

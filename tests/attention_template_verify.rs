@@ -1,0 +1,66 @@
+//! drtc's attention template (`triton/attention.rs`) computing every attention region of
+//! a module, as the search would choose it: a written-out causal attention (a mask from a
+//! buffer, rewritten to SDPA), PyTorch's causal SDPA and one with an additive mask broadcast
+//! over the batch, head dim 24 (padded). Each module is verified under Triton's CPU
+//! interpreter with the fp32 rule (allclose 1e-4), at both precisions the race may pick.
+
+use drtc::driver::compile::{compile_graph, CompileOptions};
+use drtc::driver::load::load_programs;
+use drtc_backends::attention_choice::region_attention;
+use drtc_backends::triton::{AttentionImpl, DotPrecision};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+#[test]
+fn template_modules_verify() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/attention/attention_forms.py");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("attention_template_verify");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    for dot in [DotPrecision::Tf32x3, DotPrecision::Ieee] {
+        let Ok(p) = load_programs(&file, &text, &[], None).unwrap().remove(0) else {
+            panic!("{} does not load", file.display())
+        };
+        let opts = CompileOptions {
+            interpret: true,
+            simplify: true,
+            ..Default::default()
+        };
+        let c = compile_graph(p.graph, &p.form, &opts).unwrap();
+        let mut lowering = c.lowering(&opts);
+        let regions: Vec<usize> = (0..c.plan.regions.len())
+            .filter(|&i| region_attention(&c.graph, &c.plan, i).is_some())
+            .collect();
+        assert_eq!(regions.len(), 3, "the written-out attention is SDPA too");
+        for &i in &regions {
+            lowering
+                .set_attention(i, AttentionImpl::Triton { dot }, "test")
+                .unwrap();
+        }
+        let m = c.emit(&lowering, &p.form);
+        assert!(
+            !m.source.contains("scaled_dot_product_attention(v"),
+            "a library call is left"
+        );
+        let kernels = m.regions.iter().filter(|r| r.template.is_some()).count();
+        assert_eq!(kernels, 3);
+        assert!(
+            m.source.contains("offs_n[None, :] <= offs_m[:, None]"),
+            "causal"
+        );
+        let path = out.join(format!("{}.py", dot.name()));
+        std::fs::write(&path, &m.source).unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+            .args(["verify", "--device", "cpu", "--json"])
+            .arg(&file)
+            .arg(&path)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        assert_eq!(v["verified"], true, "{}: {v}", dot.name());
+    }
+}
