@@ -44,8 +44,9 @@ impl Placement {
     }
 }
 
-/// Offsets of a kernel's output index into an `i32`: the result's elements must fit.
-const MAX_ELEMENTS: u64 = 1 << 31;
+/// Offsets of a kernel's output index into an `i32`: the result's elements must fit (for
+/// a concatenation's result and a view chain's alike).
+pub(super) const MAX_ELEMENTS: u64 = 1 << 31;
 
 pub(super) fn row_major_strides(shape: &[i64]) -> Vec<i64> {
     let order: Vec<usize> = (0..shape.len()).collect();

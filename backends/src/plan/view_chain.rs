@@ -6,7 +6,7 @@
 //! (`triton/store_map.rs`); the chain's views are not emitted. One pass over the tensor
 //! fewer, whatever reads the result (a library call included).
 
-use super::concat::{honored, Placement};
+use super::concat::{honored, Placement, MAX_ELEMENTS};
 use super::region_plan::RegionPlan;
 use crate::layout::LayoutPlan;
 use crate::triton::{StoreMap, ViewStep};
@@ -26,8 +26,6 @@ pub struct ViewWrite {
     pub steps: Vec<ViewStep>,
 }
 
-/// Offsets of a kernel's output index into an `i32`: the result's elements must fit.
-const MAX_ELEMENTS: u64 = 1 << 31;
 
 /// The view step of node `n`, when it is a bijective view (a reshape of any spelling or a
 /// permutation).
