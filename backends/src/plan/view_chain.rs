@@ -26,7 +26,6 @@ pub struct ViewWrite {
     pub steps: Vec<ViewStep>,
 }
 
-
 /// The view step of node `n`, when it is a bijective view (a reshape of any spelling or a
 /// permutation).
 fn view_step(g: &Graph, n: NodeId) -> Option<ViewStep> {
