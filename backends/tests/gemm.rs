@@ -149,3 +149,28 @@ fn gpu_form_of_the_template() {
         &m.source[start..kernel_end]
     ));
 }
+
+/// On the GPU the host copies an operand that is not contiguous along K only where the
+/// product repays the copy (`PREP_MIN_INTENSITY` FLOPs per byte of the operand): a square
+/// product of 4096 copies its [K, N] operand transposed; a batched product of small
+/// matrices (as an einsum's contraction writes it) reads its operands in place.
+#[test]
+fn operands_are_copied_k_contiguous_only_where_the_copy_pays() {
+    let tf32x3 = Some(GemmImpl::Triton {
+        dot: DotPrecision::Tf32x3,
+    });
+    let big = "graph @big(%a: f32[4096, 4096], %b: f32[4096, 4096]) {\n  %0 = matmul(%a, %b) : f32[4096, 4096]\n  return %0\n}";
+    let small = "graph @small(%a: f32[4096, 64, 64], %b: f32[4096, 64, 16]) {\n  %0 = matmul(%a, %b) : f32[4096, 64, 16]\n  return %0\n}";
+    for (src, copied) in [(big, true), (small, false)] {
+        let g = drtc_ir::text::parse(src).unwrap();
+        let plan = plan_fusion(&g, &FuseOptions::default());
+        let m = module(&g, &plan, tf32x3, false);
+        assert_eq!(
+            m.source
+                .contains(".transpose(-1, -2).contiguous().transpose(-1, -2))"),
+            copied,
+            "{}",
+            m.source
+        );
+    }
+}

@@ -74,6 +74,21 @@ pub fn gemm_shape(g: &Graph, nodes: &[NodeId]) -> Option<GemmShape> {
     })
 }
 
+/// FLOPs of the product per byte of an operand below which copying the operand into a
+/// K-contiguous layout costs more than it saves. From `bench/results/gemm_h200.md` (the
+/// same 2048x4096x8192 product with A M-contiguous against B K-contiguous): tf32 198.8
+/// against 386.4 TFLOP/s saves 2.4e-15 s per FLOP, tf32x3 65.6 against 79.6 saves 2.7e-15;
+/// the copy reads and writes the operand, about 5e-13 s per byte at the copy bandwidth:
+/// the break-even is about 190-205 FLOPs per byte. A batched product of small matrices
+/// (an einsum's contraction over 64 of a large tensor: about 8 FLOPs per byte) reads
+/// its operand in place.
+pub const PREP_MIN_INTENSITY: u64 = 200;
+
+/// Whether copying an operand of `bytes` K-contiguous pays for a product of `flops`.
+pub fn prep_pays(flops: u64, bytes: u64) -> bool {
+    flops >= PREP_MIN_INTENSITY.saturating_mul(bytes)
+}
+
 /// Fewer output tiles than this leave most of a 132-SM GPU idle under the template, which
 /// has no split-K: each tile's program walks all of K alone, where cuBLAS splits K across
 /// the machine. Measured in the H200 races
@@ -558,20 +573,26 @@ pub fn contraction_kernel(
     // along K (A: [M, K] rows, B: [N, K] rows); Triton 3.6 reaches 67-85 TFLOP/s with an
     // M- or N-contiguous operand against 250-370 with both K-contiguous on the H200
     // (bench/results/gemm_h200.md), so the host copies such an operand once per call
-    // (its bytes read and written: a few percent of the product's time; large products
-    // at most 32 wide, where they would not be, are library calls: precision.rs)
+    // where the product is long enough to repay the copy ([`prep_pays`]; large products
+    // at most 32 wide are library calls: precision.rs)
     let mut operand_prep = vec![];
+    let flops = shape.flops();
+    let pays = |t: &drtc_ir::TensorType| prep_pays(flops, t.numel() * 4);
     if !interpret && !half && ia != ib && ta.dtype == DType::F32 && tb.dtype == DType::F32 {
-        operand_prep.push((
-            ia,
-            "({x} if {x}.stride(-1) == 1 else {x}.contiguous())".to_string(),
-        ));
+        if pays(ta) {
+            operand_prep.push((
+                ia,
+                "({x} if {x}.stride(-1) == 1 else {x}.contiguous())".to_string(),
+            ));
+        }
         let b_prep = if linear {
             "({x} if {x}.stride(-1) == 1 else {x}.contiguous())"
         } else {
             "({x} if {x}.stride(-2) == 1 else {x}.transpose(-1, -2).contiguous().transpose(-1, -2))"
         };
-        operand_prep.push((ib, b_prep.to_string()));
+        if pays(tb) {
+            operand_prep.push((ib, b_prep.to_string()));
+        }
     }
     Some(TritonKernel {
         name: name.to_string(),
