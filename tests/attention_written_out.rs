@@ -1,7 +1,8 @@
 //! Attention written out (scores materialized, softmax, product with `v`), compiled by
-//! `drtc compile` on the CPU: the e-graph's attention rules write both forms as
-//! `scaled_dot_product_attention` (no kernel writes the scores), with the mask as an
-//! additive one, and the module verifies against the written-out reference.
+//! `drtc compile` on the CPU: the e-graph's attention rules write the three forms (the
+//! third with einsums) as `scaled_dot_product_attention` (no kernel writes the scores),
+//! with the mask as an additive one, and the module verifies against the written-out
+//! reference.
 
 mod support {
     pub mod compile;
@@ -15,7 +16,7 @@ fn written_out_attention_becomes_sdpa_and_verifies() {
     let body = forward_body(&src);
     assert_eq!(
         body.matches("scaled_dot_product_attention(").count(),
-        2,
+        3,
         "{body}"
     );
     // the scales: multiplied after the product, and 1 / 2.828... for the divided form

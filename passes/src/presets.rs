@@ -7,6 +7,10 @@ pub const CLEANUP: &[&str] = &[
     // the frontend lowers whole modules: drop what nothing reads (unused layers and
     // results), so no later step plans or compiles it
     "dce",
+    // an einsum is a library call no kernel fuses with: written as sums, views, matmuls
+    // and broadcast products, its contractions take the contraction template and its
+    // products fuse with their neighbours
+    "expand-einsum",
     // one node per distinct computation: fusion then sees each value once, and no kernel
     // computes the same thing twice
     "cse", // the duplicates cse merged away are unused now
@@ -18,6 +22,9 @@ pub const CLEANUP: &[&str] = &[
 pub const SIMPLIFY: &[&str] = &[
     // a smaller graph is a smaller e-graph: drop dead nodes first
     "dce",
+    // einsums as the contractions they compute, so the e-graph's rules see their products
+    // (an attention written with einsums is one)
+    "expand-einsum",
     // and merge duplicates, so each computation enters the e-graph once
     "cse",
     // one spelling per computation (identities, constant folding, clamps, layout
@@ -35,10 +42,6 @@ pub const SIMPLIFY: &[&str] = &[
 
 /// What `drtc compile` runs after cleanup (and the e-graph rewrites), just before fusion.
 pub const EPILOGUE: &[&str] = &[
-    // an einsum is a library call no kernel fuses with: written as sums, views, matmuls
-    // and broadcast products, its contractions take the contraction template and its
-    // products fuse with their neighbours (after the e-graph rewrites, which keep it whole)
-    "expand-einsum",
     // a loss op has no template of its own: written as its elementwise formula and a sum
     // or mean, it fuses into one reduction kernel (after the e-graph rewrites, which keep
     // the loss whole as one node)
