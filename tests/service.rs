@@ -215,3 +215,56 @@ fn with_the_service_off_nothing_is_left_running() {
     assert!(services(&home).is_empty());
     assert!(processes_with(&home.display().to_string()).is_empty());
 }
+
+/// The export frontend's server: the first program the native parser does not read starts
+/// it, the next is exported by the same process (a forked child each), `drtc service status`
+/// lists it, `stop` ends it; with `DRTC_SERVICE=off` no server starts.
+#[test]
+fn exports_share_one_warm_server_that_stop_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let program = |name: &str| {
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/export")).join(name)
+    };
+    let parse = |name: &str, service: Option<&str>| {
+        let mut cmd = drtc(&home, "120");
+        if let Some(s) = service {
+            cmd.env("DRTC_SERVICE", s);
+        }
+        let o = cmd.arg("parse").arg(program(name)).output().unwrap();
+        ok(&o);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let exporters = || -> Vec<Value> {
+        services(&home)
+            .into_iter()
+            .filter_map(|s| s.get("export_server").cloned())
+            .collect()
+    };
+    // off: the helper runs in a process of its own, no server is left
+    let alone = parse("branch_norm.py", Some("off"));
+    assert!(exporters().is_empty());
+    let graph = parse("branch_mlp.py", None);
+    assert!(graph.contains("graph @"), "{graph}");
+    let first = exporters();
+    assert_eq!(first.len(), 1, "{first:?}");
+    let pid = first[0]["pid"].as_u64().unwrap();
+    // the second program through the same server gives the graph the helper gives alone
+    // (the first was cached on disk by the run without a server: clear the cache)
+    for e in std::fs::read_dir(home.join("export")).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("graph-") {
+            std::fs::remove_file(e.path()).unwrap();
+        }
+    }
+    assert_eq!(parse("branch_norm.py", None), alone);
+    let second = exporters();
+    assert_eq!(second[0]["pid"].as_u64(), Some(pid), "{second:?}");
+    assert_eq!(second[0]["exports"].as_u64(), Some(2), "{second:?}");
+    let o = drtc(&home, "60")
+        .args(["service", "stop"])
+        .output()
+        .unwrap();
+    assert!(ok(&o).contains(&format!("stopped export server {pid}")));
+    assert!(wait_until(Duration::from_secs(10), || !alive(pid)));
+    assert!(exporters().is_empty());
+}

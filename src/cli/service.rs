@@ -4,6 +4,7 @@
 use super::error::{DriverError, DriverResult};
 use super::pool::runtime_error;
 use clap::{Args, Subcommand, ValueEnum};
+use drtc::driver::export_server;
 use drtc::verifier::service::client::{call_at, service_dir, status_at};
 use drtc::verifier::service::{server, ServiceRequest};
 use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
@@ -15,7 +16,7 @@ use std::time::Duration;
 #[command(
     about = "Show or stop the verification services that keep workers warm",
     long_about = concat!(
-        "The commands that verify (compile, verify, suite, eval, bench-pair) hand their checks to a verification service: a drtc process that keeps the Python workers started (Python, torch and CUDA imported, the Triton driver built) between commands, so that the second command does not pay that start-up again. One service runs per drtc build, Python environment, device, working directory and worker environment (DRTC_*, TRITON_*, CUDA_* and the like); it is started on first use, listens on a Unix socket under $DRTC_HOME/service (this user only), logs there, and exits after DRTC_SERVICE_IDLE_S seconds without a request (default 600), when stopped, or when its drtc home is deleted. Untrusted answers still run in a sandboxed process of their own, one per answer. DRTC_SERVICE=off makes every command use workers of its own process instead.\n\nExamples:\n  drtc service status\n  drtc service stop",
+        "The commands that verify (compile, verify, suite, eval, bench-pair) hand their checks to a verification service: a drtc process that keeps the Python workers started (Python, torch and CUDA imported, the Triton driver built) between commands, so that the second command does not pay that start-up again. One service runs per drtc build, Python environment, device, working directory and worker environment (DRTC_*, TRITON_*, CUDA_* and the like); it is started on first use, listens on a Unix socket under $DRTC_HOME/service (this user only), logs there, and exits after DRTC_SERVICE_IDLE_S seconds without a request (default 600), when stopped, or when its drtc home is deleted. Untrusted answers still run in a sandboxed process of their own, one per answer. DRTC_SERVICE=off makes every command use workers of its own process instead.\n\nThe export frontend (torch.export, for programs the native parser does not read) has a server of its own, started by its first export: a Python process with torch imported whose forked children export one program each; it follows the same rules (per Python environment, working directory and environment, idle limit, DRTC_SERVICE=off) and is listed and stopped here too.\n\nExamples:\n  drtc service status\n  drtc service stop",
         exit_status_help!()
     )
 )]
@@ -26,9 +27,9 @@ pub struct ServiceArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum ServiceAction {
-    /// List the running services: device, workers, requests, idle time.
+    /// List the running services (device, workers, requests, idle time) and export servers.
     Status(StatusArgs),
-    /// Stop every running service (requests in flight finish first).
+    /// Stop every running service and export server (requests in flight finish first).
     Stop,
     /// Serve on a socket (the commands that verify start this themselves).
     #[command(hide = true)]
@@ -119,12 +120,38 @@ fn running(
     Ok(found)
 }
 
+/// The sockets of export servers that answer, with what they say.
+fn export_servers(home: &DrtcHome) -> DriverResult<Vec<(PathBuf, serde_json::Value)>> {
+    let dir = service_dir(home).map_err(runtime_error)?;
+    let mut found = vec![];
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let path = e.path();
+        if path
+            .extension()
+            .is_some_and(|x| x == export_server::SOCKET_EXTENSION)
+        {
+            match export_server::status_at(&path) {
+                Ok(s) => found.push((path, s)),
+                Err(_) => drop(std::fs::remove_file(&path)),
+            }
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(found)
+}
+
 fn status(home: &DrtcHome, json: bool) -> DriverResult<ExitCode> {
     let found = running(home)?;
+    let exporters = export_servers(home)?;
     if json {
         let list: Vec<_> = found
             .iter()
             .map(|(socket, s)| serde_json::json!({"socket": socket, "status": s}))
+            .chain(
+                exporters
+                    .iter()
+                    .map(|(socket, s)| serde_json::json!({"socket": socket, "export_server": s})),
+            )
             .collect();
         let text = serde_json::to_string_pretty(&list)
             .map_err(|e| DriverError::Reported(e.to_string()))?;
@@ -133,6 +160,19 @@ fn status(home: &DrtcHome, json: bool) -> DriverResult<ExitCode> {
     }
     if found.is_empty() {
         println!("no verification service is running");
+    }
+    for (socket, s) in &exporters {
+        println!(
+            "export server {} (torch.export for the export frontend): {} exports, {} running, \
+             up {:.0} s, idle {:.0} s of {:.0} s; socket {}",
+            s["pid"],
+            s["exports"],
+            s["running"],
+            s["uptime_s"].as_f64().unwrap_or(0.0),
+            s["idle_s"].as_f64().unwrap_or(0.0),
+            s["idle_limit_s"].as_f64().unwrap_or(0.0),
+            socket.display()
+        );
     }
     for (socket, s) in &found {
         println!(
@@ -159,6 +199,10 @@ fn stop(home: &DrtcHome) -> DriverResult<ExitCode> {
     for (socket, s) in &found {
         call_at(socket, &ServiceRequest::Stop).map_err(runtime_error)?;
         println!("stopped service {} ({})", s.pid, s.device);
+    }
+    for (socket, s) in export_servers(home)? {
+        export_server::stop_at(&socket).map_err(DriverError::Reported)?;
+        println!("stopped export server {}", s["pid"]);
     }
     if found.is_empty() {
         println!("no verification service is running");

@@ -4,7 +4,9 @@
 //! into IR. Exported graphs are cached on disk by content (helper, program, input types,
 //! Python); failures are not (they may come from the environment, such as a missing package).
 
+use crate::driver::export_server::export_with_server;
 use crate::verifier::env::{DrtcHome, PythonEnv};
+use crate::verifier::service::launch::wanted;
 use crate::verifier::worker::fnv1a;
 use drtc_frontends::export::{import, ExportError, Imported, HELPER};
 use drtc_ir::TensorType;
@@ -164,16 +166,57 @@ fn run_helper(
     let program = work.0.join(format!("{stem}.py"));
     let out = work.0.join("graph.json");
     std::fs::write(&program, source).map_err(|e| helper_err(e.to_string()))?;
+    let stderr_file = PathBuf::from(format!("{}.stderr", out.display()));
+    let served = wanted()
+        && export_with_server(
+            &home,
+            &python,
+            &helper,
+            &program,
+            &out,
+            types.as_deref(),
+            EXPORT_TIMEOUT,
+        )
+        .is_ok();
+    let (status, stderr) = if served {
+        let stderr = std::fs::read_to_string(&stderr_file).unwrap_or_default();
+        ("it ran in the export server".to_string(), stderr)
+    } else {
+        run_process(&python, &helper, &program, &out, types.as_deref())?
+    };
+    let json = std::fs::read_to_string(&out).map_err(|_| {
+        let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        helper_err(format!("{status} and wrote no graph:\n{}", tail.join("\n")))
+    })?;
+    // only graphs are cached: a failure may be the environment's (a missing package)
+    let exported = serde_json::from_str::<serde_json::Value>(&json)
+        .is_ok_and(|v| v["ok"] == serde_json::Value::Bool(true));
+    if exported {
+        // a cache that cannot be written only costs the next run an export
+        let _ = write_atomic(&cache, &json);
+    }
+    Ok(json)
+}
+
+/// The helper in a process of its own: its exit status (as text) and its stderr.
+fn run_process(
+    python: &PythonEnv,
+    helper: &Path,
+    program: &Path,
+    out: &Path,
+    types: Option<&str>,
+) -> Result<(String, String), ExportRunError> {
     let mut cmd = python.command();
     cmd.arg("-W")
         .arg("ignore")
-        .arg(&helper)
-        .arg(&program)
-        .arg(&out)
+        .arg(helper)
+        .arg(program)
+        .arg(out)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    if let Some(t) = &types {
+    if let Some(t) = types {
         cmd.arg("--input-types").arg(t);
     }
     let mut child = cmd
@@ -200,22 +243,7 @@ fn run_helper(
         use std::io::Read;
         let _ = e.read_to_string(&mut stderr);
     }
-    let json = std::fs::read_to_string(&out).map_err(|_| {
-        let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        helper_err(format!(
-            "it exited with {status} and wrote no graph:\n{}",
-            tail.join("\n")
-        ))
-    })?;
-    // only graphs are cached: a failure may be the environment's (a missing package)
-    let exported = serde_json::from_str::<serde_json::Value>(&json)
-        .is_ok_and(|v| v["ok"] == serde_json::Value::Bool(true));
-    if exported {
-        // a cache that cannot be written only costs the next run an export
-        let _ = write_atomic(&cache, &json);
-    }
-    Ok(json)
+    Ok((format!("it exited with {status}"), stderr))
 }
 
 /// Exports `source` with torch.export and imports its graph.

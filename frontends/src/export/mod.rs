@@ -21,3 +21,7 @@ pub use schema::ExportFile;
 
 /// The helper program, embedded (the driver writes it to drtc's cache and runs it).
 pub const HELPER: &str = include_str!("helper.py");
+
+/// The export server (`server.py`): the helper's `main` in forked children of one warm
+/// Python process, reached over a Unix socket (`drtc::driver::export_server`).
+pub const SERVER: &str = include_str!("server.py");

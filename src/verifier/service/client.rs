@@ -211,12 +211,12 @@ fn tail(log: &Path) -> String {
 }
 
 /// An exclusive `flock` on a file, released when dropped.
-struct Lock {
+pub(crate) struct Lock {
     _file: std::fs::File,
 }
 
 impl Lock {
-    fn exclusive(path: &Path) -> RuntimeResult<Lock> {
+    pub(crate) fn exclusive(path: &Path) -> RuntimeResult<Lock> {
         use std::os::fd::AsRawFd;
         let file = std::fs::OpenOptions::new()
             .create(true)

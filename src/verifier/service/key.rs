@@ -17,6 +17,20 @@ const ENV_NAMES: [&str; 4] = ["HOME", "PATH", "XDG_CACHE_HOME", "TMPDIR"];
 /// Variables that only choose how the client uses the service: not part of the key.
 const CLIENT_ONLY: [&str; 2] = ["DRTC_SERVICE", "DRTC_SERVICE_IDLE_S"];
 
+/// The environment variables of this process that reach a worker's behavior (and so name
+/// its service), sorted.
+pub fn keyed_env() -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| {
+            (ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || ENV_NAMES.contains(&k.as_str()))
+                && !CLIENT_ONLY.contains(&k.as_str())
+        })
+        .collect();
+    env.sort();
+    env
+}
+
 /// The key of the service `options` would use from this process, as 16 hex digits.
 pub fn service_key(
     exe: &Path,
@@ -30,14 +44,7 @@ pub fn service_key(
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
-    let mut env: Vec<(String, String)> = std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| {
-            (ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || ENV_NAMES.contains(&k.as_str()))
-                && !CLIENT_ONLY.contains(&k.as_str())
-        })
-        .collect();
-    env.sort();
+    let env = keyed_env();
     // the pool's resolved size, so that "all" and "1" name the same service on one GPU
     let (device, workers) = match options.device {
         DeviceKind::Cpu => {

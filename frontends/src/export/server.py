@@ -1,0 +1,184 @@
+"""drtc export server: runs the export helper (`helper.py`) for drtc commands without
+paying Python's and torch's start-up, and torch.export's first-use initialization, on
+every program.
+
+    python server.py --socket PATH --helper HELPER.py [--idle SECONDS]
+
+It imports torch and the helper, exports a tiny model once on the meta device (torch.export's
+lazy imports and caches), then listens on the Unix socket `PATH`. Each connection carries
+one JSON line, `{"op": "export", "program": P, "out": O, "input_types": T, "timeout_s": S}`
+(also `{"op": "status"}` and `{"op": "stop"}`), and gets one JSON line back. An export runs
+in a forked child, so nothing the program does (its module code, patches of torch) outlives
+it: the child runs the helper's `main` on `P`, which writes the graph or the failure to `O`
+as a standalone helper process would, its stderr to `O + ".stderr"`, and exits; an alarm
+ends it after `S` seconds. The parent never runs a tensor computation (the warm-up is on
+the meta device), so the children may use torch's thread pools.
+
+It exits after `--idle` seconds without a connection (default 600), on `stop`, or when its
+socket file is removed."""
+
+import json
+import os
+import signal
+import socket
+import sys
+import time
+import importlib.util
+
+
+def arg(flag, default=None):
+    args = sys.argv[1:]
+    if flag in args:
+        return args[args.index(flag) + 1]
+    return default
+
+
+def load_helper(path):
+    spec = importlib.util.spec_from_file_location("drtc_export_helper", path)
+    helper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helper)
+    return helper
+
+
+def warm_up(torch):
+    """One export of a small module on the meta device: torch.export's imports and caches
+    are ready before the first fork."""
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.softmax(self.lin(x).relu(), dim=-1).sum(0)
+
+    with torch.device("meta"):
+        model = Tiny()
+        x = torch.empty(2, 4)
+    try:
+        torch.export.export(model, (x,)).run_decompositions()
+    except Exception:
+        pass  # only a warm-up: the real exports report their own failures
+
+
+def child(helper, req, conn):
+    """In the forked child: the helper's main on the request's program, then exit."""
+    out = req["out"]
+    err = os.open(out + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(err, 2)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    signal.alarm(max(1, int(req.get("timeout_s", 600))))
+    argv = ["helper", req["program"], out]
+    if req.get("input_types") is not None:
+        argv += ["--input-types", json.dumps(req["input_types"])]
+    sys.argv = argv
+    status = 0
+    try:
+        helper.main()
+    except SystemExit as e:
+        status = e.code if isinstance(e.code, int) else 1
+    except BaseException:  # noqa: BLE001 - reported through stderr and the status
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    try:
+        conn.sendall((json.dumps({"reply": "exported", "status": status}) + "\n").encode())
+    finally:
+        os._exit(0)
+
+
+def read_line(conn):
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data.decode()
+
+
+def main():
+    path = arg("--socket")
+    helper_path = arg("--helper")
+    idle = float(arg("--idle", "600"))
+    if not path or not helper_path:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    import torch
+
+    helper = load_helper(helper_path)
+    warm_up(torch)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(path)
+    os.chmod(path, 0o600)
+    sock.listen(64)
+    sock.settimeout(0.5)
+    started = last = time.time()
+    exports = 0
+    children = set()
+    while True:
+        for pid in list(children):
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                children.discard(pid)
+        if children:
+            last = time.time()
+        if not os.path.exists(path) or (time.time() - last > idle and not children):
+            break
+        try:
+            conn, _ = sock.accept()
+        except socket.timeout:
+            continue
+        last = time.time()
+        conn.settimeout(None)
+        try:
+            req = json.loads(read_line(conn) or "{}")
+        except ValueError:
+            conn.close()
+            continue
+        op = req.get("op")
+        if op == "export":
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                child(helper, req, conn)
+            children.add(pid)
+            exports += 1
+            conn.close()
+            continue
+        if op == "status":
+            reply = {
+                "reply": "status",
+                "pid": os.getpid(),
+                "exports": exports,
+                "running": len(children),
+                "uptime_s": time.time() - started,
+                "idle_s": time.time() - last,
+                "idle_limit_s": idle,
+            }
+        elif op == "stop":
+            reply = {"reply": "stopping"}
+        else:
+            reply = {"reply": "error", "message": f"unknown op {op!r}"}
+        conn.sendall((json.dumps(reply) + "\n").encode())
+        conn.close()
+        if op == "stop":
+            break
+    sock.close()
+    for pid in children:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()
