@@ -7,7 +7,7 @@
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::load::load_programs;
 use drtc_backends::attention_choice::region_attention;
-use drtc_backends::triton::{AttentionImpl, DotPrecision};
+use drtc_backends::triton::{AttentionImpl, DotPrecision, LaunchConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +20,18 @@ fn template_modules_verify() {
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("attention_template_verify");
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
-    for dot in [DotPrecision::Tf32x3, DotPrecision::Ieee] {
+    // the heuristic launch configuration at both precisions, and the search's variant with
+    // 128 query rows per program (several row blocks end past the 80 queries)
+    let wide = LaunchConfig {
+        blocks: vec![("BLOCK_M", 128), ("BLOCK_N", 32)],
+        num_warps: 8,
+        num_stages: 2,
+    };
+    for (dot, config) in [
+        (DotPrecision::Tf32x3, None),
+        (DotPrecision::Ieee, None),
+        (DotPrecision::Tf32x3, Some(wide)),
+    ] {
         let Ok(p) = load_programs(&file, &text, &[], None).unwrap().remove(0) else {
             panic!("{} does not load", file.display())
         };
@@ -36,6 +47,11 @@ fn template_modules_verify() {
             .collect();
         assert_eq!(regions.len(), 3, "the written-out attention is SDPA too");
         for &i in &regions {
+            if let Some(cfg) = &config {
+                lowering
+                    .set_config((&c.graph, &c.plan), i, cfg.clone())
+                    .unwrap();
+            }
             lowering
                 .set_attention(i, AttentionImpl::Triton { dot }, "test")
                 .unwrap();
@@ -51,7 +67,10 @@ fn template_modules_verify() {
             m.source.contains("offs_n[None, :] <= offs_m[:, None]"),
             "causal"
         );
-        let path = out.join(format!("{}.py", dot.name()));
+        if config.is_some() {
+            assert!(m.source.contains("BLOCK_M=128"), "the variant's launch");
+        }
+        let path = out.join(format!("{}_{}.py", dot.name(), config.is_some()));
         std::fs::write(&path, &m.source).unwrap();
         let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
             .args(["verify", "--device", "cpu", "--json"])

@@ -4,7 +4,8 @@
 //! `plan/edit.rs`).
 
 use crate::triton::{
-    attention_kernel, attention_shape, AttentionShape, DotPrecision, Precision, TritonKernel,
+    attention_kernel, attention_shape, AttentionShape, DotPrecision, LaunchConfig, Precision,
+    TritonKernel,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -30,12 +31,14 @@ pub fn region_attention(g: &Graph, plan: &FusionPlan, index: usize) -> Option<At
     attention_shape(g, r.nodes[0])
 }
 
-/// The template's kernel for attention region `index` at `dot`.
+/// The template's kernel for attention region `index` at `dot`, launched with `config`
+/// (the plan's, when the search chose one).
 pub(crate) fn attention_region_kernel(
     g: &Graph,
     plan: &FusionPlan,
     index: usize,
     dot: DotPrecision,
+    config: Option<LaunchConfig>,
 ) -> Option<TritonKernel> {
     let shape = region_attention(g, plan, index)?;
     Some(attention_kernel(
@@ -43,5 +46,6 @@ pub(crate) fn attention_region_kernel(
         &shape,
         dot,
         &format!("drtc_k{index}_attention"),
+        config,
     ))
 }

@@ -7,7 +7,7 @@ use crate::attention_choice::attention_region_kernel;
 use crate::conv_choice::conv_region_kernel;
 use crate::layout::LayoutPlan;
 use crate::plan::{Implementation, LoweringPlan};
-use crate::triton::{AttentionImpl, ConvImpl, DotPrecision, TritonKernel};
+use crate::triton::{AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, TritonKernel};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use std::collections::HashMap;
@@ -26,6 +26,8 @@ pub(crate) struct Chosen {
     pub source: usize,
     template: Template,
     dot: DotPrecision,
+    /// The plan's launch configuration (the search's), for the attention template.
+    config: Option<LaunchConfig>,
     /// The plan's reason.
     why: String,
 }
@@ -67,7 +69,9 @@ impl Chosen {
             Template::Conv { partner } => {
                 conv_region_kernel(g, plan, self.source, partner, self.dot, layout)
             }
-            Template::Attention => attention_region_kernel(g, plan, self.source, self.dot),
+            Template::Attention => {
+                attention_region_kernel(g, plan, self.source, self.dot, self.config.clone())
+            }
         }
     }
 }
@@ -96,6 +100,7 @@ pub(crate) fn chosen_templates(lowering: &LoweringPlan) -> HashMap<usize, Chosen
                 source: i,
                 template,
                 dot,
+                config: rp.config.clone(),
                 why: why.clone(),
             },
         );

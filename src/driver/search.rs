@@ -29,7 +29,7 @@ use drtc_backends::conv_choice::{conv_precisions, region_conv};
 use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{AttentionImpl, ConvImpl, GemmImpl, LaunchConfig};
+use drtc_backends::triton::{attention_variants, AttentionImpl, ConvImpl, GemmImpl, LaunchConfig};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -87,7 +87,10 @@ struct Candidate {
 impl Candidate {
     fn describe(&self) -> String {
         if let Some(a) = &self.attention {
-            return a.describe();
+            return match &self.config {
+                Some(c) => format!("{a} {}", c.describe()),
+                None => a.describe(),
+            };
         }
         if let Some(c) = &self.conv {
             return match self.layout {
@@ -136,17 +139,28 @@ fn candidates(
         if (attention.flops() as f64) < QUICK_MIN_FLOP {
             return vec![];
         }
-        let imps = std::iter::once(AttentionImpl::Library).chain(
-            attention_precisions(policy)
+        // quick: the template in its heuristic configuration; full: every variant
+        let configs: Vec<Option<LaunchConfig>> = match scope {
+            SearchScope::Quick => vec![None],
+            SearchScope::Full => attention_variants(&attention)
                 .into_iter()
-                .map(|dot| AttentionImpl::Triton { dot }),
-        );
-        return imps
-            .map(|a| Candidate {
-                attention: Some(a),
-                ..Default::default()
-            })
-            .collect();
+                .map(Some)
+                .collect(),
+        };
+        let mut out = vec![Candidate {
+            attention: Some(AttentionImpl::Library),
+            ..Default::default()
+        }];
+        for dot in attention_precisions(policy) {
+            for config in &configs {
+                out.push(Candidate {
+                    attention: Some(AttentionImpl::Triton { dot }),
+                    config: config.clone(),
+                    ..Default::default()
+                });
+            }
+        }
+        return out;
     }
     // a GEMM region: the plan's shape
     let shape = lowering.regions[i].implementation.gemm().map(|p| &p.shape);
@@ -534,6 +548,10 @@ mod tests {
                 ]
             );
         }
+        // the full scope races the template's launch configurations too
+        let full = cands(&g, &plan, i, Precision::Fp32, SearchScope::Full);
+        assert_eq!(full.len(), 5, "{full:?}");
+        assert!(full[1..].iter().all(|c| c.config.is_some()));
         // a small one is not raced: the two differ by less than the timing's noise
         let (g, plan) = prog(64);
         assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());

@@ -162,6 +162,28 @@ pub fn attention_config(shape: &AttentionShape) -> LaunchConfig {
     }
 }
 
+/// Launch configurations worth racing for `shape` (the full search scope): 64 or 128 query
+/// rows, 32 or 64 keys per step (128 rows only for heads up to 64, whose tiles leave room),
+/// 4 or 8 warps; the heuristic's first.
+pub fn attention_variants(shape: &AttentionShape) -> Vec<LaunchConfig> {
+    let head = pow2(shape.e.max(shape.ev));
+    let mut out = vec![attention_config(shape)];
+    for (m, n, warps) in [(64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8)] {
+        if m == 128 && head > 64 || n == 64 && head > 128 {
+            continue;
+        }
+        let c = LaunchConfig {
+            blocks: vec![("BLOCK_M", m), ("BLOCK_N", n)],
+            num_warps: warps,
+            num_stages: 2,
+        };
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The smallest power of two >= `x`, at least 16 (`tl.dot`'s smallest dim).
 fn pow2(x: i64) -> u64 {
     (x.max(16) as u64).next_power_of_two()
@@ -194,12 +216,14 @@ fn stride(a: &InputArg, rank: usize, r: usize, d: usize) -> String {
     a.stride(d - off).unwrap_or("0").to_string()
 }
 
-/// The template's kernel for the attention `shape` at `dot`.
+/// The template's kernel for the attention `shape` at `dot`, launched with `config` (the
+/// heuristic's, [`attention_config`], when `None`).
 pub fn attention_kernel(
     g: &Graph,
     shape: &AttentionShape,
     dot: DotPrecision,
     name: &str,
+    config: Option<LaunchConfig>,
 ) -> TritonKernel {
     let node = g.node(shape.node);
     let inputs: Vec<InputArg> = node
@@ -209,7 +233,7 @@ pub fn attention_kernel(
         .map(|(k, &v)| arg(g, k, v))
         .collect();
     let r = shape.batch.len() + 2;
-    let config = attention_config(shape);
+    let config = config.unwrap_or_else(|| attention_config(shape));
     let (block_e, block_v) = (pow2(shape.e), pow2(shape.ev));
     let mut params = vec![];
     for a in &inputs {
@@ -383,7 +407,7 @@ mod tests {
         assert_eq!(c.scale, 1.0 / 32f64.sqrt());
         // dropout: left to PyTorch
         assert!(attention_shape(&g, body[2]).is_none());
-        let k = attention_kernel(&g, &a, DotPrecision::Tf32x3, "attn");
+        let k = attention_kernel(&g, &a, DotPrecision::Tf32x3, "attn", None);
         assert_eq!(k.grid, vec![2, 8]);
         assert!(k.source.contains("input_precision=\"tf32x3\""));
         // the mask broadcast over the batch: read without batch offsets

@@ -16,8 +16,8 @@ pub mod ty;
 mod window;
 
 pub use attention::{
-    attention_config, attention_kernel, attention_shape, AttentionImpl, AttentionShape,
-    MAX_HEAD as ATTENTION_MAX_HEAD,
+    attention_config, attention_kernel, attention_shape, attention_variants, AttentionImpl,
+    AttentionShape, MAX_HEAD as ATTENTION_MAX_HEAD,
 };
 pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
