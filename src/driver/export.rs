@@ -168,21 +168,25 @@ fn run_helper(
     std::fs::write(&program, source).map_err(|e| helper_err(e.to_string()))?;
     let stderr_file = PathBuf::from(format!("{}.stderr", out.display()));
     let served = wanted()
-        && export_with_server(
-            &home,
-            &python,
-            &helper,
-            &program,
-            &out,
-            types.as_deref(),
-            EXPORT_TIMEOUT,
-        )
-        .is_ok();
-    let (status, stderr) = if served {
-        let stderr = std::fs::read_to_string(&stderr_file).unwrap_or_default();
-        ("it ran in the export server".to_string(), stderr)
-    } else {
-        run_process(&python, &helper, &program, &out, types.as_deref())?
+        .then(|| {
+            export_with_server(
+                &home,
+                &python,
+                &helper,
+                &program,
+                &out,
+                types.as_deref(),
+                EXPORT_TIMEOUT,
+            )
+            .ok()
+        })
+        .flatten();
+    let (status, stderr) = match served {
+        Some(status) => {
+            let stderr = std::fs::read_to_string(&stderr_file).unwrap_or_default();
+            (format!("{status} (in the export server)"), stderr)
+        }
+        None => run_process(&python, &helper, &program, &out, types.as_deref())?,
     };
     let json = std::fs::read_to_string(&out).map_err(|_| {
         let tail: Vec<&str> = stderr.lines().rev().take(12).collect();

@@ -37,10 +37,9 @@ pub const SOCKET_EXTENSION: &str = "xsock";
 
 /// One export through the server: `program` exported to `out` as the helper would write
 /// it (its stderr to `out` + `.stderr`), with `types` (the helper's `--input-types` JSON)
-/// when given. `Ok` once the server has taken the request, whatever the export's outcome
-/// (a child that crashed or ran out of time answers nothing and writes no graph: the
-/// caller reports that from `out`); `Err`: why no server could take it (the caller runs
-/// the helper itself instead).
+/// when given. `Ok` once the server has taken the request, with how the export ended
+/// (`it exited with status 3`), whatever its outcome (the caller reads `out`); `Err`: why
+/// no server could take it (the caller runs the helper itself instead).
 pub fn export_with_server(
     home: &DrtcHome,
     python: &PythonEnv,
@@ -49,7 +48,7 @@ pub fn export_with_server(
     out: &Path,
     types: Option<&str>,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<String, String> {
     let socket = connect_or_start(home, python, helper)?;
     let types: Option<Value> = match types {
         Some(t) => Some(serde_json::from_str(t).map_err(|e| e.to_string())?),
@@ -64,10 +63,17 @@ pub fn export_with_server(
     });
     let mut conn = UnixStream::connect(&socket).map_err(|e| e.to_string())?;
     send(&mut conn, &req)?;
-    // the child answers when the helper is done; a crash or the alarm closes the
-    // connection unanswered: either way the export has run
-    let _ = receive(&conn, Some(timeout + Duration::from_secs(5)));
-    Ok(())
+    // the supervising child answers when the helper is done or killed; the export has run
+    // (or is given up) whatever the answer
+    Ok(
+        match receive(&conn, Some(timeout + Duration::from_secs(5))) {
+            Ok(r) if r["timed_out"] == true => format!("no result after {} s", timeout.as_secs()),
+            Ok(r) if r["exit"].is_u64() => format!("it exited with status {}", r["exit"]),
+            Ok(r) if r["signal"].is_u64() => format!("it was killed by signal {}", r["signal"]),
+            Ok(r) => format!("the export server answered {r}"),
+            Err(e) => format!("the export server gave no answer ({e})"),
+        },
+    )
 }
 
 /// The socket of this process's server, started when none answers.

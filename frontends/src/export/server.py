@@ -8,11 +8,12 @@ It imports torch and the helper, exports a tiny model once on the meta device (t
 lazy imports and caches), then listens on the Unix socket `PATH`. Each connection carries
 one JSON line, `{"op": "export", "program": P, "out": O, "input_types": T, "timeout_s": S}`
 (also `{"op": "status"}` and `{"op": "stop"}`), and gets one JSON line back. An export runs
-in a forked child, so nothing the program does (its module code, patches of torch) outlives
-it: the child runs the helper's `main` on `P`, which writes the graph or the failure to `O`
-as a standalone helper process would, its stderr to `O + ".stderr"`, and exits; an alarm
-ends it after `S` seconds. The parent never runs a tensor computation (the warm-up is on
-the meta device), so the children may use torch's thread pools.
+in forked processes, so nothing the program does (its module code, patches of torch)
+outlives it: a child supervises a grandchild that runs the helper's `main` on `P`, which
+writes the graph or the failure to `O` as a standalone helper process would, its stderr to
+`O + ".stderr"`; the child kills it after `S` seconds and answers how it ended (`exit`,
+`signal` or `timed_out`). The parent never runs a tensor computation (the warm-up is on the
+meta device), so the children may use torch's thread pools.
 
 It exits after `--idle` seconds without a connection (default 600), on `stop`, or when its
 socket file is removed."""
@@ -61,15 +62,15 @@ def warm_up(torch):
         pass  # only a warm-up: the real exports report their own failures
 
 
-def child(helper, req, conn):
-    """In the forked child: the helper's main on the request's program, then exit."""
+def worker(helper, req):
+    """In the grandchild: the helper's main on the request's program; exits with its
+    status."""
     out = req["out"]
     err = os.open(out + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(err, 2)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
-    signal.alarm(max(1, int(req.get("timeout_s", 600))))
     argv = ["helper", req["program"], out]
     if req.get("input_types") is not None:
         argv += ["--input-types", json.dumps(req["input_types"])]
@@ -84,8 +85,37 @@ def child(helper, req, conn):
 
         traceback.print_exc()
         status = 1
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def supervise(helper, req, conn):
+    """In the child: runs the export in a grandchild, ends it after the request's
+    `timeout_s`, answers with how it ended, and exits."""
+    reply = {"reply": "exported"}
     try:
-        conn.sendall((json.dumps({"reply": "exported", "status": status}) + "\n").encode())
+        pid = os.fork()
+        if pid == 0:
+            conn.close()
+            worker(helper, req)
+        deadline = time.time() + float(req.get("timeout_s", 600))
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.time() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                reply["timed_out"] = True
+                status = None
+                break
+            time.sleep(0.02)
+        if status is not None:
+            if os.WIFEXITED(status):
+                reply["exit"] = os.WEXITSTATUS(status)
+            elif os.WIFSIGNALED(status):
+                reply["signal"] = os.WTERMSIG(status)
+        conn.sendall((json.dumps(reply) + "\n").encode())
     finally:
         os._exit(0)
 
@@ -144,7 +174,7 @@ def main():
             pid = os.fork()
             if pid == 0:
                 sock.close()
-                child(helper, req, conn)
+                supervise(helper, req, conn)
             children.add(pid)
             exports += 1
             conn.close()
