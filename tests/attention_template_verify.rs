@@ -4,13 +4,16 @@
 //! over the batch, head dim 24 (padded). Each module is verified under Triton's CPU
 //! interpreter with the fp32 rule (allclose 1e-4), at both precisions the race may pick.
 
+mod support {
+    pub mod compile;
+}
+
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::load::load_programs;
 use drtc_backends::attention_choice::region_attention;
 use drtc_backends::triton::{AttentionImpl, DotPrecision, LaunchConfig};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use support::compile::verify_json;
 
 #[test]
 fn template_modules_verify() {
@@ -72,14 +75,7 @@ fn template_modules_verify() {
         }
         let path = out.join(format!("{}_{}.py", dot.name(), config.is_some()));
         std::fs::write(&path, &m.source).unwrap();
-        let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
-            .args(["verify", "--device", "cpu", "--json"])
-            .arg(&file)
-            .arg(&path)
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+        let v = verify_json(&file, &path);
         assert_eq!(v["verified"], true, "{}: {v}", dot.name());
     }
 }

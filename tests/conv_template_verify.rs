@@ -4,14 +4,17 @@
 //! parameters, and the verifier checks each module under Triton's CPU interpreter with
 //! the fp32 rule (allclose 1e-4).
 
+mod support {
+    pub mod compile;
+}
+
 use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::load::load_programs;
 use drtc_backends::conv_choice::region_conv;
 use drtc_backends::layout::LayoutChoice;
 use drtc_backends::triton::{ConvImpl, DotPrecision};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use support::compile::verify_json;
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -67,14 +70,7 @@ fn template_module_verifies(name: &str) {
             }
             let path = out.join(format!("{}_{}.py", layout.name(), dot.name()));
             std::fs::write(&path, &m.source).unwrap();
-            let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
-                .args(["verify", "--device", "cpu", "--json"])
-                .arg(&file)
-                .arg(&path)
-                .output()
-                .unwrap();
-            let v: Value = serde_json::from_slice(&o.stdout)
-                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+            let v = verify_json(&file, &path);
             assert_eq!(v["verified"], true, "{} {}: {v}", layout.name(), dot.name());
         }
     }

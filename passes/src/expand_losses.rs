@@ -263,20 +263,7 @@ impl Pass for ExpandLosses {
                 let per = elementwise(&mut b, op, &inputs, &attrs)?;
                 reduce(&mut b, per, &reduction, batch)?
             };
-            let nodes = b.nodes;
-            if graph.ty(result) != graph.ty(out) {
-                return Err(PassError::Failed {
-                    pass: NAME,
-                    message: format!(
-                        "#{pos} `{}`: the expansion has type {}, the loss {}",
-                        op.name(),
-                        graph.ty(result),
-                        graph.ty(out)
-                    ),
-                });
-            }
-            graph.replace_all_uses(out, result);
-            order.extend(nodes);
+            order.extend(b.replace(out, result, &format!("#{pos} `{}`", op.name()))?);
             cx.log(format!(
                 "#{pos} `{}` (reduction {reduction}): its elementwise formula and the reduction",
                 op.name()

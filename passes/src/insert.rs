@@ -66,6 +66,28 @@ impl<'g> Builder<'g> {
         self.op(op, vec![a], &[])
     }
 
+    /// The nodes added, once `result` replaces every use of `old` (the rewritten value,
+    /// described as `what` in the error when the two types differ).
+    pub fn replace(
+        self,
+        old: ValueId,
+        result: ValueId,
+        what: &str,
+    ) -> Result<Vec<NodeId>, PassError> {
+        if self.g.ty(result) != self.g.ty(old) {
+            return Err(PassError::Failed {
+                pass: self.pass,
+                message: format!(
+                    "{what}: the rewrite has type {}, the value it replaces {}",
+                    self.g.ty(result),
+                    self.g.ty(old)
+                ),
+            });
+        }
+        self.g.replace_all_uses(old, result);
+        Ok(self.nodes)
+    }
+
     /// A scalar constant of `like`'s dtype.
     pub fn constant(&mut self, value: f64, like: ValueId) -> Result<ValueId, PassError> {
         let dtype = self.g.ty(like).dtype;

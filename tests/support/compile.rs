@@ -5,6 +5,7 @@ use std::process::Command;
 
 /// Compiles `backends/tests/programs/<name>.drt` for the CPU, asserts that it verifies,
 /// and returns the generated module's source.
+#[allow(dead_code)] // each test crate compiles this module; not every one compiles a program
 pub fn compile_verified(name: &str) -> String {
     let program = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("backends/tests/programs")
@@ -14,6 +15,7 @@ pub fn compile_verified(name: &str) -> String {
 
 /// Compiles `program` for the CPU into a fresh folder named after `name`, asserts that it
 /// verifies, and returns the generated module's source.
+#[allow(dead_code)] // each test crate compiles this module; not every one compiles a file
 pub fn compile_file_verified(program: &Path, name: &str) -> String {
     let dir = std::env::temp_dir().join(format!("drtc-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -36,4 +38,17 @@ pub fn forward_body(src: &str) -> &str {
     let start = src.find("def drtc_forward").expect("a drtc_forward");
     let end = start + src[start..].find("\n    return").expect("a return");
     &src[start..end]
+}
+
+/// `drtc verify --device cpu --json reference module`'s report.
+#[allow(dead_code)] // each test crate compiles this module; not every one verifies a file
+pub fn verify_json(reference: &Path, module: &Path) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_drtc"))
+        .args(["verify", "--device", "cpu", "--json"])
+        .arg(reference)
+        .arg(module)
+        .output()
+        .expect("drtc runs");
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)))
 }

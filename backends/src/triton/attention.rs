@@ -22,8 +22,8 @@
 
 use super::kernel::{ops_comment, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
-use super::statements::InputArg;
-use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
+use super::statements::{InputArg, Program};
+use drtc_ir::{Attr, DType, Graph, NodeId, Op};
 use std::fmt::{self, Write};
 
 /// Largest head dim (of `q`/`k`, and of `v`) the template takes: a `[BLOCK_M, head]` tile of
@@ -189,23 +189,6 @@ fn pow2(x: i64) -> u64 {
     (x.max(16) as u64).next_power_of_two()
 }
 
-/// `input[k]`'s argument with a stride for each dim of size other than 1.
-fn arg(g: &Graph, k: usize, v: ValueId) -> InputArg {
-    InputArg {
-        value: v,
-        ptr: format!("in{k}"),
-        strides: g
-            .ty(v)
-            .shape
-            .iter()
-            .enumerate()
-            .filter(|(_, &d)| d != 1)
-            .map(|(i, _)| (i, format!("in{k}_s{i}")))
-            .collect(),
-        flat: false,
-    }
-}
-
 /// `a`'s stride along dim `d` counted from the end of the output's rank `r` (`0` when the
 /// input has no such dim or it has size 1).
 fn stride(a: &InputArg, rank: usize, r: usize, d: usize) -> String {
@@ -226,12 +209,11 @@ pub fn attention_kernel(
     config: Option<LaunchConfig>,
 ) -> TritonKernel {
     let node = g.node(shape.node);
-    let inputs: Vec<InputArg> = node
-        .inputs
-        .iter()
-        .enumerate()
-        .map(|(k, &v)| arg(g, k, v))
-        .collect();
+    // one argument per distinct input (self-attention may pass one tensor as q, k and v)
+    let mut prog = Program::new();
+    let idx: Vec<usize> = node.inputs.iter().map(|&v| prog.input_arg(g, v)).collect();
+    let inputs: Vec<InputArg> = prog.inputs;
+    let arg_of = |i: usize| &inputs[idx[i]];
     let r = shape.batch.len() + 2;
     let config = config.unwrap_or_else(|| attention_config(shape));
     let (block_e, block_v) = (pow2(shape.e), pow2(shape.ev));
@@ -280,7 +262,7 @@ pub fn attention_kernel(
         terms.join(" + ")
     };
     let rank = |k: usize| g.ty(node.inputs[k]).rank();
-    let (q, k, v) = (&inputs[0], &inputs[1], &inputs[2]);
+    let (q, k, v) = (arg_of(0), arg_of(1), arg_of(2));
     for (i, (a, label)) in [(q, "q"), (k, "k"), (v, "v")].into_iter().enumerate() {
         writeln!(src, "    {label}_base = {}", base(a, rank(i))).unwrap();
     }
@@ -290,11 +272,17 @@ pub fn attention_kernel(
     writeln!(src, "    offs_e = tl.arange(0, {block_e})").unwrap();
     writeln!(src, "    offs_v = tl.arange(0, {block_v})").unwrap();
     writeln!(src, "    m_ok = offs_m < {l}").unwrap();
+    let tile = |name: &str, a: &InputArg, (rows, ok): (&str, &str), (cols, width): (&str, i64)| {
+        format!(
+            "{name} = tl.load({name}_base + {rows}[:, None] * {} + {cols}[None, :] * {}, mask={ok}[:, None] & ({cols}[None, :] < {width}), other=0.0)",
+            stride(a, r, r, r - 2),
+            stride(a, r, r, r - 1)
+        )
+    };
     writeln!(
         src,
-        "    q = tl.load(q_base + offs_m[:, None] * {} + offs_e[None, :] * {}, mask=m_ok[:, None] & (offs_e[None, :] < {e}), other=0.0)",
-        stride(q, r, r, r - 2),
-        stride(q, r, r, r - 1)
+        "    {}",
+        tile("q", q, ("offs_m", "m_ok"), ("offs_e", e))
     )
     .unwrap();
     writeln!(
@@ -313,9 +301,8 @@ pub fn attention_kernel(
     writeln!(src, "        n_ok = offs_n < {s}").unwrap();
     writeln!(
         src,
-        "        k = tl.load(k_base + offs_n[:, None] * {} + offs_e[None, :] * {}, mask=n_ok[:, None] & (offs_e[None, :] < {e}), other=0.0)",
-        stride(k, r, r, r - 2),
-        stride(k, r, r, r - 1)
+        "        {}",
+        tile("k", k, ("offs_n", "n_ok"), ("offs_e", e))
     )
     .unwrap();
     writeln!(
@@ -324,8 +311,8 @@ pub fn attention_kernel(
         shape.scale
     )
     .unwrap();
-    if let Some(mask) = inputs.get(3) {
-        let mr = rank(3);
+    if node.inputs.len() > 3 {
+        let (mask, mr) = (arg_of(3), rank(3));
         writeln!(
             src,
             "        s += tl.load({} + offs_m[:, None] * {} + offs_n[None, :] * {}, mask=m_ok[:, None] & n_ok[None, :], other=0.0)",
@@ -352,14 +339,13 @@ pub fn attention_kernel(
     writeln!(src, "        l_i = l_i * alpha + tl.sum(p, 1)").unwrap();
     writeln!(
         src,
-        "        vt = tl.load(v_base + offs_n[:, None] * {} + offs_v[None, :] * {}, mask=n_ok[:, None] & (offs_v[None, :] < {ev}), other=0.0)",
-        stride(v, r, r, r - 2),
-        stride(v, r, r, r - 1)
+        "        {}",
+        tile("v", v, ("offs_n", "n_ok"), ("offs_v", ev))
     )
     .unwrap();
     writeln!(
         src,
-        "        acc = acc * alpha[:, None] + tl.dot(p, vt, {prec})"
+        "        acc = acc * alpha[:, None] + tl.dot(p, v, {prec})"
     )
     .unwrap();
     writeln!(src, "        m_i = m_new").unwrap();
