@@ -1,10 +1,25 @@
-//! Module state a generated `ModelNew` writes back after its kernels: the tensors (buffers,
-//! plain tensor attributes such as an RNN's `self.hidden`) the reference's forward changes,
-//! whose new values are the graph's last outputs, and the end of the forward that sets
-//! them and returns the rest.
+//! The form of a generated module (`ModuleForm`: a KernelBench `ModelNew` or a seed
+//! program) and the module state a generated `ModelNew` writes back after its kernels: the
+//! tensors (buffers, plain tensor attributes such as an RNN's `self.hidden`) the
+//! reference's forward changes, whose new values are the graph's last outputs, and the end
+//! of the forward that sets them and returns the rest.
 
-use crate::stitch::ModuleForm;
 use std::fmt::Write;
+
+/// What the generated module must expose.
+#[derive(Clone, Debug)]
+pub enum ModuleForm {
+    /// A KernelBench file: the original source (defining `Model`) is kept, and
+    /// `class ModelNew(Model)` calls the kernels with the model's own parameters. `state`:
+    /// the module tensors the forward updates, whose new values are the graph's last
+    /// outputs (after the ones forward returns), in this order.
+    KernelBench {
+        model_source: String,
+        state: Vec<StateUpdate>,
+    },
+    /// A seed program: `triton_fused_operator(*inputs)` returning the list of outputs.
+    Seed,
+}
 
 /// Python attribute access for a state_dict name (`layers.0.weight` -> `self.layers[0].weight`).
 pub fn self_path(name: &str) -> String {

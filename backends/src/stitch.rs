@@ -12,7 +12,7 @@ pub use crate::options::CodegenOptions;
 use crate::plan::{GemmPlan, LoweringPlan};
 pub use crate::region::generate_region_kernel;
 use crate::region::{region_kernel, Links};
-pub use crate::state::{forward_tail, self_path, StateUpdate};
+pub use crate::state::{forward_tail, self_path, ModuleForm, StateUpdate};
 use crate::torch::{assign_targets, torch_dtype, torch_expr};
 use crate::triton::{channels_last_call, RegionCode, CHANNELS_LAST_HELPER};
 use crate::triton::{pointwise_kernel, BatchStats, GemmImpl, LaunchConfig, TritonKernel};
@@ -21,21 +21,6 @@ use drtc_ir::{Graph, InputKind, NodeId, Op, TensorType, ValueDef, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// What the generated module must expose.
-#[derive(Clone, Debug)]
-pub enum ModuleForm {
-    /// A KernelBench file: the original source (defining `Model`) is kept, and
-    /// `class ModelNew(Model)` calls the kernels with the model's own parameters. `state`:
-    /// the module tensors the forward updates, whose new values are the graph's last
-    /// outputs (after the ones forward returns), in this order.
-    KernelBench {
-        model_source: String,
-        state: Vec<StateUpdate>,
-    },
-    /// A seed program: `triton_fused_operator(*inputs)` returning the list of outputs.
-    Seed,
-}
 
 /// What happened to one region.
 #[derive(Clone, Debug)]
