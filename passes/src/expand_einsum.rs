@@ -24,6 +24,7 @@
 use crate::insert::Builder;
 use crate::PassInfo;
 use crate::{Changed, Pass, PassContext, PassError};
+use drtc_ir::op::{einsum_subscripts, EinsumSubscripts};
 use drtc_ir::{Attr, Graph, Op, ValueId};
 use std::collections::BTreeMap;
 
@@ -42,51 +43,18 @@ pub const INFO: PassInfo = PassInfo {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ExpandEinsum;
 
-/// An einsum's subscripts: one list per operand and the output's.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Equation {
-    pub operands: Vec<Vec<char>>,
-    pub output: Vec<char>,
-}
-
-/// The subscripts of `equation` for operands of `ranks`, when this pass can expand it.
-pub fn parse_equation(equation: &str, ranks: &[usize]) -> Option<Equation> {
-    let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
-    if eq.contains('.') {
+/// The subscripts of `equation` for operands of `ranks` (`einsum_subscripts`, the op's own
+/// parse), when this pass can expand it: no subscript repeated within an operand (a
+/// diagonal) or in the output.
+pub fn parse_equation(equation: &str, ranks: &[usize]) -> Option<EinsumSubscripts> {
+    let eq = einsum_subscripts(equation, ranks).ok()?;
+    let repeats = |subs: &[char]| subs.iter().enumerate().any(|(i, c)| subs[..i].contains(c));
+    let known = |c: &char| eq.operands.iter().any(|t| t.contains(c));
+    if eq.operands.iter().any(|t| repeats(t)) || repeats(&eq.output) || !eq.output.iter().all(known)
+    {
         return None;
     }
-    let (lhs, rhs) = match eq.split_once("->") {
-        Some((l, r)) => (l, Some(r)),
-        None => (eq.as_str(), None),
-    };
-    let operands: Vec<Vec<char>> = lhs.split(',').map(|t| t.chars().collect()).collect();
-    if operands.len() != ranks.len() || operands.iter().zip(ranks).any(|(t, &r)| t.len() != r) {
-        return None;
-    }
-    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
-    for term in &operands {
-        for (i, c) in term.iter().enumerate() {
-            if !c.is_ascii_alphabetic() || term[..i].contains(c) {
-                return None;
-            }
-            *counts.entry(*c).or_insert(0) += 1;
-        }
-    }
-    // the implicit output: the subscripts that appear once, in alphabetical order
-    let output: Vec<char> = match rhs {
-        Some(r) => r.chars().collect(),
-        None => counts
-            .iter()
-            .filter(|(_, &n)| n == 1)
-            .map(|(c, _)| *c)
-            .collect(),
-    };
-    for (i, c) in output.iter().enumerate() {
-        if !counts.contains_key(c) || output[..i].contains(c) {
-            return None;
-        }
-    }
-    Some(Equation { operands, output })
+    Some(eq)
 }
 
 /// An operand in flight: its value and the subscript of each of its dims.
@@ -156,6 +124,13 @@ impl Expansion<'_, '_> {
         subs.iter().map(|&c| self.size(c)).product()
     }
 
+    /// The sizes of `subs`, with size 1 for each of `ones` after them.
+    fn shape(&self, subs: &[char], ones: usize) -> Vec<i64> {
+        let mut shape: Vec<i64> = subs.iter().map(|&c| self.size(c)).collect();
+        shape.extend(std::iter::repeat_n(1, ones));
+        shape
+    }
+
     /// The contraction of `a` and `b`, keeping the subscripts `later` reads.
     fn pair(
         &mut self,
@@ -199,20 +174,17 @@ impl Expansion<'_, '_> {
             }
         }
         let (a_free, b_free) = (free(&a, &b), free(&b, &a));
-        let batch_shape: Vec<i64> = batch.iter().map(|&c| self.size(c)).collect();
+        let batch_shape = self.shape(&batch, 0);
         let result_subs: Vec<char> = [batch.as_slice(), &a_free, &b_free].concat();
-        let result_shape: Vec<i64> = result_subs.iter().map(|&c| self.size(c)).collect();
+        let result_shape = self.shape(&result_subs, 0);
         if contracted.is_empty() {
             // nothing to contract: a broadcast product over [batch, a_free, b_free]
-            let pa = self.permute(&a, &[batch.as_slice(), &a_free].concat())?;
-            let mut sa = batch_shape.clone();
-            sa.extend(a_free.iter().map(|&c| self.size(c)));
-            sa.extend(b_free.iter().map(|_| 1));
-            let pa = self.reshape(pa, sa)?;
+            let a_subs = [batch.as_slice(), &a_free].concat();
+            let pa = self.permute(&a, &a_subs)?;
+            let pa = self.reshape(pa, self.shape(&a_subs, b_free.len()))?;
             let pb = self.permute(&b, &[batch.as_slice(), &b_free].concat())?;
-            let mut sb = batch_shape.clone();
-            sb.extend(a_free.iter().map(|_| 1));
-            sb.extend(b_free.iter().map(|&c| self.size(c)));
+            let mut sb = self.shape(&batch, a_free.len());
+            sb.extend(self.shape(&b_free, 0));
             let pb = self.reshape(pb, sb)?;
             let value = self.b.binary(Op::Mul, pa, pb)?;
             return Ok(Term {
@@ -256,7 +228,7 @@ fn expandable(
     g: &Graph,
     equation: &str,
     inputs: &[ValueId],
-) -> Option<(Equation, BTreeMap<char, i64>)> {
+) -> Option<(EinsumSubscripts, BTreeMap<char, i64>)> {
     let ranks: Vec<usize> = inputs.iter().map(|&v| g.ty(v).rank()).collect();
     let eq = parse_equation(equation, &ranks)?;
     let dtype = g.ty(inputs[0]).dtype;

@@ -43,15 +43,25 @@ fn helper_err(m: impl Into<String>) -> ExportRunError {
     ExportRunError::Helper(m.into())
 }
 
-/// The helper program in drtc's cache, written if missing (atomically: concurrent drtc
-/// processes never run a half-written file).
+/// The helper program in drtc's cache, written if missing.
 fn install_helper(home: &DrtcHome) -> Result<PathBuf, ExportRunError> {
+    install_script(home, "helper", HELPER)
+}
+
+/// `text`, a Python program of the export frontend (the helper, the export server), in
+/// drtc's cache as `NAME-HASH.py`, written if missing (atomically: concurrent drtc
+/// processes never run a half-written file).
+pub(crate) fn install_script(
+    home: &DrtcHome,
+    name: &str,
+    text: &str,
+) -> Result<PathBuf, ExportRunError> {
     let dir = home.dir("export").map_err(|e| helper_err(e.to_string()))?;
-    let path = dir.join(format!("helper-{:016x}.py", fnv1a(HELPER.as_bytes())));
-    if std::fs::read_to_string(&path).is_ok_and(|s| s == HELPER) {
+    let path = dir.join(format!("{name}-{:016x}.py", fnv1a(text.as_bytes())));
+    if std::fs::read_to_string(&path).is_ok_and(|s| s == text) {
         return Ok(path);
     }
-    write_atomic(&path, HELPER)?;
+    write_atomic(&path, text)?;
     Ok(path)
 }
 

@@ -11,26 +11,22 @@
 //! request (default 600), on `drtc service stop`, or when its socket is removed;
 //! `DRTC_SERVICE=off` turns it off with the verification service.
 
+use crate::driver::export::install_script;
 use crate::verifier::env::{DrtcHome, PythonEnv};
-use crate::verifier::service::client::{service_dir, Lock};
+use crate::verifier::service::client::{service_dir, spawn_detached, Lock, MAX_SOCKET_PATH};
 use crate::verifier::service::key::keyed_env;
-use crate::verifier::service::launch::DEFAULT_IDLE;
+use crate::verifier::service::launch::idle_limit;
 use crate::verifier::worker::fnv1a;
 use drtc_frontends::export::{HELPER, SERVER};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// How long a new server may take to listen (Python, torch's import and the warm-up
 /// export).
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Longest socket path the kernel accepts.
-const MAX_SOCKET_PATH: usize = 107;
 
 /// The file extension of export servers' sockets.
 pub const SOCKET_EXTENSION: &str = "xsock";
@@ -103,7 +99,7 @@ fn connect_or_start(home: &DrtcHome, python: &PythonEnv, helper: &Path) -> Resul
         return Ok(socket);
     }
     let _ = std::fs::remove_file(&socket); // a dead server's
-    let server = install(home)?;
+    let server = install_script(home, "server", SERVER).map_err(|e| e.to_string())?;
     let log = dir.join(format!("export-{key:016x}.log"));
     spawn(python, &server, helper, &socket, &log)?;
     let deadline = Instant::now() + LISTEN_TIMEOUT;
@@ -120,19 +116,6 @@ fn connect_or_start(home: &DrtcHome, python: &PythonEnv, helper: &Path) -> Resul
     ))
 }
 
-/// The server program in drtc's cache, written if missing.
-fn install(home: &DrtcHome) -> Result<PathBuf, String> {
-    let dir = home.dir("export").map_err(|e| e.to_string())?;
-    let path = dir.join(format!("server-{:016x}.py", fnv1a(SERVER.as_bytes())));
-    if std::fs::read_to_string(&path).is_ok_and(|s| s == SERVER) {
-        return Ok(path);
-    }
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    std::fs::write(&tmp, SERVER).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(path)
-}
-
 fn spawn(
     python: &PythonEnv,
     server: &Path,
@@ -140,17 +123,6 @@ fn spawn(
     socket: &Path,
     log: &Path,
 ) -> Result<(), String> {
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| format!("{}: {e}", log.display()))?;
-    let err = out.try_clone().map_err(|e| e.to_string())?;
-    let idle = std::env::var("DRTC_SERVICE_IDLE_S")
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .unwrap_or(DEFAULT_IDLE.as_secs_f64());
     let mut cmd = python.command();
     cmd.arg("-W")
         .arg("ignore")
@@ -160,21 +132,8 @@ fn spawn(
         .arg("--helper")
         .arg(helper)
         .arg("--idle")
-        .arg(format!("{idle}"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err));
-    // SAFETY: setsid is async-signal-safe; the server leaves the caller's session, so a
-    // Ctrl-C at the caller's terminal does not reach it.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
-    cmd.spawn()
-        .map_err(|e| format!("`{}`: {e}", python.python.display()))?;
-    Ok(())
+        .arg(format!("{}", idle_limit().as_secs_f64()));
+    spawn_detached(cmd, log).map_err(|e| e.to_string())
 }
 
 /// What the server at `socket` says of itself.
@@ -184,9 +143,11 @@ pub fn status_at(socket: &Path) -> Result<Value, String> {
         &json!({"op": "status"}),
         Some(Duration::from_secs(5)),
     )?;
-    (v["reply"] == "status")
-        .then_some(v.clone())
-        .ok_or_else(|| format!("unexpected reply {v}"))
+    if v["reply"] == "status" {
+        Ok(v)
+    } else {
+        Err(format!("unexpected reply {v}"))
+    }
 }
 
 /// Asks the server at `socket` to stop.

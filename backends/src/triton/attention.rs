@@ -20,7 +20,7 @@
 //! The host chooses it per region (`attention_choice.rs`): only the search's race keeps it,
 //! against PyTorch's fused attention (the library call), after verification.
 
-use super::kernel::{ops_comment, LaunchConfig, TritonKernel};
+use super::kernel::{ops_comment, signature, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
 use super::statements::{InputArg, Program};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op};
@@ -212,23 +212,14 @@ pub fn attention_kernel(
     // one argument per distinct input (self-attention may pass one tensor as q, k and v)
     let mut prog = Program::new();
     let idx: Vec<usize> = node.inputs.iter().map(|&v| prog.input_arg(g, v)).collect();
+    let params = signature(&prog, 1, &[], &["BLOCK_M", "BLOCK_N"]);
     let inputs: Vec<InputArg> = prog.inputs;
     let arg_of = |i: usize| &inputs[idx[i]];
     let r = shape.batch.len() + 2;
     let config = config.unwrap_or_else(|| attention_config(shape));
     let (block_e, block_v) = (pow2(shape.e), pow2(shape.ev));
-    let mut params = vec![];
-    for a in &inputs {
-        params.push(a.ptr.clone());
-        params.extend(a.strides.iter().map(|(_, s)| s.clone()));
-    }
-    params.push("out0".into());
-    params.extend([
-        "BLOCK_M: tl.constexpr".into(),
-        "BLOCK_N: tl.constexpr".into(),
-    ]);
     let mut src = String::new();
-    writeln!(src, "@triton.jit\ndef {name}({}):", params.join(", ")).unwrap();
+    writeln!(src, "@triton.jit\ndef {name}({params}):").unwrap();
     src.push_str(&ops_comment(g, &[shape.node]));
     writeln!(
         src,

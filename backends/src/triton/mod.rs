@@ -17,7 +17,7 @@ mod window;
 
 pub use attention::{
     attention_config, attention_kernel, attention_shape, attention_variants, AttentionImpl,
-    AttentionShape, MAX_HEAD as ATTENTION_MAX_HEAD,
+    AttentionShape,
 };
 pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,

@@ -18,7 +18,10 @@ mod tests;
 pub mod torch;
 
 pub use flops::FlopFn;
-pub use infer::{broadcast_shapes, conv_out_size, normalize_dim, pool_out_size, InferFn};
+pub use infer::{
+    broadcast_shapes, conv_out_size, einsum_subscripts, normalize_dim, pool_out_size,
+    EinsumSubscripts, InferFn,
+};
 pub use kind::{Kind, Pool};
 pub use table::Op;
 

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Longest socket path the kernel accepts (`sun_path` holds 108 bytes with its NUL).
-const MAX_SOCKET_PATH: usize = 107;
+pub(crate) const MAX_SOCKET_PATH: usize = 107;
 
 /// How long a new service may take to listen.
 const LISTEN_TIMEOUT: Duration = Duration::from_secs(15);
@@ -165,12 +165,6 @@ fn spawn(
     log: &Path,
     cwd: &Path,
 ) -> RuntimeResult<()> {
-    let out = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log)
-        .map_err(|e| RuntimeError::io(log, e))?;
-    let err = out.try_clone().map_err(|e| RuntimeError::io(log, e))?;
     let mut cmd = Command::new(&launch.exe);
     cmd.args(["service", "run", "--socket"])
         .arg(socket)
@@ -181,15 +175,27 @@ fn spawn(
         .arg(options.workers_per_gpu.to_string())
         .arg("--startup-timeout")
         .arg(format!("{}", options.startup_timeout.as_secs_f64()))
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(out))
-        .stderr(Stdio::from(err));
+        .current_dir(cwd);
     if let Some(n) = options.workers {
         cmd.arg("--workers").arg(n.to_string());
     }
+    spawn_detached(cmd, log)
+}
+
+/// Starts `cmd` detached: in a session of its own (a Ctrl-C at the caller's terminal does
+/// not reach it), stdin closed, stdout and stderr appended to `log`.
+pub(crate) fn spawn_detached(mut cmd: Command, log: &Path) -> RuntimeResult<()> {
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .map_err(|e| RuntimeError::io(log, e))?;
+    let err = out.try_clone().map_err(|e| RuntimeError::io(log, e))?;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err));
     // SAFETY: setsid is async-signal-safe; the child leaves the caller's session and
-    // process group, so a Ctrl-C at the caller's terminal does not reach the service.
+    // process group.
     unsafe {
         cmd.pre_exec(|| {
             libc::setsid();
@@ -197,7 +203,7 @@ fn spawn(
         });
     }
     cmd.spawn().map_err(|source| RuntimeError::Spawn {
-        python: launch.exe.display().to_string(),
+        python: cmd.get_program().to_string_lossy().into_owned(),
         source,
     })?;
     Ok(())

@@ -21,13 +21,21 @@ impl ServiceLaunch {
     /// This executable, with the idle limit of `DRTC_SERVICE_IDLE_S` (default 600 s).
     pub fn this_exe() -> RuntimeResult<ServiceLaunch> {
         let exe = std::env::current_exe().map_err(|e| RuntimeError::io("current executable", e))?;
-        let idle = std::env::var("DRTC_SERVICE_IDLE_S")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s > 0.0)
-            .map_or(DEFAULT_IDLE, Duration::from_secs_f64);
-        Ok(ServiceLaunch { exe, idle })
+        Ok(ServiceLaunch {
+            exe,
+            idle: idle_limit(),
+        })
     }
+}
+
+/// How long a service (or the export server) waits idle before it exits:
+/// `DRTC_SERVICE_IDLE_S` seconds, default [`DEFAULT_IDLE`].
+pub fn idle_limit() -> Duration {
+    std::env::var("DRTC_SERVICE_IDLE_S")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(DEFAULT_IDLE, Duration::from_secs_f64)
 }
 
 /// Whether the service should be used, from `DRTC_SERVICE` (`on`, the default, or `off`).

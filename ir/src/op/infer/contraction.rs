@@ -90,42 +90,65 @@ pub fn linear(inputs: &[&TensorType], _: AttrView) -> InferResult {
     one(TensorType::new(dtype, out))
 }
 
-/// `einsum {equation}` for explicit (`->`) and implicit equations without ellipsis.
-pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
-    let eq: String = a
-        .str("equation")?
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    let (lhs, rhs) = match eq.split_once("->") {
-        Some((l, r)) => (l.to_string(), Some(r.to_string())),
-        None => (eq.clone(), None),
-    };
+/// An einsum equation's subscripts: one list per operand and the output's (for an implicit
+/// equation, the subscripts that appear once, in alphabetical order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EinsumSubscripts {
+    pub operands: Vec<Vec<char>>,
+    pub output: Vec<char>,
+}
+
+/// The subscripts of `equation` (explicit `->` or implicit, no ellipsis) for operands of
+/// `ranks`.
+pub fn einsum_subscripts(equation: &str, ranks: &[usize]) -> Result<EinsumSubscripts, String> {
+    let eq: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
     if eq.contains("...") {
         return Err("einsum with `...` is not supported".into());
     }
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l, Some(r)),
+        None => (eq.as_str(), None),
+    };
     let terms: Vec<&str> = lhs.split(',').collect();
-    if terms.len() != inputs.len() {
+    if terms.len() != ranks.len() {
         return Err(format!(
             "einsum equation has {} operands but {} inputs were given",
             terms.len(),
-            inputs.len()
+            ranks.len()
         ));
     }
-    let mut sizes = std::collections::BTreeMap::new();
     let mut counts = std::collections::BTreeMap::new();
-    for (term, t) in terms.iter().zip(inputs) {
-        if term.chars().count() != t.rank() {
-            return Err(format!(
-                "einsum term `{term}` does not match rank {}",
-                t.rank()
-            ));
+    let mut operands = vec![];
+    for (term, &rank) in terms.iter().zip(ranks) {
+        if term.chars().count() != rank {
+            return Err(format!("einsum term `{term}` does not match rank {rank}"));
         }
-        for (c, &d) in term.chars().zip(&t.shape) {
+        for c in term.chars() {
             if !c.is_ascii_alphabetic() {
                 return Err(format!("einsum: bad subscript `{c}`"));
             }
             *counts.entry(c).or_insert(0) += 1;
+        }
+        operands.push(term.chars().collect());
+    }
+    let output = match rhs {
+        Some(r) => r.chars().collect(),
+        None => counts
+            .iter()
+            .filter(|(_, &n)| n == 1)
+            .map(|(c, _)| *c)
+            .collect(),
+    };
+    Ok(EinsumSubscripts { operands, output })
+}
+
+/// `einsum {equation}` for explicit (`->`) and implicit equations without ellipsis.
+pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    let ranks: Vec<usize> = inputs.iter().map(|t| t.rank()).collect();
+    let subs = einsum_subscripts(a.str("equation")?, &ranks)?;
+    let mut sizes = std::collections::BTreeMap::new();
+    for (term, t) in subs.operands.iter().zip(inputs) {
+        for (&c, &d) in term.iter().zip(&t.shape) {
             match sizes.insert(c, d) {
                 Some(prev) if prev != d && prev != 1 && d != 1 => {
                     return Err(format!("einsum: `{c}` has sizes {prev} and {d}"))
@@ -137,19 +160,11 @@ pub fn einsum(inputs: &[&TensorType], a: AttrView) -> InferResult {
             }
         }
     }
-    let out: String = match rhs {
-        Some(r) => r,
-        None => counts
-            .iter()
-            .filter(|(_, &n)| n == 1)
-            .map(|(c, _)| *c)
-            .collect(),
-    };
     let mut shape = vec![];
-    for c in out.chars() {
+    for c in &subs.output {
         shape.push(
             *sizes
-                .get(&c)
+                .get(c)
                 .ok_or_else(|| format!("einsum: output subscript `{c}` is not in any input"))?,
         );
     }
