@@ -63,6 +63,9 @@ pub fn export_with_server(
     // (or is given up) whatever the answer
     Ok(
         match receive(&conn, Some(timeout + Duration::from_secs(5))) {
+            Ok(r) if r["reply"] == "refused" => {
+                return Err(format!("the export server refused it: {}", r["message"]))
+            }
             Ok(r) if r["timed_out"] == true => format!("no result after {} s", timeout.as_secs()),
             Ok(r) if r["exit"].is_u64() => format!("it exited with status {}", r["exit"]),
             Ok(r) if r["signal"].is_u64() => format!("it was killed by signal {}", r["signal"]),

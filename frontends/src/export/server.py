@@ -12,7 +12,8 @@ in forked processes, so nothing the program does (its module code, patches of to
 outlives it: a child supervises a grandchild that runs the helper's `main` on `P`, which
 writes the graph or the failure to `O` as a standalone helper process would, its stderr to
 `O + ".stderr"`; the child kills it after `S` seconds and answers how it ended (`exit`,
-`signal` or `timed_out`). The parent never runs a tensor computation (the warm-up is on the
+`signal` or `timed_out`), or `{"reply": "refused"}` where the server could not keep CUDA
+uninitialized (the client then runs the helper itself). The parent never runs a tensor computation (the warm-up is on the
 meta device), so the children may use torch's thread pools.
 
 It exits after `--idle` seconds without a connection (default 600), on `stop`, or when its
@@ -56,10 +57,25 @@ def warm_up(torch):
     with torch.device("meta"):
         model = Tiny()
         x = torch.empty(2, 4)
+    # torch.export saves and restores CUDA's random state where CUDA is available, which
+    # initializes CUDA; a process forked from one that has initialized CUDA cannot use it
+    # ("Cannot re-initialize CUDA in forked subprocess"), so the warm-up sees no CUDA
+    available = torch.cuda.is_available
+    torch.cuda.is_available = lambda: False
     try:
         torch.export.export(model, (x,)).run_decompositions()
     except Exception:
         pass  # only a warm-up: the real exports report their own failures
+    finally:
+        torch.cuda.is_available = available
+
+
+def fork_safe(torch):
+    """None when forked children can use CUDA (this process has not initialized it), else
+    why not."""
+    if torch.cuda.is_initialized():
+        return "CUDA was initialized in the export server, so its forked exports could not use it"
+    return None
 
 
 def worker(helper, req):
@@ -141,6 +157,9 @@ def main():
 
     helper = load_helper(helper_path)
     warm_up(torch)
+    refused = fork_safe(torch)
+    if refused:
+        print(f"export server: refusing exports: {refused}", file=sys.stderr)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(path)
     os.chmod(path, 0o600)
@@ -170,6 +189,11 @@ def main():
             conn.close()
             continue
         op = req.get("op")
+        if op == "export" and refused:
+            # the client runs the helper in a process of its own
+            conn.sendall((json.dumps({"reply": "refused", "message": refused}) + "\n").encode())
+            conn.close()
+            continue
         if op == "export":
             pid = os.fork()
             if pid == 0:
@@ -188,6 +212,7 @@ def main():
                 "uptime_s": time.time() - started,
                 "idle_s": time.time() - last,
                 "idle_limit_s": idle,
+                "refusing": refused,
             }
         elif op == "stop":
             reply = {"reply": "stopping"}
