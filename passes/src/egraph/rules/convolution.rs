@@ -7,6 +7,12 @@
 //! padding crops it, no output padding adds taps), so
 //! `mean_hw(conv_transpose(x, W, b))[n, o] = (sum_hw x)[n, :] @ (sum_k W)[:, o] / (H_o W_o)
 //! + b[o]` exactly in real arithmetic: the transposed convolution is never computed.
+//! An average pool after a pointwise (1x1, stride 1, unpadded) convolution is the
+//! convolution of the pooled input: the convolution is an affine map applied to each pixel
+//! alone, and an unpadded, floor-mode average pool takes a convex combination of whole
+//! windows (weights summing to one), so `avg_pool(W x + b) = W avg_pool(x) + b`. The pool
+//! then runs over the input's channels and the convolution over the pooled pixels (a
+//! quarter of them for a 2x2 pool): the cost model takes it when it moves fewer bytes.
 
 use crate::egraph::rule::{Build, Rule};
 use drtc_ir::{Attr, Kind, Op};
@@ -162,6 +168,45 @@ fn mean_of_transposed(b: &mut Build, op: Op, with_bias: bool, pool: bool) -> Opt
     Some(y)
 }
 
+/// Whether every value of the ints attribute `key` of `v` is `x`.
+fn all_ints(b: &Build, v: &str, key: &str, x: i64) -> bool {
+    b.m()
+        .attr(v, key)
+        .and_then(Attr::as_ints)
+        .is_some_and(|d| d.iter().all(|&p| p == x))
+}
+
+/// `avg_pool(conv(x, w, b?))` -> `conv(avg_pool(x), w, b?)` for a pointwise convolution
+/// (every kernel dim 1, stride 1, no padding) and an average pool with no padding, floor
+/// mode and no divisor override (see the module documentation).
+fn pool_before_pointwise_conv(
+    b: &mut Build,
+    conv: Op,
+    pool: Op,
+    with_bias: bool,
+) -> Option<egg::Id> {
+    let m = b.m();
+    let (out, wt) = (m.root_ty()?.clone(), m.ty("?w")?.clone());
+    let pointwise = wt.shape[2..].iter().all(|&k| k == 1)
+        && all_ints(b, "?a", "stride", 1)
+        && all_ints(b, "?a", "padding", 0);
+    let whole_windows = all_ints(b, "?p", "padding", 0)
+        && matches!(m.attr("?p", "ceil_mode"), Some(Attr::Bool(false)))
+        && matches!(m.attr("?p", "divisor_override"), None | Some(Attr::None));
+    if !out.dtype.is_float() || !pointwise || !whole_windows {
+        return None;
+    }
+    let (x, w) = (m.id("?x"), m.id("?w"));
+    let (conv_attrs, pool_attrs) = (m.attrs("?a")?.clone(), m.attrs("?p")?.clone());
+    let pooled = b.node(pool, vec![x], pool_attrs)?;
+    let mut inputs = vec![pooled, w];
+    if with_bias {
+        inputs.push(b.m().id("?b"));
+    }
+    let y = b.node(conv, inputs, conv_attrs)?;
+    (b.ty(y)? == out).then_some(y)
+}
+
 pub fn rules() -> Vec<Rule> {
     macro_rules! scale {
         ($name:literal, $lhs:literal, $op:expr, $comb:expr, $bias:expr, $test:literal) => {
@@ -176,7 +221,27 @@ pub fn rules() -> Vec<Rule> {
             Rule::build($name, $lhs, |b| mean_of_transposed(b, $op, $bias, $pool)).test($test)
         };
     }
+    macro_rules! pool_first {
+        ($name:literal, $lhs:literal, $conv:expr, $pool:expr, $bias:expr, $test:literal) => {
+            Rule::build($name, $lhs, |b| {
+                pool_before_pointwise_conv(b, $conv, $pool, $bias)
+            })
+            .test($test)
+        };
+    }
     vec![
+        // avg_pool2d(conv2d_1x1(x, W, b)) = conv2d_1x1(avg_pool2d(x), W, b).
+        pool_first!("avg-pool2d-before-pointwise-conv2d", "(avg_pool2d (conv2d ?x ?w ?b ?a) ?p)", Op::Conv2d, Op::AvgPool2d, true,
+            "x: f32[2, 8, 8, 8], w: f32[4, 8, 1, 1], b: f32[4] | (avg_pool2d (conv2d x w b) @kernel_size=[2,2]) => (conv2d (avg_pool2d x @kernel_size=[2,2]) w b)"),
+        // the same without a bias
+        pool_first!("avg-pool2d-before-pointwise-conv2d-nobias", "(avg_pool2d (conv2d ?x ?w ?a) ?p)", Op::Conv2d, Op::AvgPool2d, false,
+            "x: f32[2, 8, 8, 8], w: f32[16, 8, 1, 1] | (avg_pool2d (conv2d x w) @kernel_size=[2,2];stride=[2,2]) => (conv2d (avg_pool2d x @kernel_size=[2,2];stride=[2,2]) w)"),
+        // avg_pool1d(conv1d_1(x, W, b)) = conv1d_1(avg_pool1d(x), W, b).
+        pool_first!("avg-pool1d-before-pointwise-conv1d", "(avg_pool1d (conv1d ?x ?w ?b ?a) ?p)", Op::Conv1d, Op::AvgPool1d, true,
+            "x: f32[2, 8, 16], w: f32[4, 8, 1], b: f32[4] | (avg_pool1d (conv1d x w b) @kernel_size=[4]) => (conv1d (avg_pool1d x @kernel_size=[4]) w b)"),
+        // avg_pool3d(conv3d_1x1x1(x, W)) = conv3d_1x1x1(avg_pool3d(x), W).
+        pool_first!("avg-pool3d-before-pointwise-conv3d-nobias", "(avg_pool3d (conv3d ?x ?w ?a) ?p)", Op::Conv3d, Op::AvgPool3d, false,
+            "x: f32[2, 8, 4, 4, 4], w: f32[4, 8, 1, 1, 1] | (avg_pool3d (conv3d x w) @kernel_size=[2,2,2]) => (conv3d (avg_pool3d x @kernel_size=[2,2,2]) w)"),
         // conv2d(x, W, b) * s = conv2d(x, W * s, b * s) for a scalar s.
         scale!("conv2d-scale", "(mul (conv2d ?x ?w ?b ?a) ?c)", Op::Conv2d, Op::Mul, true,
             "x: f32[2, 3, 8, 8], w: f32[8, 3, 3, 3], b: f32[8] | (mul (conv2d x w b) 2.0) => (conv2d x (mul w 2.0) (mul b 2.0))"),
