@@ -10,9 +10,9 @@
 //! An average pool after a pointwise (1x1, stride 1, unpadded) convolution is the
 //! convolution of the pooled input: the convolution is an affine map applied to each pixel
 //! alone, and an unpadded, floor-mode average pool takes a convex combination of whole
-//! windows (weights summing to one), so `avg_pool(W x + b) = W avg_pool(x) + b`. The pool
-//! then runs over the input's channels and the convolution over the pooled pixels (a
-//! quarter of them for a 2x2 pool): the cost model takes it when it moves fewer bytes.
+//! windows (weights summing to one), so `avg_pool(W x + b) = W avg_pool(x) + b`. The
+//! pool then runs over the input's channels and the convolution over the pooled pixels
+//! (a quarter of them for a 2x2 pool): the cost model takes it when it moves fewer bytes.
 
 use crate::egraph::rule::{Build, Rule};
 use drtc_ir::{Attr, Kind, Op};
