@@ -7,6 +7,7 @@
 //! padding crops it, no output padding adds taps), so
 //! `mean_hw(conv_transpose(x, W, b))[n, o] = (sum_hw x)[n, :] @ (sum_k W)[:, o] / (H_o W_o)
 //! + b[o]` exactly in real arithmetic: the transposed convolution is never computed.
+//!
 //! An average pool after a pointwise (1x1, stride 1, unpadded) convolution is the
 //! convolution of the pooled input: the convolution is an affine map applied to each pixel
 //! alone, and an unpadded, floor-mode average pool takes a convex combination of whole
