@@ -119,7 +119,8 @@ pub(super) fn row_kernel(
                     input,
                     reverse,
                 } => {
-                    let line = scan_line(*kind, prog.var(*input), s.dtype, *reverse);
+                    let at = scan_acc_ty(s.dtype);
+                    let line = scan_line(*kind, prog.var(*input), at, *reverse);
                     let ct = compute_ty(s.dtype);
                     writeln!(body, "    {} = ({line}).to({ct})", s.var).unwrap();
                 }
@@ -301,11 +302,14 @@ pub(super) fn row_kernel(
     }
 }
 
-/// The type a scan of `dtype` data accumulates in: float64 for floating data. A float32
-/// running sum or product gains an error with every step (a row of 64 normal values: about
-/// 5x the float64-truth error of PyTorch's CUDA cumsum, which a later `exp` turns into a
-/// relative error of the result), while a float64 one rounds once, when stored; a scan
-/// moves each element once, so the wider arithmetic costs registers, not bandwidth.
+/// The type a scan's running value of `dtype` data is kept in: float64 for floating data.
+/// A float32 running sum rounds at every step, so its error grows along the row; a float64
+/// one rounds once, when stored. A row in one tile is scanned in float64 (a short row: the
+/// wider shuffles cost little; Mamba2's rows of 64 failed the fp32 rule on the H200 with a
+/// float32 scan, `level3_attn_h200_d2e381e_default_vs_modes.md`); a row scanned block by
+/// block scans each block in the data's own type and keeps the carried value in float64,
+/// so the error is one block's, not the row's (a float64 scan of every block cost level-1
+/// 89-91 19-57%, `level1_scans_h200_1cdfb2d_default_vs_compile.md`).
 fn scan_acc_ty(dtype: DType) -> &'static str {
     match dtype {
         DType::F16 | DType::BF16 | DType::F32 | DType::F64 => "tl.float64",
@@ -313,20 +317,20 @@ fn scan_acc_ty(dtype: DType) -> &'static str {
     }
 }
 
-/// `x` (a tile of `dtype` data, masked columns neutral) in the scan's accumulator type.
-fn scan_operand(kind: ScanKind, x: &str, dtype: DType) -> String {
+/// `x` (a tile, masked columns neutral) in type `ty`.
+fn scan_operand(kind: ScanKind, x: &str, ty: &str) -> String {
     let neutral = match kind {
         ScanKind::Sum => "0.0",
         ScanKind::Prod => "1.0",
     };
-    format!("tl.where(mask, {x}, {neutral}).to({})", scan_acc_ty(dtype))
+    format!("tl.where(mask, {x}, {neutral}).to({ty})")
 }
 
-/// The inclusive scan of one tile along its columns, from its last column when `reverse`
-/// (masked columns are neutral), in the accumulator type (`scan_acc_ty`).
-fn scan_line(kind: ScanKind, x: &str, dtype: DType, reverse: bool) -> String {
+/// The inclusive scan of one tile along its columns in type `ty`, from its last column
+/// when `reverse` (masked columns are neutral).
+fn scan_line(kind: ScanKind, x: &str, ty: &str, reverse: bool) -> String {
     let rev = if reverse { ", reverse=True" } else { "" };
-    let x = scan_operand(kind, x, dtype);
+    let x = scan_operand(kind, x, ty);
     match kind {
         ScanKind::Sum => format!("tl.cumsum({x}, axis=1{rev})"),
         ScanKind::Prod => format!("tl.cumprod({x}, axis=1{rev})"),
@@ -347,15 +351,25 @@ fn emit_carried(out: &mut String, prog: &Program, order: &[usize], indent: &str)
                 reverse,
             } => {
                 let x = prog.var(*input);
-                let acc = scan_operand(*kind, x, s.dtype);
+                // the block in its own type, the carried value in `scan_acc_ty`'s
+                let (ct, at) = (compute_ty(s.dtype), scan_acc_ty(s.dtype));
+                let block = scan_operand(*kind, x, ct);
                 let (op, total) = match kind {
-                    ScanKind::Sum => ("+", format!("tl.sum({acc}, axis=1)")),
-                    ScanKind::Prod => ("*", format!("tl.reduce({acc}, 1, _drtc_mul)")),
+                    ScanKind::Sum => ("+", format!("tl.sum({block}, axis=1)")),
+                    ScanKind::Prod => ("*", format!("tl.reduce({block}, 1, _drtc_mul)")),
                 };
-                let line = scan_line(*kind, x, s.dtype, *reverse);
-                let ct = compute_ty(s.dtype);
-                writeln!(out, "{indent}{} = (carry{i} {op} {line}).to({ct})", s.var).unwrap();
-                writeln!(out, "{indent}carry{i} = carry{i} {op} {total}[:, None]").unwrap();
+                let line = scan_line(*kind, x, ct, *reverse);
+                writeln!(
+                    out,
+                    "{indent}{} = (carry{i} {op} ({line}).to({at})).to({ct})",
+                    s.var
+                )
+                .unwrap();
+                writeln!(
+                    out,
+                    "{indent}carry{i} = carry{i} {op} ({total}).to({at})[:, None]"
+                )
+                .unwrap();
             }
             // reductions were computed by the passes before this one
             Code::Reduce { .. } => {}
