@@ -12,8 +12,8 @@ in forked processes, so nothing the program does (its module code, patches of to
 outlives it: a child supervises a grandchild that runs the helper's `main` on `P`, which
 writes the graph or the failure to `O` as a standalone helper process would, its stderr to
 `O + ".stderr"`; the child kills it after `S` seconds and answers how it ended (`exit`,
-`signal` or `timed_out`), or `{"reply": "refused"}` where the server could not keep CUDA
-uninitialized (the client then runs the helper itself). The parent never runs a tensor computation (the warm-up is on the
+`signal` or `timed_out`), or `{"reply": "refused"}` where a forked process could not use
+CUDA (a check at start; the client then runs the helper itself). The parent never runs a tensor computation (the warm-up is on the
 meta device), so the children may use torch's thread pools.
 
 It exits after `--idle` seconds without a connection (default 600), on `stop`, or when its
@@ -71,10 +71,24 @@ def warm_up(torch):
 
 
 def fork_safe(torch):
-    """None when forked children can use CUDA (this process has not initialized it), else
-    why not."""
+    """None when a process forked from this one can use CUDA, else why not: a child tries
+    (it initializes CUDA where a GPU is visible, and exits)."""
     if torch.cuda.is_initialized():
         return "CUDA was initialized in the export server, so its forked exports could not use it"
+    pid = os.fork()
+    if pid == 0:
+        status = 0
+        try:
+            if torch.cuda.is_available():
+                torch.cuda.init()
+        except BaseException as e:  # noqa: BLE001 - the answer is the exit status
+            print(f"export server: a forked process cannot use CUDA: {e}", file=sys.stderr)
+            status = 1
+        sys.stderr.flush()
+        os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        return "a process forked from the export server cannot use CUDA (see its log)"
     return None
 
 
@@ -153,6 +167,9 @@ def main():
     if not path or not helper_path:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
+    # torch.cuda.is_available() asks the CUDA runtime for the device count, which leaves
+    # every process forked afterwards unable to use CUDA; asking NVML does not
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
 
     helper = load_helper(helper_path)
