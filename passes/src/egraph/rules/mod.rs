@@ -8,6 +8,7 @@ pub mod layout;
 pub mod linearity;
 pub mod normalization;
 pub mod reductions;
+pub mod selection;
 #[cfg(test)]
 mod tests;
 
@@ -52,6 +53,10 @@ pub const FAMILIES: &[Family] = &[
     Family {
         name: "layout",
         rules: layout::rules,
+    },
+    Family {
+        name: "selection",
+        rules: selection::rules,
     },
 ];
 

@@ -1,0 +1,143 @@
+//! Selection: a `select` (one index of one dim, as in `states[:, -1]`) moves toward the
+//! inputs, so that only the selected part is computed. Through a `permute` it selects the
+//! permuted dim; through a `reshape` that keeps the selected dim whole (the dims before it
+//! hold as many elements before as after the reshape) it selects that dim of the input;
+//! through a `matmul` a row of the product is the product of the row (`narrow` to one row,
+//! the product, then the row), a column the product with the column, and a batch index
+//! the product of the two operands' batch entries. Each step is exact: the same
+//! arithmetic on fewer elements. The cost model takes it where it moves fewer bytes.
+
+use crate::egraph::rule::{norm_dim, Build, Rule};
+use drtc_ir::{Attr, Op};
+
+/// The select's dim and index, normalized for the matched class's input of `shape`.
+fn selected(b: &Build, shape: &[i64]) -> Option<(usize, i64)> {
+    let m = b.m();
+    let d = norm_dim(m.attr("?s", "dim")?.as_int()?, shape.len())?;
+    let size = shape[d];
+    let i = m.attr("?s", "index")?.as_int()?;
+    let i = if i < 0 { i + size } else { i };
+    (0..size).contains(&i).then_some((d, i))
+}
+
+fn select(b: &mut Build, x: egg::Id, dim: usize, index: i64) -> Option<egg::Id> {
+    b.op(
+        Op::Select,
+        &[x],
+        [("dim", Attr::Int(dim as i64)), ("index", Attr::Int(index))],
+    )
+}
+
+/// `select(permute(x, p), d, i)` -> `permute(select(x, p[d], i), p')`.
+fn through_permute(b: &mut Build) -> Option<egg::Id> {
+    let m = b.m();
+    let (x, xt) = (m.id("?x"), m.ty("?x")?.clone());
+    let rank = xt.rank();
+    let p: Vec<usize> = m
+        .attr("?a", "dims")?
+        .as_ints()?
+        .iter()
+        .map(|&d| norm_dim(d, rank))
+        .collect::<Option<_>>()?;
+    let permuted: Vec<i64> = p.iter().map(|&j| xt.shape[j]).collect();
+    let (d, i) = selected(b, &permuted)?;
+    let inner = select(b, x, p[d], i)?;
+    let rest: Vec<i64> = p
+        .iter()
+        .filter(|&&j| j != p[d])
+        .map(|&j| (j - usize::from(j > p[d])) as i64)
+        .collect();
+    if rest.iter().enumerate().all(|(k, &j)| k as i64 == j) {
+        return Some(inner);
+    }
+    b.op(Op::Permute, &[inner], [("dims", Attr::Ints(rest))])
+}
+
+/// `select(reshape(x), d, i)` -> `reshape(select(x, d', i))` where dim `d` of the reshape
+/// is dim `d'` of `x`, whole: the same size, with as many elements before it.
+fn through_reshape(b: &mut Build) -> Option<egg::Id> {
+    let m = b.m();
+    let (x, xs) = (m.id("?x"), m.ty("?x")?.shape.clone());
+    let out = m.root_ty()?.clone();
+    // the reshape's shape, its one -1 resolved
+    let mut reshaped = m.attr("?a", "shape")?.as_ints()?.to_vec();
+    let known: i64 = reshaped.iter().filter(|&&v| v != -1).product();
+    let numel: i64 = xs.iter().product();
+    for v in reshaped.iter_mut().filter(|v| **v == -1) {
+        *v = if known == 0 { 0 } else { numel / known };
+    }
+    let (d, i) = selected(b, &reshaped)?;
+    let before: i64 = reshaped[..d].iter().product();
+    let dx = (0..xs.len())
+        .find(|&k| xs[k] == reshaped[d] && xs[..k].iter().product::<i64>() == before)?;
+    let inner = select(b, x, dx, i)?;
+    let y = b.op(
+        Op::Reshape,
+        &[inner],
+        [("shape", Attr::Ints(out.shape.clone()))],
+    )?;
+    (b.ty(y)? == out).then_some(y)
+}
+
+/// `select(matmul(x, y), d, i)` for operands of the product's rank: a row (`d` the
+/// product's second-to-last dim) is the product of `x`'s row, a column the product with
+/// `y`'s column (each narrowed to one, then selected, so the rule does not apply again),
+/// a batch index the product of both operands' entries (index 0 of a broadcast dim).
+fn through_matmul(b: &mut Build) -> Option<egg::Id> {
+    let m = b.m();
+    let (x, y) = (m.id("?x"), m.id("?y"));
+    let (xt, yt) = (m.ty("?x")?.clone(), m.ty("?y")?.clone());
+    let r = xt.rank();
+    if r < 2 || yt.rank() != r || !xt.dtype.is_float() {
+        return None;
+    }
+    // the product's shape: broadcast batch dims, then rows of x, columns of y
+    let mut shape: Vec<i64> = (0..r - 2).map(|k| xt.shape[k].max(yt.shape[k])).collect();
+    shape.extend([xt.shape[r - 2], yt.shape[r - 1]]);
+    let (d, i) = selected(b, &shape)?;
+    let narrow = |b: &mut Build, v: egg::Id, dim: usize| {
+        b.op(
+            Op::Narrow,
+            &[v],
+            [
+                ("dim", Attr::Int(dim as i64)),
+                ("start", Attr::Int(i)),
+                ("length", Attr::Int(1)),
+            ],
+        )
+    };
+    let p = if d == r - 2 {
+        if shape[d] == 1 {
+            return None;
+        }
+        let row = narrow(b, x, d)?;
+        b.op(Op::Matmul, &[row, y], [])?
+    } else if d == r - 1 {
+        if shape[d] == 1 {
+            return None;
+        }
+        let col = narrow(b, y, d)?;
+        b.op(Op::Matmul, &[x, col], [])?
+    } else {
+        let entry =
+            |b: &mut Build, v: egg::Id, size: i64| select(b, v, d, if size == 1 { 0 } else { i });
+        let xs = entry(b, x, xt.shape[d])?;
+        let ys = entry(b, y, yt.shape[d])?;
+        return b.op(Op::Matmul, &[xs, ys], []);
+    };
+    select(b, p, d, 0)
+}
+
+pub fn rules() -> Vec<Rule> {
+    vec![
+        // permute(x, p)[.., i, ..] = permute(x[.., i at p[d], ..], p without d).
+        Rule::build("select-permute", "(select (permute ?x ?a) ?s)", through_permute)
+            .test("x: f32[2, 3, 4], y: f32[2, 4, 5] | (select (permute (matmul x y) @dims=[0,2,1]) @dim=2;index=-2) => (select (matmul (narrow x @dim=1;start=1;length=1) y) @dim=1;index=0)"),
+        // reshape(x)[.., i, ..] = reshape(x[.., i, ..]) where the reshape keeps that dim whole.
+        Rule::build("select-reshape", "(select (reshape ?x ?a) ?s)", through_reshape)
+            .test("x: f32[6, 3, 4], y: f32[6, 4, 8] | (select (reshape (matmul x y) @shape=[2,3,3,8]) @dim=2;index=2) => (reshape (select (matmul (narrow x @dim=1;start=2;length=1) y) @dim=1;index=0) @shape=[2,3,8])"),
+        // (x @ y)[.., i, :] = (x[.., i:i+1, :] @ y)[.., 0, :], and likewise a column or a batch entry.
+        Rule::build("select-matmul", "(select (matmul ?x ?y) ?s)", through_matmul)
+            .test("x: f32[2, 3, 4], y: f32[2, 4, 5] | (select (matmul x y) @dim=1;index=2) => (select (matmul (narrow x @dim=1;start=2;length=1) y) @dim=1;index=0)"),
+    ]
+}
