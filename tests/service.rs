@@ -268,3 +268,57 @@ fn exports_share_one_warm_server_that_stop_ends() {
     assert!(wait_until(Duration::from_secs(10), || !alive(pid)));
     assert!(exporters().is_empty());
 }
+
+/// An export server whose forked processes could not use CUDA (a fork left unable to
+/// initialize it) refuses every export, and the command exports in a process of its own:
+/// the same graph. Here every process forked in the server's Python exits at once (a
+/// `sitecustomize` on `PYTHONPATH`), as a GPU machine's would fail to initialize CUDA.
+#[test]
+fn a_server_whose_forks_cannot_use_cuda_refuses_and_the_command_exports_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("h");
+    let site = dir.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("sitecustomize.py"),
+        "import os\nos.register_at_fork(after_in_child=lambda: os._exit(1))\n",
+    )
+    .unwrap();
+    let program = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/export/branch_mlp.py"
+    ));
+    let parse = |service: Option<&str>| {
+        let mut cmd = drtc(&home, "120");
+        cmd.env("PYTHONPATH", &site);
+        if let Some(s) = service {
+            cmd.env("DRTC_SERVICE", s);
+        }
+        let o = cmd.arg("parse").arg(&program).output().unwrap();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        ok(&o);
+        // no cached graph: each parse exports again
+        let _ = std::fs::remove_dir_all(home.join("export"));
+        out
+    };
+    let alone = parse(Some("off"));
+    assert!(alone.contains("graph @"), "{alone}");
+    assert_eq!(parse(None), alone);
+    let servers: Vec<Value> = services(&home)
+        .into_iter()
+        .filter_map(|s| s.get("export_server").cloned())
+        .collect();
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    assert!(
+        servers[0]["refusing"]
+            .as_str()
+            .is_some_and(|r| r.contains("cannot use CUDA")),
+        "{servers:?}"
+    );
+    assert_eq!(servers[0]["exports"].as_u64(), Some(0), "{servers:?}");
+    let o = drtc(&home, "60")
+        .args(["service", "stop"])
+        .output()
+        .unwrap();
+    ok(&o);
+}
