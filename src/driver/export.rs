@@ -4,6 +4,7 @@
 //! into IR. Exported graphs are cached on disk by content (helper, program, input types,
 //! Python); failures are not (they may come from the environment, such as a missing package).
 
+use crate::driver::export_script::{install_script, write_atomic};
 use crate::driver::export_server::export_with_server;
 use crate::verifier::env::{DrtcHome, PythonEnv};
 use crate::verifier::service::launch::wanted;
@@ -45,50 +46,7 @@ fn helper_err(m: impl Into<String>) -> ExportRunError {
 
 /// The helper program in drtc's cache, written if missing.
 fn install_helper(home: &DrtcHome) -> Result<PathBuf, ExportRunError> {
-    install_script(home, "helper", HELPER)
-}
-
-/// `text`, a Python program of the export frontend (the helper, the export server), in
-/// drtc's cache as `NAME-HASH.py`, written if missing (atomically: concurrent drtc
-/// processes never run a half-written file).
-pub(crate) fn install_script(
-    home: &DrtcHome,
-    name: &str,
-    text: &str,
-) -> Result<PathBuf, ExportRunError> {
-    let dir = home.dir("export").map_err(|e| helper_err(e.to_string()))?;
-    let path = dir.join(format!("{name}-{:016x}.py", fnv1a(text.as_bytes())));
-    if std::fs::read_to_string(&path).is_ok_and(|s| s == text) {
-        return Ok(path);
-    }
-    write_atomic(&path, text)?;
-    Ok(path)
-}
-
-/// Writes `text` to `path` through a private temporary file renamed into place. The
-/// temporary's name is unique per process and thread (a suite exports several programs
-/// at once in one process), and a rename that loses the race to another writer of the same
-/// text is not an error.
-fn write_atomic(path: &Path, text: &str) -> Result<(), ExportRunError> {
-    let name = path
-        .file_name()
-        .map_or("file".into(), |n| n.to_string_lossy());
-    let tmp = path.with_file_name(
-        format!(
-            ".{name}.{}-{:?}.tmp",
-            std::process::id(),
-            std::thread::current().id()
-        )
-        .replace(['(', ')'], ""),
-    );
-    std::fs::write(&tmp, text).map_err(|e| helper_err(format!("{}: {e}", tmp.display())))?;
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        if !std::fs::read_to_string(path).is_ok_and(|s| s == text) {
-            return Err(helper_err(format!("{}: {e}", path.display())));
-        }
-    }
-    Ok(())
+    install_script(home, "helper", HELPER).map_err(helper_err)
 }
 
 /// `[["float32", [2, 3]], ...]`: input types for the helper.

@@ -11,7 +11,7 @@
 //! request (default 600), on `drtc service stop`, or when its socket is removed;
 //! `DRTC_SERVICE=off` turns it off with the verification service.
 
-use crate::driver::export::install_script;
+use crate::driver::export_script::install_script;
 use crate::verifier::env::{DrtcHome, PythonEnv};
 use crate::verifier::service::client::{service_dir, spawn_detached, Lock, MAX_SOCKET_PATH};
 use crate::verifier::service::key::keyed_env;
@@ -102,7 +102,7 @@ fn connect_or_start(home: &DrtcHome, python: &PythonEnv, helper: &Path) -> Resul
         return Ok(socket);
     }
     let _ = std::fs::remove_file(&socket); // a dead server's
-    let server = install_script(home, "server", SERVER).map_err(|e| e.to_string())?;
+    let server = install_script(home, "server", SERVER)?;
     let log = dir.join(format!("export-{key:016x}.log"));
     spawn(python, &server, helper, &socket, &log)?;
     let deadline = Instant::now() + LISTEN_TIMEOUT;

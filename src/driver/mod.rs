@@ -5,6 +5,7 @@ pub mod compile;
 pub mod constants;
 pub mod decompose;
 pub mod export;
+pub mod export_script;
 pub mod export_server;
 pub mod frontend;
 pub mod graph_race;
