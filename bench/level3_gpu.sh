@@ -18,7 +18,8 @@
 # and start no task after 180 s, so one call (at most 540 s) fits a 10-minute command limit.
 #
 # Environment: as bench/gpu_suite.sh (OUT, NAME default level3_h200, JOBS default 4,
-# STOP_AFTER, TASK_TIMEOUT, TIMEOUT, DRTC_PYTHON, DRTC_HOME, EXTRA), PROTOCOLS default fp32
+# STOP_AFTER, TASK_TIMEOUT, TIMEOUT, DRTC_PYTHON, DRTC_HOME, EXTRA; JOBS default 2 with
+# BASELINE=all-modes), PROTOCOLS default fp32
 # ("fp32 tf32" for both). Results: $OUT/${NAME}_fp32_vs_compile.{jsonl,md}; the table again
 # with `drtc suite-report FILE.jsonl --markdown FILE.md`.
 set -u
@@ -29,7 +30,13 @@ fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 export NAME=${NAME:-level3_h200}
 export PROTOCOLS=${PROTOCOLS:-fp32}
-export JOBS=${JOBS:-4}
+# every torch.compile mode (BASELINE=all-modes) warms four compiles per model: four such
+# models at once ran out of a 320 s task limit (level3_losers_h200_d2e381e_default_vs_modes.md)
+if [ "${BASELINE:-compile}" = all-modes ]; then
+  export JOBS=${JOBS:-2}
+else
+  export JOBS=${JOBS:-4}
+fi
 export TASK_TIMEOUT=${TASK_TIMEOUT:-360}
 export STOP_AFTER=${STOP_AFTER:-180}
 export TIMEOUT=${TIMEOUT:-340}
