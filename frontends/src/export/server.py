@@ -13,8 +13,9 @@ outlives it: a child supervises a grandchild that runs the helper's `main` on `P
 writes the graph or the failure to `O` as a standalone helper process would, its stderr to
 `O + ".stderr"`; the child kills it after `S` seconds and answers how it ended (`exit`,
 `signal` or `timed_out`), or `{"reply": "refused"}` where a forked process could not use
-CUDA (a check at start; the client then runs the helper itself). The parent never runs a tensor computation (the warm-up is on the
-meta device), so the children may use torch's thread pools.
+CUDA (a check at start; the client then runs the helper itself). The parent never runs a
+tensor computation (the warm-up is on the meta device), so the children may use torch's
+thread pools.
 
 It exits after `--idle` seconds without a connection (default 600), on `stop`, or when its
 socket file is removed."""
@@ -73,8 +74,6 @@ def warm_up(torch):
 def fork_safe(torch):
     """None when a process forked from this one can use CUDA, else why not: a child tries
     (it initializes CUDA where a GPU is visible, and exits)."""
-    if torch.cuda.is_initialized():
-        return "CUDA was initialized in the export server, so its forked exports could not use it"
     pid = os.fork()
     if pid == 0:
         status = 0

@@ -126,14 +126,13 @@ fn mean_of_transposed(b: &mut Build, op: Op, with_bias: bool, pool: bool) -> Opt
     let m = b.m();
     let (xt, wt) = (m.ty("?x")?.clone(), m.ty("?w")?.clone());
     let ns = spatial(op);
-    let zero = |k: &str| {
-        m.attr("?a", k)
-            .and_then(Attr::as_ints)
-            .is_some_and(|v| v.iter().all(|&p| p == 0))
-    };
     let groups = m.attr("?a", "groups").and_then(Attr::as_int);
     let rank = out.rank();
-    if rank != ns + 2 || !out.dtype.is_float() || !zero("padding") || !zero("output_padding") {
+    if rank != ns + 2
+        || !out.dtype.is_float()
+        || !all_ints(b, "?a", "padding", 0)
+        || !all_ints(b, "?a", "output_padding", 0)
+    {
         return None;
     }
     let global = if pool {

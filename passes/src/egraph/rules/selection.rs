@@ -8,6 +8,7 @@
 //! arithmetic on fewer elements. The cost model takes it where it moves fewer bytes.
 
 use crate::egraph::rule::{norm_dim, Build, Rule};
+use drtc_ir::op::broadcast_shapes;
 use drtc_ir::{Attr, Op};
 
 /// The select's dim and index, normalized for the matched class's input of `shape`.
@@ -92,7 +93,7 @@ fn through_matmul(b: &mut Build) -> Option<egg::Id> {
         return None;
     }
     // the product's shape: broadcast batch dims, then rows of x, columns of y
-    let mut shape: Vec<i64> = (0..r - 2).map(|k| xt.shape[k].max(yt.shape[k])).collect();
+    let mut shape = broadcast_shapes(&xt.shape[..r - 2], &yt.shape[..r - 2]).ok()?;
     shape.extend([xt.shape[r - 2], yt.shape[r - 1]]);
     let (d, i) = selected(b, &shape)?;
     let narrow = |b: &mut Build, v: egg::Id, dim: usize| {
@@ -106,18 +107,16 @@ fn through_matmul(b: &mut Build) -> Option<egg::Id> {
             ],
         )
     };
-    let p = if d == r - 2 {
+    let p = if d >= r - 2 {
         if shape[d] == 1 {
             return None;
         }
-        let row = narrow(b, x, d)?;
-        b.op(Op::Matmul, &[row, y], [])?
-    } else if d == r - 1 {
-        if shape[d] == 1 {
-            return None;
-        }
-        let col = narrow(b, y, d)?;
-        b.op(Op::Matmul, &[x, col], [])?
+        let (x, y) = if d == r - 2 {
+            (narrow(b, x, d)?, y)
+        } else {
+            (x, narrow(b, y, d)?)
+        };
+        b.op(Op::Matmul, &[x, y], [])?
     } else {
         let entry =
             |b: &mut Build, v: egg::Id, size: i64| select(b, v, d, if size == 1 { 0 } else { i });
