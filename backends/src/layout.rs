@@ -213,7 +213,8 @@ pub fn plan_layout(g: &Graph, plan: &FusionPlan, choice: LayoutChoice) -> Layout
 /// Whether region `r` continues a channels-last layout: a pointwise region whose domain
 /// is rank 4 or 5, every output of the domain's shape, that reads a channels-last value of
 /// that shape; or a pooling region (the window template walks its outputs in N, (D,) H,
-/// W, C order) whose pooled input is channels-last.
+/// W, C order) whose pooled input (or an input of its prologue of that shape) is
+/// channels-last.
 fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
     match r.kind {
         RegionKind::Pointwise => {}
@@ -309,9 +310,14 @@ fn window_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<Value
     let x = pool.inputs[0];
     let shape = &g.ty(pool.outputs[0]).shape;
     let rank = shape.len();
+    // the pooled input, or with a prologue an input it computes the pooled input from
+    let reads = r
+        .inputs
+        .iter()
+        .any(|v| cl.contains(v) && g.ty(*v).shape == g.ty(x).shape);
     (rank == 4 || rank == 5)
         && g.ty(x).rank() == rank
-        && cl.contains(&x)
+        && reads
         && r.outputs.iter().all(|&v| &g.ty(v).shape == shape)
 }
 

@@ -1,8 +1,9 @@
 //! A region as a small program of kernel statements, before it is laid out as a kernel.
 //!
 //! Every statement lives in a space: `Full` (one value per element of the iteration
-//! space: a tile) or `Row` (one value per row of a reduction: a column vector). Row
-//! statements come from reductions (`Reduce`) and pointwise math on them. Loads are
+//! space: a tile), `Row` (one value per row of a reduction: a column vector) or `Tap` (a
+//! window kernel's pooled input at one tap of each window). Row statements come from
+//! reductions (`Reduce`) and pointwise math on them. Loads are
 //! statements too, so looped reductions can recompute what a pass needs.
 
 use super::expr::{pointwise_expr, Operand};
@@ -14,6 +15,9 @@ use std::collections::HashMap;
 pub enum Sp {
     Full,
     Row,
+    /// One value per element of a window kernel's pooled input at the current tap of its
+    /// window (the window template's prologue).
+    Tap,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,13 +1,20 @@
 //! The window template: max and average pooling (1d/2d/3d, padding, dilation, ceil_mode,
-//! count_include_pad, divisor_override) with a fused pointwise epilogue.
+//! count_include_pad, divisor_override) with a fused pointwise prologue and epilogue.
 //!
 //! One program computes BLOCK output elements and walks the window with loops over each
 //! kernel dim. Heuristic: BLOCK = 256 (or the next power of two of the output size when
 //! smaller), 4 warps.
+//!
+//! The prologue (pointwise ops whose result only the pool reads) is computed at each tap
+//! from the pooled input's own index (`Sp::Tap`), so its result is never written: a tap
+//! outside the input is the pool's identity (`-inf`, 0), not the prologue of a padding
+//! value. Its statements that do not depend on the tap (per-channel loads and math on
+//! them) are computed once, before the loops. Where windows overlap the prologue is
+//! computed once per window holding the element: arithmetic for bytes.
 
-use super::epilogue::{add_epilogue, contiguous_offset};
+use super::epilogue::add_epilogue;
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
-use super::statements::{IndexSource, Program, Sp};
+use super::statements::{align, IndexSource, Program, Sp};
 use super::ty::{compute_ty, next_pow2};
 use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;
@@ -20,15 +27,46 @@ pub fn window_config(n: u64) -> LaunchConfig {
     }
 }
 
-struct FlatIndex;
+/// Output indices `o{d}`; at a tap, the pooled input's: `o{d}` for a leading dim, the
+/// tap's `h{j}` for spatial dim `j`.
+struct FlatIndex {
+    lead: usize,
+}
 
 impl IndexSource for FlatIndex {
-    fn dim_index(&self, _: Sp, d: usize) -> String {
-        format!("o{d}")
+    fn dim_index(&self, sp: Sp, d: usize) -> String {
+        match sp {
+            Sp::Tap if d >= self.lead => format!("h{}", d - self.lead),
+            Sp::Full | Sp::Row | Sp::Tap => format!("o{d}"),
+        }
     }
-    fn mask(&self, _: Sp) -> String {
-        "mask".into()
+    fn mask(&self, sp: Sp) -> String {
+        match sp {
+            Sp::Tap => "tap_mask".into(),
+            Sp::Full | Sp::Row => "mask".into(),
+        }
     }
+    fn mask_of(&self, sp: Sp, dims: &[usize]) -> String {
+        // a load along leading dims only is the same at every tap: hoisted before the loops
+        match sp {
+            Sp::Tap if dims.iter().any(|&d| d >= self.lead) => "tap_mask".into(),
+            Sp::Full | Sp::Row | Sp::Tap => "mask".into(),
+        }
+    }
+}
+
+/// The prologue's statements that are the same at every tap: loads along leading dims
+/// only and constants, and pointwise math on them alone.
+fn tap_invariant(prog: &Program, lead: usize) -> Vec<bool> {
+    let mut inv = vec![false; prog.stmts.len()];
+    for i in 0..prog.stmts.len() {
+        let s = &prog.stmts[i];
+        inv[i] = match prog.load_of(i) {
+            Some((_, _, map)) => map.iter().all(|m| m.is_none_or(|d| d < lead)),
+            None => s.constant.is_some() || (!s.deps.is_empty() && s.deps.iter().all(|&d| inv[d])),
+        };
+    }
+    inv
 }
 
 fn list(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
@@ -59,6 +97,7 @@ pub fn window_kernel(
         )
     })?;
     let mn = g.node(main);
+    let pos = nodes.iter().position(|&n| n == main)?;
     let (pool, nsp) = mn.op.kind().pooling()?;
     let is_max = pool == Pool::Max;
     let x = mn.inputs[0];
@@ -82,19 +121,19 @@ pub fn window_kernel(
     };
     let numel: u64 = out_shape.iter().map(|&d| d as u64).product();
     let mut prog = Program::new();
-    let ix_arg = prog.input_arg(g, x);
-    let arg = prog.inputs[ix_arg].clone();
-    let stride_of = |d: usize| arg.stride(d).map(str::to_string);
+    let ix = FlatIndex { lead };
+    // the pooled input at a tap: loaded, or computed by the prologue
+    let tap = add_prologue(g, &mut prog, &nodes[..pos], x, &ix)?;
     let acc = prog.expr(Sp::Full, drtc_ir::DType::F32, "acc".into(), vec![]);
     prog.vars.insert((mn.outputs[0], Sp::Full), acc);
-    let ix = FlatIndex;
-    add_epilogue(g, &mut prog, nodes, main, &out_shape, &ix)?;
+    add_epilogue(g, &mut prog, &nodes[pos..], main, &out_shape, &ix)?;
     let roots: Vec<usize> = outputs
         .iter()
         .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
         .collect();
     let config = config.unwrap_or_else(|| window_config(numel));
-    let wide = super::pointwise::needs_int64(g, outputs.iter().copied().chain([x]));
+    let read = prog.inputs.iter().map(|a| a.value);
+    let wide = super::pointwise::needs_int64(g, outputs.iter().copied().chain(read));
     let mut body = String::new();
     let pid = if wide {
         "tl.program_id(0).to(tl.int64)"
@@ -103,13 +142,13 @@ pub fn window_kernel(
     };
     writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
     writeln!(body, "    mask = offs < {numel}").unwrap();
-    let order: Vec<usize> = match order {
+    let dim_order: Vec<usize> = match order {
         Some(o) if o.len() == rank => o.to_vec(),
         Some(_) => return None,
         None => (0..rank).collect(),
     };
-    let names: Vec<String> = order.iter().map(|d| format!("o{d}")).collect();
-    let physical: Vec<i64> = order.iter().map(|&d| out_shape[d]).collect();
+    let names: Vec<String> = dim_order.iter().map(|d| format!("o{d}")).collect();
+    let physical: Vec<i64> = dim_order.iter().map(|&d| out_shape[d]).collect();
     decompose(&mut body, "    ", "offs", &physical, &names);
     for (d, &s) in out_shape.iter().enumerate() {
         if s == 1 {
@@ -117,22 +156,11 @@ pub fn window_kernel(
             writeln!(body, "    o{d} = offs * 0").unwrap();
         }
     }
-    let mut base = vec![];
-    for d in 0..lead {
-        if let Some(s) = stride_of(d) {
-            base.push(format!("o{d} * {s}"));
-        }
-    }
-    writeln!(
-        body,
-        "    base = {}",
-        if base.is_empty() {
-            "0".into()
-        } else {
-            base.join(" + ")
-        }
-    )
-    .unwrap();
+    let invariant = tap_invariant(&prog, lead);
+    let tap_order = prog.closure(&[tap], &|i| invariant[i]);
+    let hoisted = prog.closure(&[tap], &|_| false);
+    let hoisted: Vec<usize> = hoisted.into_iter().filter(|&i| invariant[i]).collect();
+    emit_stmts(&mut body, &prog, &hoisted, "    ");
     let ct = compute_ty(tx.dtype);
     if is_max {
         writeln!(body, "    acc = tl.full([BLOCK], float('-inf'), {ct})").unwrap();
@@ -141,7 +169,6 @@ pub fn window_kernel(
     }
     let mut indent = String::from("    ");
     let mut valid = vec!["mask".to_string()];
-    let mut off = vec!["base".to_string()];
     for j in 0..nsp {
         let d = lead + j;
         let size = tx.shape[d];
@@ -154,17 +181,14 @@ pub fn window_kernel(
         )
         .unwrap();
         valid.push(format!("(h{j} >= 0) & (h{j} < {size})"));
-        if let Some(s) = stride_of(d) {
-            off.push(format!("h{j} * {s}"));
-        }
     }
     let other = if is_max { "float('-inf')" } else { "0.0" };
+    writeln!(body, "{indent}tap_mask = {}", valid.join(" & ")).unwrap();
+    emit_stmts(&mut body, &prog, &tap_order, &indent);
     writeln!(
         body,
-        "{indent}v = tl.load({} + {}, mask={}, other={other}).to({ct})",
-        arg.ptr,
-        off.join(" + "),
-        valid.join(" & ")
+        "{indent}v = tl.where(tap_mask, {}.to({ct}), {other})",
+        prog.var(tap)
     )
     .unwrap();
     if is_max {
@@ -204,8 +228,6 @@ pub fn window_kernel(
     }
     let order = prog.closure(&roots, &|_| false);
     emit_stmts(&mut body, &prog, &order, "    ");
-    let off = contiguous_offset(&out_shape, &|d| format!("o{d}"));
-    let _ = off;
     for (k, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
         body.push_str(&store_line(g, &prog, (k, v, r), "offs", "[BLOCK]", "mask"));
     }
@@ -217,7 +239,7 @@ pub fn window_kernel(
         &["BLOCK"],
         nodes,
         &[],
-        &order,
+        &dim_order,
     );
     source.push_str(&body);
     Some(TritonKernel {
@@ -232,4 +254,31 @@ pub fn window_kernel(
         scratch_args: vec![],
         operand_prep: vec![],
     })
+}
+
+/// The pooled input `x` at a tap, in space `Tap`: computed by the `prologue` nodes
+/// (pointwise, over `x`'s shape) from loads at the tap's index, or loaded when there are
+/// none.
+fn add_prologue(
+    g: &Graph,
+    prog: &mut Program,
+    prologue: &[NodeId],
+    x: ValueId,
+    ix: &FlatIndex,
+) -> Option<usize> {
+    let shape = &g.ty(x).shape;
+    let identity: Vec<usize> = (0..shape.len()).collect();
+    for &n in prologue {
+        if drtc_passes::fuse::is_inlined_constant(g, n) {
+            continue;
+        }
+        let node = g.node(n);
+        let args: Vec<usize> = node
+            .inputs
+            .iter()
+            .map(|&v| prog.value(g, v, Sp::Tap, align(&g.ty(v).shape, shape, &identity), ix))
+            .collect();
+        prog.pointwise(g, n, Sp::Tap, args)?;
+    }
+    Some(prog.value(g, x, Sp::Tap, align(shape, shape, &identity), ix))
 }

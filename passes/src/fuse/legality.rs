@@ -18,7 +18,7 @@ pub fn combine(producer: RegionKind, consumer: RegionKind) -> Option<RegionKind>
         (Pointwise, Pointwise) => Some(Pointwise),
         (Pointwise, Reduction) | (Reduction, Pointwise) | (Reduction, Reduction) => Some(Reduction),
         (Contraction, Pointwise) => Some(Contraction),
-        (Window, Pointwise) => Some(Window),
+        (Window, Pointwise) | (Pointwise, Window) => Some(Window),
         _ => None,
     }
 }
@@ -282,17 +282,23 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
             kind.name()
         ));
     }
-    if nodes[0] != main[0]
-        && !nodes
-            .iter()
-            .take_while(|&&n| n != main[0])
-            .all(|&n| super::classify::is_inlined_constant(g, n))
-    {
-        return Err("only epilogues fuse after a contraction or window".into());
+    let main = main[0];
+    let pos = nodes.iter().position(|&n| n == main).unwrap_or(0);
+    let constant = |n: NodeId| super::classify::is_inlined_constant(g, n);
+    let prologue: HashSet<NodeId> = nodes[..pos]
+        .iter()
+        .copied()
+        .filter(|&n| !constant(n))
+        .collect();
+    if !prologue.is_empty() {
+        if kind != RegionKind::Window {
+            return Err("only epilogues fuse after a contraction".into());
+        }
+        check_prologue(g, nodes, main, &prologue)?;
     }
-    let shape = g.ty(g.node(main[0]).outputs[0]).shape.clone();
-    for &n in nodes {
-        if n == main[0] || super::classify::is_inlined_constant(g, n) {
+    let shape = g.ty(g.node(main).outputs[0]).shape.clone();
+    for &n in &nodes[pos + 1..] {
+        if constant(n) {
             continue;
         }
         let node = g.node(n);
@@ -301,11 +307,64 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
         }
         for &v in &node.inputs {
             let inside = produced_inside(g, &set, v);
+            if inside && g.producer(v).is_some_and(|p| prologue.contains(&p)) {
+                return Err("an epilogue reads a value of the window's prologue".into());
+            }
             if inside && g.ty(v).shape != shape && g.ty(v).rank() != 0 {
                 return Err("an epilogue reads an in-region value of another shape".into());
             }
             if !inside && !broadcasts_to(&g.ty(v).shape, &shape) {
                 return Err("an epilogue input does not broadcast".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A window's prologue: pointwise ops over the pooled input's shape whose values only the
+/// prologue and the pool read (the window kernel computes them at each tap of a window,
+/// from the input's own index, and never writes them).
+fn check_prologue(
+    g: &Graph,
+    nodes: &[NodeId],
+    main: NodeId,
+    prologue: &HashSet<NodeId>,
+) -> Result<(), String> {
+    let x = g.node(main).inputs[0];
+    let in_shape = &g.ty(x).shape;
+    let outputs = region_outputs(g, nodes);
+    for &n in prologue {
+        let node = g.node(n);
+        if super::classify::classify(g, n) != RegionKind::Pointwise {
+            return Err(format!(
+                "`{}` before a window is not pointwise",
+                node.op.name()
+            ));
+        }
+        for &v in &node.outputs {
+            if &g.ty(v).shape != in_shape {
+                return Err("a prologue op's result is not of the pooled input's shape".into());
+            }
+            if outputs.contains(&v) {
+                return Err("a prologue value is needed outside the window kernel".into());
+            }
+            let read_in_prologue = g
+                .users(v)
+                .iter()
+                .all(|u| *u == main || prologue.contains(u));
+            if !read_in_prologue {
+                return Err("a prologue value is read after the pool".into());
+            }
+        }
+        for &v in &node.inputs {
+            let from_prologue = g.producer(v).is_some_and(|p| prologue.contains(&p));
+            let ok = if from_prologue {
+                &g.ty(v).shape == in_shape || g.ty(v).rank() == 0
+            } else {
+                broadcasts_to(&g.ty(v).shape, in_shape)
+            };
+            if !ok {
+                return Err("a prologue input does not broadcast to the pooled input".into());
             }
         }
     }

@@ -15,12 +15,14 @@ impl IndexSource for Dims {
         match sp {
             Sp::Full => self.full[d].clone(),
             Sp::Row => self.row[d].clone(),
+            Sp::Tap => unreachable!("a reduction kernel has no window taps"),
         }
     }
     fn mask(&self, sp: Sp) -> String {
         match sp {
             Sp::Full => "mask".into(),
             Sp::Row => "rmask".into(),
+            Sp::Tap => unreachable!("a reduction kernel has no window taps"),
         }
     }
     fn flat_columns(&self, map: &DimMap) -> Option<Vec<(usize, String)>> {
