@@ -7,9 +7,9 @@ use crate::options::CodegenOptions;
 use crate::plan::{Implementation, LoweringPlan};
 use crate::triton::{
     contraction_kernel, pointwise_kernel_in_order, reduction_kernel, window_kernel, DotMode,
-    GemmImpl, GivenMoments, LaunchConfig, RegionCode, TileMoments, TritonKernel,
+    GemmImpl, GivenMoments, LaunchConfig, RegionCode, TapNorm, TileMoments, TritonKernel,
 };
-use drtc_ir::Graph;
+use drtc_ir::{Graph, ValueId};
 use drtc_passes::fuse::{FusionPlan, Region, RegionKind};
 
 /// The moment links of one kernel region (`gemm_moments.rs`).
@@ -65,10 +65,16 @@ pub(crate) fn region_kernel(
                 .as_ref()
                 .ok_or("the plan gives this reduction region no reduction space")?;
             let order = channels_last.then(|| channels_last_order(space.domain.len()));
+            // a batch norm applied in a window's prologue: its statistics alone are written
+            let outputs: &[ValueId] = if plan.applied_in.is_some() {
+                &[]
+            } else {
+                &r.outputs
+            };
             reduction_kernel(
                 g,
                 name,
-                (&r.nodes, &r.outputs),
+                (&r.nodes, outputs),
                 space,
                 config,
                 order.as_deref(),
@@ -103,7 +109,12 @@ pub(crate) fn region_kernel(
         }
         RegionKind::Window => {
             let order = channels_last.then(|| channels_last_order(r.iteration.len()));
-            window_kernel(g, name, &r.nodes, &r.outputs, config, order.as_deref())
+            let tap_norm = plan.applies.as_ref().map(|a| TapNorm {
+                nodes: &a.nodes,
+                norm: a.norm,
+            });
+            let region = (&r.nodes[..], &r.outputs[..]);
+            window_kernel(g, name, region, config, order.as_deref(), tap_norm)
                 .map(one)
                 .ok_or_else(uncovered)
         }

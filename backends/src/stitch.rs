@@ -428,8 +428,8 @@ impl Host<'_> {
         let mut stat_vars = vec![];
         let stat_start = args.len();
         for s in stats {
-            for which in ["mean", "var"] {
-                let name = format!("{}_{which}{}", k.name, s.node.0);
+            let (mean, var) = crate::triton::batch_stats_names(s.node);
+            for name in [mean, var] {
                 writeln!(
                     self.body,
                     "    {name} = torch.empty([{}], dtype=torch.float32, device={})",

@@ -165,6 +165,7 @@ pub(super) fn honored(
     if rp.implementation != Implementation::Template
         || rp.epilogue_of.is_some()
         || rp.moments_from.is_some()
+        || rp.applied_in.is_some()
     {
         return false;
     }

@@ -4,7 +4,7 @@
 //! (a Triton template, a GEMM's template/library call/PyTorch with its precision and
 //! reason, a convolution's library call or template), its launch configuration, its
 //! layout and its partners (a convolution's fused pointwise consumer, a GEMM's moments
-//! for a later batch norm); for the module its layout decisions, the operands of
+//! for a later batch norm, a batch norm applied in a later pooling's prologue); for the module its layout decisions, the operands of
 //! concatenations written in place, and options.
 //!
 //! The stitcher (`stitch.rs`, `region.rs`) only reads it. The search and the retry ladder
@@ -16,6 +16,7 @@ mod concat;
 mod edit;
 mod gemm_choice;
 mod implementation;
+mod norm_apply;
 mod partners;
 mod region_plan;
 mod text;
@@ -25,7 +26,7 @@ pub(crate) use concat::operand_slices;
 pub use concat::Placement;
 pub use edit::PlanError;
 pub use implementation::{AttentionPlan, ConvPlan, GemmPlan, Implementation};
-pub use region_plan::{MomentsLink, RegionPlan};
+pub use region_plan::{MomentsLink, NormApply, RegionPlan};
 pub use view_chain::ViewWrite;
 
 use crate::attention_choice::region_attention;
@@ -73,6 +74,8 @@ impl LoweringPlan {
                 epilogue_of: None,
                 moments: None,
                 moments_from: None,
+                applied_in: None,
+                applies: None,
             })
             .collect();
         let mut plan = LoweringPlan {

@@ -1,8 +1,9 @@
 //! Partners: regions whose code depends on another region's implementation. A
 //! convolution run by the template computes its pointwise consumer region in the same
 //! kernel (`conv_choice.rs`); a GEMM run by the template writes tile moments that a later
-//! batch norm's region merges (`gemm_moments.rs` emits the link). Derived from the
-//! implementations, configurations and layout, so re-derived after every edit.
+//! batch norm's region merges (`gemm_moments.rs` emits the link); a batch norm's region
+//! writes only its statistics when a later pooling applies it (`norm_apply.rs`). Derived
+//! from the implementations, configurations and layout, so re-derived after every edit.
 
 use super::region_plan::MomentsLink;
 use super::LoweringPlan;
@@ -19,6 +20,8 @@ impl LoweringPlan {
             r.epilogue_of = None;
             r.moments = None;
             r.moments_from = None;
+            r.applied_in = None;
+            r.applies = None;
         }
         let fused: Vec<(usize, usize)> = self
             .regions
@@ -39,6 +42,7 @@ impl LoweringPlan {
             self.regions[link.consumer].moments_from = Some(i);
             self.regions[i].moments = Some(link);
         }
+        self.link_norm_applies(g, fusion);
         // after the moment links: a moments consumer writes its outputs contiguously
         self.placements = super::concat::placements(g, fusion, &self.regions, &self.layout);
         self.view_writes = super::view_chain::view_writes(

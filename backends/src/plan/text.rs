@@ -54,6 +54,15 @@ impl RegionPlan {
         if let Some(i) = self.moments_from {
             notes.push(format!("moments from region {i}"));
         }
+        if let Some(j) = self.applied_in {
+            notes.push(format!("statistics only: applied in region {j}"));
+        }
+        if let Some(a) = &self.applies {
+            notes.push(format!(
+                "applies region {}'s batch norm at each tap",
+                a.region
+            ));
+        }
         notes
     }
 
@@ -91,6 +100,8 @@ impl RegionPlan {
             "epilogue_of": self.epilogue_of,
             "moments_to": self.moments.as_ref().map(|l| l.consumer),
             "moments_from": self.moments_from,
+            "applied_in": self.applied_in,
+            "applies": self.applies.as_ref().map(|a| a.region),
             "precision": self.precision(policy),
         });
         match &self.implementation {

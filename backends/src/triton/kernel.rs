@@ -180,8 +180,7 @@ pub fn kernel_head(
     g: &Graph,
     name: &str,
     prog: &Program,
-    n_outputs: usize,
-    constexprs: &[&str],
+    (n_outputs, extra, constexprs): (usize, &[String], &[&str]),
     nodes: &[NodeId],
     notes: &[String],
     order: &[usize],
@@ -191,7 +190,7 @@ pub fn kernel_head(
     writeln!(
         source,
         "def {name}({}):",
-        signature(prog, n_outputs, &[], constexprs)
+        signature(prog, n_outputs, extra, constexprs)
     )
     .unwrap();
     source.push_str(&ops_comment(g, nodes));

@@ -37,9 +37,9 @@ pub use precision::{
     Precision,
 };
 pub use reduction::{
-    reduction_config, reduction_kernel, reduction_shape, reduction_variants, BatchStats,
-    GivenMoments, RegionCode, Scratch,
+    batch_stats_names, reduction_config, reduction_kernel, reduction_shape, reduction_variants,
+    BatchStats, GivenMoments, RegionCode, Scratch,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use store_map::{StoreMap, ViewStep};
-pub use window::{window_config, window_kernel};
+pub use window::{window_config, window_kernel, TapNorm};

@@ -152,7 +152,15 @@ pub fn pointwise_kernel_in_order(
         };
         writeln!(body, "    tl.store(out{k} + {off}, {val}, mask=mask)").unwrap();
     }
-    let mut source = kernel_head(g, name, &prog, outputs.len(), &["BLOCK"], nodes, &[], order);
+    let mut source = kernel_head(
+        g,
+        name,
+        &prog,
+        (outputs.len(), &[], &["BLOCK"]),
+        nodes,
+        &[],
+        order,
+    );
     source.push_str(&body);
     let grid = vec![numel.div_ceil(config.block("BLOCK")).max(1)];
     Some(TritonKernel {

@@ -15,8 +15,8 @@
 use super::epilogue::add_epilogue;
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::statements::{align, IndexSource, Program, Sp};
-use super::ty::{compute_ty, next_pow2};
-use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
+use super::ty::{compute_ty, float_lit, next_pow2};
+use drtc_ir::{Attr, DType, Graph, NodeId, Op, Pool, ValueId};
 use std::fmt::Write;
 
 pub fn window_config(n: u64) -> LaunchConfig {
@@ -56,18 +56,34 @@ impl IndexSource for FlatIndex {
 }
 
 /// The prologue's statements that are the same at every tap: loads along leading dims
-/// only and constants, and pointwise math on them alone.
-fn tap_invariant(prog: &Program, lead: usize) -> Vec<bool> {
+/// only, constants, the statistics `seeds`, and pointwise math on them alone.
+fn tap_invariant(prog: &Program, lead: usize, seeds: &[usize]) -> Vec<bool> {
     let mut inv = vec![false; prog.stmts.len()];
     for i in 0..prog.stmts.len() {
         let s = &prog.stmts[i];
-        inv[i] = match prog.load_of(i) {
-            Some((_, _, map)) => map.iter().all(|m| m.is_none_or(|d| d < lead)),
-            None => s.constant.is_some() || (!s.deps.is_empty() && s.deps.iter().all(|&d| inv[d])),
-        };
+        inv[i] = seeds.contains(&i)
+            || match prog.load_of(i) {
+                Some((_, _, map)) => map.iter().all(|m| m.is_none_or(|d| d < lead)),
+                None => {
+                    s.constant.is_some() || (!s.deps.is_empty() && s.deps.iter().all(|&d| inv[d]))
+                }
+            };
     }
     inv
 }
+
+/// A training-mode batch norm that a window kernel applies in its prologue: the nodes of
+/// its region (`norm` among them) computed at each tap, the norm from the per-channel
+/// statistics its region's kernel writes (`reduction::batch_stats_names`) instead of
+/// its written result.
+#[derive(Clone, Copy, Debug)]
+pub struct TapNorm<'a> {
+    pub nodes: &'a [NodeId],
+    pub norm: NodeId,
+}
+
+/// The kernel's parameters for the batch mean and unbiased variance of a [`TapNorm`].
+const STATS_PARAMS: [&str; 2] = ["bn_mean", "bn_var"];
 
 fn list(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
     let v = attrs.get(name)?.as_ints()?;
@@ -85,10 +101,10 @@ fn list(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
 pub fn window_kernel(
     g: &Graph,
     name: &str,
-    nodes: &[NodeId],
-    outputs: &[ValueId],
+    (nodes, outputs): (&[NodeId], &[ValueId]),
     config: Option<LaunchConfig>,
     order: Option<&[usize]>,
+    tap_norm: Option<TapNorm>,
 ) -> Option<TritonKernel> {
     let main = *nodes.iter().find(|&&n| {
         matches!(
@@ -123,7 +139,9 @@ pub fn window_kernel(
     let mut prog = Program::new();
     let ix = FlatIndex { lead };
     // the pooled input at a tap: loaded, or computed by the prologue
-    let tap = add_prologue(g, &mut prog, &nodes[..pos], x, &ix)?;
+    let mut prologue: Vec<NodeId> = tap_norm.map(|t| t.nodes.to_vec()).unwrap_or_default();
+    prologue.extend_from_slice(&nodes[..pos]);
+    let (tap, seeds) = add_prologue(g, &mut prog, &prologue, x, &ix, tap_norm)?;
     let acc = prog.expr(Sp::Full, drtc_ir::DType::F32, "acc".into(), vec![]);
     prog.vars.insert((mn.outputs[0], Sp::Full), acc);
     add_epilogue(g, &mut prog, &nodes[pos..], main, &out_shape, &ix)?;
@@ -156,7 +174,7 @@ pub fn window_kernel(
             writeln!(body, "    o{d} = offs * 0").unwrap();
         }
     }
-    let invariant = tap_invariant(&prog, lead);
+    let invariant = tap_invariant(&prog, lead, &seeds);
     let tap_order = prog.closure(&[tap], &|i| invariant[i]);
     let hoisted = prog.closure(&[tap], &|_| false);
     let hoisted: Vec<usize> = hoisted.into_iter().filter(|&i| invariant[i]).collect();
@@ -231,16 +249,16 @@ pub fn window_kernel(
     for (k, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
         body.push_str(&store_line(g, &prog, (k, v, r), "offs", "[BLOCK]", "mask"));
     }
-    let mut source = kernel_head(
-        g,
-        name,
-        &prog,
-        outputs.len(),
-        &["BLOCK"],
-        nodes,
-        &[],
-        &dim_order,
-    );
+    let (extra, scratch_args) = match tap_norm {
+        Some(t) => {
+            let (mean, var) = super::reduction::batch_stats_names(t.norm);
+            (STATS_PARAMS.map(String::from).to_vec(), vec![mean, var])
+        }
+        None => (vec![], vec![]),
+    };
+    let listed: Vec<NodeId> = prologue.iter().chain(&nodes[pos..]).copied().collect();
+    let head = (outputs.len(), &extra[..], &["BLOCK"][..]);
+    let mut source = kernel_head(g, name, &prog, head, &listed, &[], &dim_order);
     source.push_str(&body);
     Some(TritonKernel {
         name: name.to_string(),
@@ -251,28 +269,40 @@ pub fn window_kernel(
         grid_expr: None,
         config,
         extra_args: vec![],
-        scratch_args: vec![],
+        scratch_args,
         operand_prep: vec![],
     })
 }
 
 /// The pooled input `x` at a tap, in space `Tap`: computed by the `prologue` nodes
-/// (pointwise, over `x`'s shape) from loads at the tap's index, or loaded when there are
-/// none.
+/// (pointwise, over `x`'s shape, or `norm`'s batch norm from its statistics) from loads
+/// at the tap's index, or loaded when there are none. Also the statistics' statements.
 fn add_prologue(
     g: &Graph,
     prog: &mut Program,
     prologue: &[NodeId],
     x: ValueId,
     ix: &FlatIndex,
-) -> Option<usize> {
+    norm: Option<TapNorm>,
+) -> Option<(usize, Vec<usize>)> {
     let shape = &g.ty(x).shape;
     let identity: Vec<usize> = (0..shape.len()).collect();
+    let mut seeds = vec![];
     for &n in prologue {
         if drtc_passes::fuse::is_inlined_constant(g, n) {
             continue;
         }
         let node = g.node(n);
+        let out_shape = &g.ty(node.outputs[0]).shape;
+        if out_shape != shape {
+            return None;
+        }
+        if norm.is_some_and(|t| t.norm == n) {
+            let (y, stats) = apply_norm(g, prog, n, ix)?;
+            prog.vars.insert((node.outputs[0], Sp::Tap), y);
+            seeds.extend(stats);
+            continue;
+        }
         let args: Vec<usize> = node
             .inputs
             .iter()
@@ -280,5 +310,78 @@ fn add_prologue(
             .collect();
         prog.pointwise(g, n, Sp::Tap, args)?;
     }
-    Some(prog.value(g, x, Sp::Tap, align(shape, shape, &identity), ix))
+    let tap = prog.value(g, x, Sp::Tap, align(shape, shape, &identity), ix);
+    Some((tap, seeds))
+}
+
+/// Training-mode batch norm `n` at a tap from its region's statistics, as its region's
+/// kernel computes it: `(x - mean) * rsqrt(var + eps) * weight + bias` per channel (dim 1),
+/// the biased variance recovered from the unbiased one the kernel writes. Returns the
+/// result and the statistics' statements.
+fn apply_norm(
+    g: &Graph,
+    prog: &mut Program,
+    n: NodeId,
+    ix: &FlatIndex,
+) -> Option<(usize, Vec<usize>)> {
+    let node = g.node(n);
+    if node.op != Op::BatchNorm || node.attrs.get("training").and_then(Attr::as_bool) != Some(true)
+    {
+        return None;
+    }
+    let x = node.inputs[0];
+    let xs = &g.ty(x).shape;
+    let out_dt = g.ty(node.outputs[0]).dtype;
+    let dt = if out_dt == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    };
+    let ct = compute_ty(dt);
+    let identity: Vec<usize> = (0..xs.len()).collect();
+    let xv = prog.value(g, x, Sp::Tap, align(xs, xs, &identity), ix);
+    let (c, m) = (ix.dim_index(Sp::Tap, 1), ix.mask_of(Sp::Tap, &[1]));
+    let [mp, vp] = STATS_PARAMS;
+    let mean = prog.expr(
+        Sp::Tap,
+        dt,
+        format!("tl.load({mp} + {c}, mask={m}, other=0).to({ct})"),
+        vec![],
+    );
+    let unb = prog.expr(
+        Sp::Tap,
+        dt,
+        format!("tl.load({vp} + {c}, mask={m}, other=1).to({ct})"),
+        vec![],
+    );
+    let cols: i64 = xs.iter().product::<i64>() / xs.get(1).copied().unwrap_or(1).max(1);
+    let (cf, denom) = (
+        float_lit(cols as f64),
+        float_lit((cols as f64 - 1.0).max(1.0)),
+    );
+    let eps = float_lit(node.attrs.get("eps").and_then(Attr::as_float)?);
+    let v = |prog: &Program, i: usize| prog.var(i).to_string();
+    let rstd_code = format!("tl.rsqrt({} * {denom} / {cf} + {eps})", v(prog, unb));
+    let rstd = prog.expr(Sp::Tap, dt, rstd_code, vec![unb]);
+    let d = prog.expr(
+        Sp::Tap,
+        dt,
+        format!("{} - {}", v(prog, xv), v(prog, mean)),
+        vec![xv, mean],
+    );
+    let mut y = prog.expr(
+        Sp::Tap,
+        dt,
+        format!("{} * {}", v(prog, d), v(prog, rstd)),
+        vec![d, rstd],
+    );
+    for (k, sym) in [(1usize, "*"), (2, "+")] {
+        if let Some(&p) = node.inputs.get(k) {
+            let map = vec![(g.ty(p).shape[0] != 1).then_some(1)];
+            let w = prog.value(g, p, Sp::Tap, map, ix);
+            let code = format!("{} {sym} {}", v(prog, y), v(prog, w));
+            y = prog.expr(Sp::Tap, out_dt, code, vec![y, w]);
+        }
+    }
+    Some((y, vec![mean, unb]))
 }

@@ -42,6 +42,14 @@ pub struct BatchStats {
     pub channels: i64,
 }
 
+/// The host's names of the batch mean and unbiased variance a training-mode batch_norm
+/// `node`'s kernel writes: the running statistics' update and a window kernel that applies
+/// the norm at each tap (`window::TapNorm`) read them.
+pub fn batch_stats_names(node: NodeId) -> (String, String) {
+    let n = node.0;
+    (format!("drtc_bn{n}_mean"), format!("drtc_bn{n}_var"))
+}
+
 /// The heuristic configuration for R rows of C columns.
 pub fn reduction_config(rows: u64, cols: u64) -> LaunchConfig {
     let single = next_pow2(cols) <= 4096;

@@ -327,6 +327,7 @@ pub(super) fn split_kernels(
         let mut source = String::new();
         writeln!(source, "@triton.jit").unwrap();
         let n_out = if last { stores.len() } else { 0 };
+        let writes_full = stores.iter().any(|&(_, sp)| sp == Sp::Full);
         writeln!(
             source,
             "def {kname}({}):",
@@ -352,7 +353,12 @@ pub(super) fn split_kernels(
             source,
             inputs: prog.inputs.clone(),
             outputs: if last { outputs.to_vec() } else { vec![] },
-            grid: vec![rows.div_ceil(block_r).max(1), chunks],
+            // a last stage that stores only row values (a batch norm's statistics) needs
+            // one program per block of rows, not one per chunk
+            grid: vec![
+                rows.div_ceil(block_r).max(1),
+                if last && !writes_full { 1 } else { chunks },
+            ],
             grid_expr: None,
             config: LaunchConfig {
                 blocks: vec![
