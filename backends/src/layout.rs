@@ -23,7 +23,8 @@
 //! outputs are written channels-last), a reduction that keeps at least
 //! [`MIN_INNER_CHANNELS`] channels as rows (BatchNorm, instance norm, spatial means: the
 //! channel is then the memory-innermost row dim and the template takes tall tiles of
-//! adjacent rows), another convolution, or the graph's output. Dense NHWC convolutions are
+//! adjacent rows), a concatenation (its operands' layout), another convolution, or the
+//! graph's output. Dense NHWC convolutions are
 //! what cuDNN's tensor-core implicit-GEMM kernels compute natively (NCHW costs them layout
 //! transforms); a group norm with at least [`MIN_GROUP_CHANNELS`] channels per group
 //! (its columns are then walked in memory order: runs of a group's adjacent channels), a
@@ -31,7 +32,7 @@
 //! Group norms with fewer channels per group and the GEMM template index NCHW-major, so a
 //! result they read in NHWC would be read across strides, and such convolutions stay NCHW.
 
-use drtc_ir::{Attr, Graph, Kind, NodeId, Pool, ValueId};
+use drtc_ir::{Attr, Graph, Kind, NodeId, Op, Pool, ValueId};
 use drtc_passes::fuse::{pointwise_domain, FusionPlan, RegionKind};
 use std::collections::{HashMap, HashSet};
 
@@ -220,9 +221,8 @@ fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) ->
         RegionKind::Pointwise => {}
         RegionKind::Window => return window_continues(g, r, cl),
         RegionKind::Reduction => return reduction_continues(g, r, cl),
-        RegionKind::Contraction | RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
-            return false
-        }
+        RegionKind::Fallback => return cat_continues(g, r, cl),
+        RegionKind::Contraction | RegionKind::Library | RegionKind::View => return false,
     }
     let domain = pointwise_domain(g, &r.nodes);
     let rank = domain.len();
@@ -232,6 +232,22 @@ fn continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) ->
         .any(|v| cl.contains(v) && g.ty(*v).shape == domain);
     let dense = r.outputs.iter().all(|&v| g.ty(v).shape == domain);
     (rank == 4 || rank == 5) && reads && dense
+}
+
+/// A concatenation of rank-4 or -5 tensors, one of them channels-last: PyTorch's `cat`
+/// keeps the layout its operands share, and a concatenation written in place allocates
+/// its result in its first kernel operand's layout (`plan/concat.rs`), so operands of one
+/// layout give a result of that layout (a mixed one costs copies, never values).
+fn cat_continues(g: &Graph, r: &drtc_passes::fuse::Region, cl: &HashSet<ValueId>) -> bool {
+    let [n] = r.nodes[..] else {
+        return false;
+    };
+    let node = g.node(n);
+    let rank = g.ty(node.outputs[0]).rank();
+    node.op == Op::Cat
+        && (rank == 4 || rank == 5)
+        && node.inputs.iter().all(|&v| g.ty(v).rank() == rank)
+        && node.inputs.iter().any(|v| cl.contains(v))
 }
 
 /// The outputs of a region that continues the layout which are channels-last themselves:

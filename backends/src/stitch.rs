@@ -170,6 +170,8 @@ struct Host<'g> {
     launches: usize,
     /// Outputs stored elsewhere (`plan/concat.rs`, `plan/view_chain.rs`, `in_place.rs`).
     in_place: InPlace<'g>,
+    /// Channels-last copies of values that several channels-last convolutions read.
+    converted: HashMap<ValueId, String>,
 }
 
 impl Host<'_> {
@@ -198,7 +200,7 @@ impl Host<'_> {
                 for (k, (a, &v)) in args.iter_mut().zip(&node.inputs).take(2).enumerate() {
                     let fmt = memory_format(self.g.ty(v).rank());
                     *a = if k == 0 {
-                        channels_last_call(a, fmt)
+                        self.converted_input(v, a, fmt)
                     } else {
                         format!("{a}.contiguous(memory_format={fmt})")
                     };
@@ -219,6 +221,26 @@ impl Host<'_> {
             let lhs = assign_targets(node.op, &node.attrs, &outs);
             writeln!(self.body, "    {lhs} = {expr}").unwrap();
         }
+    }
+
+    /// A channels-last convolution's input `v` (host name `a`) converted at the region
+    /// boundary; converted once, into a variable, when several such convolutions read it.
+    fn converted_input(&mut self, v: ValueId, a: &str, fmt: &str) -> String {
+        let g = self.g;
+        let readers = g
+            .users(v)
+            .into_iter()
+            .filter(|u| self.layout.convs.contains(u) && g.node(*u).inputs.first() == Some(&v));
+        if readers.count() < 2 {
+            return channels_last_call(a, fmt);
+        }
+        if let Some(n) = self.converted.get(&v) {
+            return n.clone();
+        }
+        let n = self.namer.fresh(&format!("{a}_cl"));
+        writeln!(self.body, "    {n} = {}", channels_last_call(a, fmt)).unwrap();
+        self.converted.insert(v, n.clone());
+        n
     }
 
     /// The library path of a GEMM region: the product through PyTorch (cuBLAS) at the
@@ -742,6 +764,7 @@ pub fn emit_module(
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
         layout: &lowering.layout,
         in_place: InPlace::new(&lowering.placements, &lowering.view_writes),
+        converted: HashMap::new(),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();
     let mut reports = vec![];
