@@ -18,7 +18,8 @@
 //! (at least 16, as `tl.dot` requires), BLOCK_N = 256 for plain tf32 when N >= 256 and
 //! K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs); 8 warps for 128x128 tiles
 //! and up, else 4;
-//! 3 pipeline stages; GROUP_M = 8; persistent.
+//! 3 pipeline stages; GROUP_M = 8; persistent; where K takes one BLOCK_K step, one stage
+//! and a program per tile.
 
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
@@ -145,6 +146,13 @@ pub fn contraction_config(m: u64, n: u64, k: u64, half: bool, dot: DotPrecision)
         _ => 32,
     };
     let warps = if bm * bn >= 128 * 128 { 8 } else { 4 };
+    // one K step per tile (small K; batched products of small matrices): the stages have
+    // nothing to overlap, and a persistent program (one per multiprocessor) waits on each
+    // tile's loads in turn; one stage and a program per tile let several programs share a
+    // multiprocessor (the operand tiles held once), their loads in flight together
+    if k <= bk {
+        return config(bm, bn, bk, warps, 1, 0);
+    }
     config(bm, bn, bk, warps, 3, 1)
 }
 
