@@ -14,7 +14,8 @@
 use super::implementation::Implementation;
 use super::region_plan::NormApply;
 use super::LoweringPlan;
-use crate::region::{region_kernel, Links};
+use crate::layout::channels_last_order;
+use crate::triton::{reduction_kernel, window_kernel, TapNorm};
 use drtc_ir::{Attr, Graph, NodeId, Op};
 use drtc_passes::fuse::{is_inlined_constant, reduce_space, FusionPlan, RegionKind};
 
@@ -25,21 +26,56 @@ impl LoweringPlan {
             let Some((j, apply)) = self.candidate(g, fusion, i) else {
                 continue;
             };
-            self.regions[i].applied_in = Some(j);
-            self.regions[j].applies = Some(apply);
-            if !self.generates(g, fusion, i) || !self.generates(g, fusion, j) {
-                self.regions[i].applied_in = None;
-                self.regions[j].applies = None;
+            if self.generates(g, fusion, (i, j), &apply) {
+                self.regions[i].applied_in = Some(j);
+                self.regions[j].applies = Some(apply);
             }
         }
     }
 
-    /// Whether region `i`'s kernel generates as the plan now says.
-    fn generates(&self, g: &Graph, fusion: &FusionPlan, i: usize) -> bool {
-        let r = &fusion.regions[i];
-        let name = format!("drtc_k{i}_{}", r.kind);
-        region_kernel(g, r, i, &name, self, &Links::default())
-            .is_ok_and(|code| self.regions[i].applied_in.is_none() || code.stats.len() == 1)
+    /// Whether both kernels generate with the link, as `region.rs` generates them: region
+    /// `i` writing only its batch statistics, window region `j` applying the norm.
+    fn generates(
+        &self,
+        g: &Graph,
+        fusion: &FusionPlan,
+        (i, j): (usize, usize),
+        apply: &NormApply,
+    ) -> bool {
+        let (ri, rj) = (&fusion.regions[i], &fusion.regions[j]);
+        let (pi, pj) = (&self.regions[i], &self.regions[j]);
+        let Some(space) = ri.reduction.as_ref() else {
+            return false;
+        };
+        let order = |cl: bool, rank: usize| cl.then(|| channels_last_order(rank));
+        let order_i = order(pi.channels_last, space.domain.len());
+        let stats = reduction_kernel(
+            g,
+            &format!("drtc_k{i}_{}", ri.kind),
+            (&ri.nodes, &[]),
+            space,
+            pi.config.clone(),
+            order_i.as_deref(),
+            None,
+            &[],
+        )
+        .is_some_and(|code| code.stats.len() == 1);
+        let tap = TapNorm {
+            nodes: &apply.nodes,
+            norm: apply.norm,
+        };
+        let order_j = order(pj.channels_last, rj.iteration.len());
+        let name = format!("drtc_k{j}_{}", rj.kind);
+        let region = (&rj.nodes[..], &rj.outputs[..]);
+        let window = window_kernel(
+            g,
+            &name,
+            region,
+            pj.config.clone(),
+            order_j.as_deref(),
+            Some(tap),
+        );
+        stats && window.is_some()
     }
 
     /// The window region that could apply region `i`'s batch norm, and the link: region
