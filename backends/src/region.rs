@@ -65,7 +65,7 @@ pub(crate) fn region_kernel(
                 .as_ref()
                 .ok_or("the plan gives this reduction region no reduction space")?;
             let order = channels_last.then(|| channels_last_order(space.domain.len()));
-            // a batch norm applied in a window's prologue: its statistics alone are written
+            // a norm applied in a window's prologue: its statistics alone are written
             let outputs: &[ValueId] = if plan.applied_in.is_some() {
                 &[]
             } else {

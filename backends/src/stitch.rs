@@ -503,7 +503,7 @@ impl Host<'_> {
 
     /// Training-mode batch_norm updates its module's running statistics, as PyTorch does.
     fn running_stats(&mut self, s: &BatchStats, mean: &str, var_: &str) {
-        if !self.update_running_stats {
+        if !self.update_running_stats || !s.running {
             return;
         }
         let g = self.g;

@@ -4,7 +4,7 @@
 //! (a Triton template, a GEMM's template/library call/PyTorch with its precision and
 //! reason, a convolution's library call or template), its launch configuration, its
 //! layout and its partners (a convolution's fused pointwise consumer, a GEMM's moments
-//! for a later batch norm, a batch norm applied in a later pooling's prologue); for the module its layout decisions, the operands of
+//! for a later batch norm, a norm applied in a later pooling's prologue); for the module its layout decisions, the operands of
 //! concatenations written in place, and options.
 //!
 //! The stitcher (`stitch.rs`, `region.rs`) only reads it. The search and the retry ladder

@@ -1,11 +1,12 @@
-//! A training-mode batch norm applied in a later pooling's prologue: when a reduction
-//! region's one output is a batch norm's normalized result (with pointwise ops before and
-//! after it) that only a window region reads, the reduction region's kernel writes only the
-//! batch statistics (which it writes anyway, for the running statistics) and the window
-//! kernel computes the normalized value at each tap from the norm's own inputs and those
-//! statistics. The normalized tensor is then neither written nor read back: a DenseNet
-//! transition, a ResNet stem, a convolution, batch norm and pooling chain move two passes
-//! over the activations fewer.
+//! A norm applied in a later pooling's prologue: when a reduction region's one output is
+//! a norm's normalized result (a training-mode batch norm, a group, instance or layer
+//! norm, with pointwise ops before and after it) that only a window region reads, the
+//! reduction region's kernel writes only the norm's per-row statistics (a batch norm's
+//! it writes anyway, for the running statistics) and the window kernel computes the
+//! normalized value at each tap from the norm's own inputs and those statistics
+//! (`triton/tap_norm.rs`). The normalized tensor is then neither written nor read back,
+//! nor read again by the norm's kernel: a DenseNet transition, a ResNet stem, a
+//! convolution, norm and pooling chain move three passes over the activations fewer.
 //!
 //! The link is made only when both kernels generate with it (their templates' answer);
 //! otherwise both regions are generated as before. Derived in `partners.rs` with the other
@@ -20,7 +21,7 @@ use drtc_ir::{Attr, Graph, NodeId, Op};
 use drtc_passes::fuse::{is_inlined_constant, reduce_space, FusionPlan, RegionKind};
 
 impl LoweringPlan {
-    /// Links every reduction region whose batch norm a later window region can apply.
+    /// Links every reduction region whose norm a later window region can apply.
     pub(super) fn link_norm_applies(&mut self, g: &Graph, fusion: &FusionPlan) {
         for i in 0..self.regions.len() {
             let Some((j, apply)) = self.candidate(g, fusion, i) else {
@@ -34,7 +35,7 @@ impl LoweringPlan {
     }
 
     /// Whether both kernels generate with the link, as `region.rs` generates them: region
-    /// `i` writing only its batch statistics, window region `j` applying the norm.
+    /// `i` writing only its norm's statistics, window region `j` applying the norm.
     fn generates(
         &self,
         g: &Graph,
@@ -78,10 +79,10 @@ impl LoweringPlan {
         stats && window.is_some()
     }
 
-    /// The window region that could apply region `i`'s batch norm, and the link: region
-    /// `i` is a template reduction region whose one reduction is a training-mode batch norm,
-    /// every other op over the norm's domain, whose one output (not a graph output) only
-    /// window region `j`'s pooling or prologue reads.
+    /// The window region that could apply region `i`'s norm, and the link: region `i` is a
+    /// template reduction region whose one reduction is a norm (a batch norm in training
+    /// mode), every other op over the norm's domain, whose one output (not a graph output)
+    /// only window region `j`'s pooling or prologue reads.
     fn candidate(&self, g: &Graph, fusion: &FusionPlan, i: usize) -> Option<(usize, NormApply)> {
         let (r, rp) = (&fusion.regions[i], &self.regions[i]);
         let space = r.reduction.as_ref()?;
@@ -109,12 +110,16 @@ impl LoweringPlan {
         let [norm] = reductions[..] else {
             return None;
         };
-        let bn = g.node(norm);
-        let training = bn.attrs.get("training").and_then(Attr::as_bool) == Some(true);
+        let nn = g.node(norm);
+        let applicable = match nn.op {
+            Op::BatchNorm => nn.attrs.get("training").and_then(Attr::as_bool) == Some(true),
+            Op::GroupNorm | Op::InstanceNorm | Op::LayerNorm => true,
+            _ => false,
+        };
         let over_domain = ops
             .iter()
             .all(|&n| g.ty(g.node(n).outputs[0]).shape == space.domain);
-        if bn.op != Op::BatchNorm || !training || !over_domain {
+        if !applicable || !over_domain {
             return None;
         }
         let users = g.users(y);

@@ -25,25 +25,25 @@ pub struct RegionPlan {
     pub moments: Option<MomentsLink>,
     /// A reduction region: the contraction region whose epilogue writes its moments.
     pub moments_from: Option<usize>,
-    /// A reduction region (a training-mode batch norm) whose normalized output a later
-    /// window region computes at each tap (`norm_apply.rs`): this region's kernel writes
-    /// only the batch statistics.
+    /// A reduction region (a norm) whose normalized output a later window region computes
+    /// at each tap (`norm_apply.rs`): this region's kernel writes only the norm's
+    /// statistics.
     pub applied_in: Option<usize>,
-    /// A window region: the batch norm it applies in its prologue, from that region's
-    /// inputs and statistics.
+    /// A window region: the norm it applies in its prologue, from that region's inputs
+    /// and statistics.
     pub applies: Option<NormApply>,
 }
 
-/// A training-mode batch norm's normalization, computed in a later window region's
-/// prologue instead of being written by its own region.
+/// A norm's normalization, computed in a later window region's prologue instead of being
+/// written by its own region.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NormApply {
     /// The reduction region that computes the statistics.
     pub region: usize,
     /// Its nodes, program order: the window kernel computes them again at each tap, the
-    /// batch norm from the statistics.
+    /// norm from the statistics.
     pub nodes: Vec<NodeId>,
-    /// The batch norm.
+    /// The norm.
     pub norm: NodeId,
 }
 

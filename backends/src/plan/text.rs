@@ -58,10 +58,7 @@ impl RegionPlan {
             notes.push(format!("statistics only: applied in region {j}"));
         }
         if let Some(a) = &self.applies {
-            notes.push(format!(
-                "applies region {}'s batch norm at each tap",
-                a.region
-            ));
+            notes.push(format!("applies region {}'s norm at each tap", a.region));
         }
         notes
     }

@@ -12,6 +12,7 @@ mod reduction;
 mod relayout;
 mod statements;
 pub mod store_map;
+mod tap_norm;
 pub mod ty;
 mod window;
 
@@ -42,4 +43,5 @@ pub use reduction::{
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use store_map::{StoreMap, ViewStep};
-pub use window::{window_config, window_kernel, TapNorm};
+pub use tap_norm::TapNorm;
+pub use window::{window_config, window_kernel};

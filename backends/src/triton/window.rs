@@ -15,8 +15,9 @@
 use super::epilogue::add_epilogue;
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::statements::{align, IndexSource, Program, Sp};
-use super::ty::{compute_ty, float_lit, next_pow2};
-use drtc_ir::{Attr, DType, Graph, NodeId, Op, Pool, ValueId};
+use super::tap_norm::{apply_norm, TapNorm, STATS_PARAMS};
+use super::ty::{compute_ty, next_pow2};
+use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;
 
 pub fn window_config(n: u64) -> LaunchConfig {
@@ -29,8 +30,8 @@ pub fn window_config(n: u64) -> LaunchConfig {
 
 /// Output indices `o{d}`; at a tap, the pooled input's: `o{d}` for a leading dim, the
 /// tap's `h{j}` for spatial dim `j`.
-struct FlatIndex {
-    lead: usize,
+pub(super) struct FlatIndex {
+    pub(super) lead: usize,
 }
 
 impl IndexSource for FlatIndex {
@@ -71,19 +72,6 @@ fn tap_invariant(prog: &Program, lead: usize, seeds: &[usize]) -> Vec<bool> {
     }
     inv
 }
-
-/// A training-mode batch norm that a window kernel applies in its prologue: the nodes of
-/// its region (`norm` among them) computed at each tap, the norm from the per-channel
-/// statistics its region's kernel writes (`reduction::batch_stats_names`) instead of
-/// its written result.
-#[derive(Clone, Copy, Debug)]
-pub struct TapNorm<'a> {
-    pub nodes: &'a [NodeId],
-    pub norm: NodeId,
-}
-
-/// The kernel's parameters for the batch mean and unbiased variance of a [`TapNorm`].
-const STATS_PARAMS: [&str; 2] = ["bn_mean", "bn_var"];
 
 fn list(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
     let v = attrs.get(name)?.as_ints()?;
@@ -275,7 +263,7 @@ pub fn window_kernel(
 }
 
 /// The pooled input `x` at a tap, in space `Tap`: computed by the `prologue` nodes
-/// (pointwise, over `x`'s shape, or `norm`'s batch norm from its statistics) from loads
+/// (pointwise, over `x`'s shape, or `norm` from its statistics) from loads
 /// at the tap's index, or loaded when there are none. Also the statistics' statements.
 fn add_prologue(
     g: &Graph,
@@ -312,76 +300,4 @@ fn add_prologue(
     }
     let tap = prog.value(g, x, Sp::Tap, align(shape, shape, &identity), ix);
     Some((tap, seeds))
-}
-
-/// Training-mode batch norm `n` at a tap from its region's statistics, as its region's
-/// kernel computes it: `(x - mean) * rsqrt(var + eps) * weight + bias` per channel (dim 1),
-/// the biased variance recovered from the unbiased one the kernel writes. Returns the
-/// result and the statistics' statements.
-fn apply_norm(
-    g: &Graph,
-    prog: &mut Program,
-    n: NodeId,
-    ix: &FlatIndex,
-) -> Option<(usize, Vec<usize>)> {
-    let node = g.node(n);
-    if node.op != Op::BatchNorm || node.attrs.get("training").and_then(Attr::as_bool) != Some(true)
-    {
-        return None;
-    }
-    let x = node.inputs[0];
-    let xs = &g.ty(x).shape;
-    let out_dt = g.ty(node.outputs[0]).dtype;
-    let dt = if out_dt == DType::F64 {
-        DType::F64
-    } else {
-        DType::F32
-    };
-    let ct = compute_ty(dt);
-    let identity: Vec<usize> = (0..xs.len()).collect();
-    let xv = prog.value(g, x, Sp::Tap, align(xs, xs, &identity), ix);
-    let (c, m) = (ix.dim_index(Sp::Tap, 1), ix.mask_of(Sp::Tap, &[1]));
-    let [mp, vp] = STATS_PARAMS;
-    let mean = prog.expr(
-        Sp::Tap,
-        dt,
-        format!("tl.load({mp} + {c}, mask={m}, other=0).to({ct})"),
-        vec![],
-    );
-    let unb = prog.expr(
-        Sp::Tap,
-        dt,
-        format!("tl.load({vp} + {c}, mask={m}, other=1).to({ct})"),
-        vec![],
-    );
-    let cols: i64 = xs.iter().product::<i64>() / xs.get(1).copied().unwrap_or(1).max(1);
-    let (cf, denom) = (
-        float_lit(cols as f64),
-        float_lit((cols as f64 - 1.0).max(1.0)),
-    );
-    let eps = float_lit(node.attrs.get("eps").and_then(Attr::as_float)?);
-    let v = |prog: &Program, i: usize| prog.var(i).to_string();
-    let rstd_code = format!("tl.rsqrt({} * {denom} / {cf} + {eps})", v(prog, unb));
-    let rstd = prog.expr(Sp::Tap, dt, rstd_code, vec![unb]);
-    let d = prog.expr(
-        Sp::Tap,
-        dt,
-        format!("{} - {}", v(prog, xv), v(prog, mean)),
-        vec![xv, mean],
-    );
-    let mut y = prog.expr(
-        Sp::Tap,
-        dt,
-        format!("{} * {}", v(prog, d), v(prog, rstd)),
-        vec![d, rstd],
-    );
-    for (k, sym) in [(1usize, "*"), (2, "+")] {
-        if let Some(&p) = node.inputs.get(k) {
-            let map = vec![(g.ty(p).shape[0] != 1).then_some(1)];
-            let w = prog.value(g, p, Sp::Tap, map, ix);
-            let code = format!("{} {sym} {}", v(prog, y), v(prog, w));
-            y = prog.expr(Sp::Tap, out_dt, code, vec![y, w]);
-        }
-    }
-    Some((y, vec![mean, unb]))
 }

@@ -159,6 +159,9 @@ pub(super) struct Builder<'g> {
     pub(super) space: ReduceSpace,
     pub(super) cols: u64,
     pub(super) stats: Vec<(NodeId, usize, usize)>,
+    /// Each other norm's row mean and rstd statements, which a statistics-only kernel
+    /// stores (a window kernel then applies the norm: `plan/norm_apply.rs`).
+    pub(super) row_stats: Vec<(NodeId, usize, usize)>,
     /// Moment pairs (sum of x, sum of squared deviations, x): a looped kernel computes
     /// both in one pass with Chan's parallel update instead of two passes.
     pub(super) welford: Vec<(usize, usize, usize)>,
@@ -405,6 +408,8 @@ impl Builder<'_> {
                     let denom = float_lit((self.cols as f64 - 1.0).max(1.0));
                     let unb = self.row(dt, format!("{} * {c} / {denom}", self.v(var)), vec![var]);
                     self.stats.push((node, mean, unb));
+                } else {
+                    self.row_stats.push((node, mean, rstd));
                 }
                 let channel = n.op != Op::LayerNorm;
                 (Sp::Full, self.affine(node, y, channel))

@@ -31,20 +31,27 @@ mod space;
 mod split;
 mod strategy;
 
-/// Per-channel batch statistics a training-mode batch_norm kernel writes, so the host can
-/// update the running statistics like PyTorch does.
+/// Per-row statistics a norm's kernel writes: a training-mode batch_norm's per-channel
+/// batch mean and unbiased variance, so the host can update the running statistics like
+/// PyTorch does (`running`), and a window kernel that applies the norm reads them; or,
+/// from a kernel that writes only statistics, another norm's row mean and rstd, for the
+/// window kernel that applies it (`window::TapNorm`).
 #[derive(Clone, Debug)]
 pub struct BatchStats {
     pub node: NodeId,
-    /// Kernel output index of the batch mean and of the unbiased batch variance.
+    /// Kernel output index of the mean and of the unbiased variance (a batch norm's) or
+    /// the rstd.
     pub mean_out: usize,
     pub var_out: usize,
+    /// Rows: a batch norm's channels.
     pub channels: i64,
+    /// A batch norm's: the host updates its module's running statistics.
+    pub running: bool,
 }
 
-/// The host's names of the batch mean and unbiased variance a training-mode batch_norm
-/// `node`'s kernel writes: the running statistics' update and a window kernel that applies
-/// the norm at each tap (`window::TapNorm`) read them.
+/// The host's names of the statistics norm `node`'s kernel writes ([`BatchStats`]): the
+/// running statistics' update and a window kernel that applies the norm at each tap
+/// (`window::TapNorm`) read them.
 pub fn batch_stats_names(node: NodeId) -> (String, String) {
     let n = node.0;
     (format!("drtc_bn{n}_mean"), format!("drtc_bn{n}_var"))
@@ -154,6 +161,7 @@ pub fn reduction_kernel(
         space: space.clone(),
         cols,
         stats: vec![],
+        row_stats: vec![],
         welford: vec![],
         moments: HashMap::new(),
         online: vec![],
@@ -186,6 +194,25 @@ pub fn reduction_kernel(
             mean_out: k,
             var_out: k + 1,
             channels: rows as i64,
+            running: true,
+        });
+    }
+    // a kernel of statistics only: every other norm's row mean and rstd
+    let row_list = if outputs.is_empty() {
+        b.row_stats.clone()
+    } else {
+        vec![]
+    };
+    for (node, mean, rstd) in row_list {
+        let k = stores.len();
+        stores.push((mean, Sp::Row));
+        stores.push((rstd, Sp::Row));
+        stats.push(BatchStats {
+            node,
+            mean_out: k,
+            var_out: k + 1,
+            channels: rows as i64,
+            running: false,
         });
     }
     let inner = inner_rows(&b.dims, &space.domain, out_order);
