@@ -10,7 +10,6 @@
 
 use super::statements::{align, IndexSource, Program, Sp};
 use super::ty::{compute_ty, float_lit};
-use super::window::FlatIndex;
 use drtc_ir::{Attr, DType, Graph, NodeId, Op};
 
 /// A norm that a window kernel applies in its prologue: the nodes of its region (`norm`
@@ -25,14 +24,14 @@ pub struct TapNorm<'a> {
 /// The kernel's parameters for a [`TapNorm`]'s two statistics.
 pub(super) const STATS_PARAMS: [&str; 2] = ["norm_mean", "norm_stat"];
 
-/// Norm `n` at a tap from its region's statistics. Returns the result and the statements
-/// that are the same at every tap (the statistics, when their row follows leading dims
-/// only).
+/// Norm `n` at a tap from its region's statistics, indexed by `ix` (whose dims from `lead`
+/// on are the window's). Returns the result and the statements that are the same at every
+/// tap (the statistics, when their row follows leading dims only).
 pub(super) fn apply_norm(
     g: &Graph,
     prog: &mut Program,
     n: NodeId,
-    ix: &FlatIndex,
+    (ix, lead): (&dyn IndexSource, usize),
 ) -> Option<(usize, Vec<usize>)> {
     let node = g.node(n);
     let batch = match node.op {
@@ -106,7 +105,7 @@ pub(super) fn apply_norm(
     } else {
         stat
     };
-    let invariant = used.iter().all(|&d| d < ix.lead);
+    let invariant = used.iter().all(|&d| d < lead);
     let seeds = if invariant {
         vec![mean, stat, rstd]
     } else {

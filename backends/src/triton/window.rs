@@ -30,8 +30,8 @@ pub fn window_config(n: u64) -> LaunchConfig {
 
 /// Output indices `o{d}`; at a tap, the pooled input's: `o{d}` for a leading dim, the
 /// tap's `h{j}` for spatial dim `j`.
-pub(super) struct FlatIndex {
-    pub(super) lead: usize,
+struct FlatIndex {
+    lead: usize,
 }
 
 impl IndexSource for FlatIndex {
@@ -286,7 +286,7 @@ fn add_prologue(
             return None;
         }
         if norm.is_some_and(|t| t.norm == n) {
-            let (y, stats) = apply_norm(g, prog, n, ix)?;
+            let (y, stats) = apply_norm(g, prog, n, (ix, ix.lead))?;
             prog.vars.insert((node.outputs[0], Sp::Tap), y);
             seeds.extend(stats);
             continue;

@@ -183,36 +183,22 @@ pub fn reduction_kernel(
         let i = b.prog.value(g, v, sp, vec![], &b.dims);
         stores.push((i, sp));
     }
+    // batch norms' statistics (for the running statistics), and in a kernel of statistics
+    // only every other norm's row mean and rstd
+    let batch = b.stats.iter().map(|&(n, m, v)| (n, m, v, true));
+    let others = b.row_stats.iter().map(|&(n, m, r)| (n, m, r, false));
+    let stat_list: Vec<_> = batch.chain(others.filter(|_| outputs.is_empty())).collect();
     let mut stats = vec![];
-    let stat_list = b.stats.clone();
-    for (node, mean, var) in stat_list {
+    for (node, mean, second, running) in stat_list {
         let k = stores.len();
         stores.push((mean, Sp::Row));
-        stores.push((var, Sp::Row));
+        stores.push((second, Sp::Row));
         stats.push(BatchStats {
             node,
             mean_out: k,
             var_out: k + 1,
             channels: rows as i64,
-            running: true,
-        });
-    }
-    // a kernel of statistics only: every other norm's row mean and rstd
-    let row_list = if outputs.is_empty() {
-        b.row_stats.clone()
-    } else {
-        vec![]
-    };
-    for (node, mean, rstd) in row_list {
-        let k = stores.len();
-        stores.push((mean, Sp::Row));
-        stores.push((rstd, Sp::Row));
-        stats.push(BatchStats {
-            node,
-            mean_out: k,
-            var_out: k + 1,
-            channels: rows as i64,
-            running: false,
+            running,
         });
     }
     let inner = inner_rows(&b.dims, &space.domain, out_order);
