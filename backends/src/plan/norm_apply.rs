@@ -17,8 +17,8 @@ use super::region_plan::NormApply;
 use super::LoweringPlan;
 use crate::layout::channels_last_order;
 use crate::triton::{reduction_kernel, window_kernel, TapNorm};
-use drtc_ir::{Attr, Graph, NodeId, Op};
-use drtc_passes::fuse::{is_inlined_constant, reduce_space, FusionPlan, RegionKind};
+use drtc_ir::{Graph, NodeId};
+use drtc_passes::fuse::{reduce_space, FusionPlan, RegionKind};
 
 impl LoweringPlan {
     /// Links every reduction region whose norm a later window region can apply.
@@ -80,29 +80,26 @@ impl LoweringPlan {
     }
 
     /// The window region that could apply region `i`'s norm, and the link: region `i` is a
-    /// template reduction region whose one reduction is a norm (a batch norm in training
-    /// mode), every other op over the norm's domain, whose one output (not a graph output)
-    /// only window region `j`'s pooling or prologue reads.
+    /// template reduction region with one reduction, whose one output (not a graph output,
+    /// of the reduction's domain) only window region `j`'s pooling or prologue reads.
+    /// Whether that reduction is a norm the window can apply (a batch norm in training mode,
+    /// a group, instance or layer norm) over ops it can compute at a tap is the templates'
+    /// answer (`generates`).
     fn candidate(&self, g: &Graph, fusion: &FusionPlan, i: usize) -> Option<(usize, NormApply)> {
         let (r, rp) = (&fusion.regions[i], &self.regions[i]);
         let space = r.reduction.as_ref()?;
         let plain = r.kind == RegionKind::Reduction
             && rp.implementation == Implementation::Template
-            && rp.moments_from.is_none()
-            && rp.applies.is_none();
+            && rp.moments_from.is_none();
         let [y] = r.outputs[..] else {
             return None;
         };
         if !plain || g.outputs().contains(&y) || g.ty(y).shape != space.domain {
             return None;
         }
-        let ops: Vec<NodeId> = r
+        // which norms apply at a tap, over which ops, is the templates' answer (`generates`)
+        let reductions: Vec<NodeId> = r
             .nodes
-            .iter()
-            .copied()
-            .filter(|&n| !is_inlined_constant(g, n))
-            .collect();
-        let reductions: Vec<NodeId> = ops
             .iter()
             .copied()
             .filter(|&n| reduce_space(g, n).is_some())
@@ -110,23 +107,12 @@ impl LoweringPlan {
         let [norm] = reductions[..] else {
             return None;
         };
-        let nn = g.node(norm);
-        let applicable = match nn.op {
-            Op::BatchNorm => nn.attrs.get("training").and_then(Attr::as_bool) == Some(true),
-            Op::GroupNorm | Op::InstanceNorm | Op::LayerNorm => true,
-            _ => false,
-        };
-        let over_domain = ops
-            .iter()
-            .all(|&n| g.ty(g.node(n).outputs[0]).shape == space.domain);
-        if !applicable || !over_domain {
-            return None;
-        }
         let users = g.users(y);
         let mut readers: Vec<usize> = users
             .iter()
             .filter_map(|u| fusion.regions.iter().position(|r| r.nodes.contains(u)))
             .collect();
+        readers.sort_unstable();
         readers.dedup();
         let [j] = readers[..] else {
             return None;

@@ -34,14 +34,13 @@ pub(super) fn apply_norm(
     (ix, lead): (&dyn IndexSource, usize),
 ) -> Option<(usize, Vec<usize>)> {
     let node = g.node(n);
+    let training = node.attrs.get("training").and_then(Attr::as_bool) == Some(true);
+    // a batch norm's statistics are its mean and unbiased variance, the others' mean, rstd
     let batch = match node.op {
-        Op::BatchNorm => node.attrs.get("training").and_then(Attr::as_bool) == Some(true),
+        Op::BatchNorm if training => true,
         Op::GroupNorm | Op::InstanceNorm | Op::LayerNorm => false,
         _ => return None,
     };
-    if node.op == Op::BatchNorm && !batch {
-        return None;
-    }
     let space = drtc_passes::fuse::reduce_space(g, n)?;
     let x = node.inputs[0];
     let xs = &g.ty(x).shape;

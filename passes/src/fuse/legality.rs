@@ -285,7 +285,7 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
     let main = main[0];
     let pos = nodes.iter().position(|&n| n == main).unwrap_or(0);
     let constant = |n: NodeId| super::classify::is_inlined_constant(g, n);
-    let prologue: HashSet<NodeId> = nodes[..pos]
+    let prologue: Vec<NodeId> = nodes[..pos]
         .iter()
         .copied()
         .filter(|&n| !constant(n))
@@ -294,6 +294,7 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
         if kind != RegionKind::Window {
             return Err("only epilogues fuse after a contraction".into());
         }
+        // no value of the prologue is read after the pool, by the epilogue included
         check_prologue(g, nodes, main, &prologue)?;
     }
     let shape = g.ty(g.node(main).outputs[0]).shape.clone();
@@ -307,9 +308,6 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
         }
         for &v in &node.inputs {
             let inside = produced_inside(g, &set, v);
-            if inside && g.producer(v).is_some_and(|p| prologue.contains(&p)) {
-                return Err("an epilogue reads a value of the window's prologue".into());
-            }
             if inside && g.ty(v).shape != shape && g.ty(v).rank() != 0 {
                 return Err("an epilogue reads an in-region value of another shape".into());
             }
@@ -321,14 +319,14 @@ fn check_epilogue(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), S
     Ok(())
 }
 
-/// A window's prologue: pointwise ops over the pooled input's shape whose values only the
-/// prologue and the pool read (the window kernel computes them at each tap of a window,
-/// from the input's own index, and never writes them).
+/// A window's prologue (`prologue`, program order): pointwise ops over the pooled input's
+/// shape whose values only the prologue and the pool read (the window kernel computes them
+/// at each tap of a window, from the input's own index, and never writes them).
 fn check_prologue(
     g: &Graph,
     nodes: &[NodeId],
     main: NodeId,
-    prologue: &HashSet<NodeId>,
+    prologue: &[NodeId],
 ) -> Result<(), String> {
     let x = g.node(main).inputs[0];
     let in_shape = &g.ty(x).shape;
@@ -356,14 +354,10 @@ fn check_prologue(
                 return Err("a prologue value is read after the pool".into());
             }
         }
+        // values of the prologue itself have the pooled input's shape (checked above)
         for &v in &node.inputs {
             let from_prologue = g.producer(v).is_some_and(|p| prologue.contains(&p));
-            let ok = if from_prologue {
-                &g.ty(v).shape == in_shape || g.ty(v).rank() == 0
-            } else {
-                broadcasts_to(&g.ty(v).shape, in_shape)
-            };
-            if !ok {
+            if !from_prologue && !broadcasts_to(&g.ty(v).shape, in_shape) {
                 return Err("a prologue input does not broadcast to the pooled input".into());
             }
         }

@@ -35,7 +35,7 @@ mod strategy;
 /// batch mean and unbiased variance, so the host can update the running statistics like
 /// PyTorch does (`running`), and a window kernel that applies the norm reads them; or,
 /// from a kernel that writes only statistics, another norm's row mean and rstd, for the
-/// window kernel that applies it (`window::TapNorm`).
+/// window kernel that applies it (`tap_norm::TapNorm`).
 #[derive(Clone, Debug)]
 pub struct BatchStats {
     pub node: NodeId,
@@ -51,7 +51,7 @@ pub struct BatchStats {
 
 /// The host's names of the statistics norm `node`'s kernel writes ([`BatchStats`]): the
 /// running statistics' update and a window kernel that applies the norm at each tap
-/// (`window::TapNorm`) read them.
+/// (`tap_norm::TapNorm`) read them.
 pub fn batch_stats_names(node: NodeId) -> (String, String) {
     let n = node.0;
     (format!("drtc_bn{n}_mean"), format!("drtc_bn{n}_var"))

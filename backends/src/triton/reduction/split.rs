@@ -353,7 +353,7 @@ pub(super) fn split_kernels(
             source,
             inputs: prog.inputs.clone(),
             outputs: if last { outputs.to_vec() } else { vec![] },
-            // a last stage that stores only row values (a batch norm's statistics) needs
+            // a last stage that stores only row values (a norm's statistics) needs
             // one program per block of rows, not one per chunk
             grid: vec![
                 rows.div_ceil(block_r).max(1),
