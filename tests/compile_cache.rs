@@ -64,6 +64,14 @@ fn a_repeated_compile_comes_from_the_cache_and_a_changed_one_does_not() {
         stages["compile_ms"].as_f64().unwrap_or(0.0) > 0.0,
         "{stages}"
     );
+    // a fresh home: the compile waited for a worker's start, and says where it went
+    let start = &stages["worker_start"];
+    assert!(start["imports_s"].as_f64().unwrap_or(0.0) > 0.0, "{stages}");
+    assert!(
+        start["wall_s"].as_f64().unwrap_or(0.0) >= start["imports_s"].as_f64().unwrap_or(0.0),
+        "{stages}"
+    );
+    assert!(said.contains("(its start: interpreter "), "{said}");
     let phases = &report(&rep1)["verification"]["phases"];
     assert!(phases["trials_s"].as_f64().unwrap_or(0.0) > 0.0, "{phases}");
     assert!(report(&rep1).get("cache").is_none());

@@ -20,7 +20,7 @@ use drtc::driver::load::load_programs_with_types;
 use drtc::driver::retry_ladder::climb;
 use drtc::driver::roofline::Work;
 use drtc::driver::search::{search_compiled, SearchContext};
-use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, WorkerPool};
+use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv, StartPhases, WorkerPool};
 use drtc_backends::guard::GuardOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -339,12 +339,13 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     // this process's when a front-end error returns first).
     let pool_start = (!args.no_verify).then(|| {
         let home = home.clone();
-        std::thread::spawn(move || -> DriverResult<WorkerPool> {
+        std::thread::spawn(move || -> DriverResult<(WorkerPool, Option<StartPhases>)> {
             let python = PythonEnv::locate(&home).map_err(runtime_error)?;
             let pool = super::pool::worker_pool(python, &home, PoolOptions::new(device))?;
             // a worker that fails to start is reported by the first verification
-            let _ = pool.warm_up_next();
-            Ok(pool)
+            let started = pool.warm_up_next().ok();
+            let phases = started.as_ref().and_then(StartPhases::of_ready);
+            Ok((pool, phases))
         })
     });
     let types: Vec<drtc_ir::TensorType> = args.input_types.iter().map(|t| t.0.clone()).collect();
@@ -360,11 +361,14 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     .map_err(DriverError::Reported)?;
     let frontend_time = frontend_started.elapsed();
     let waited = std::time::Instant::now();
-    let pool = match pool_start {
-        None => None,
-        Some(start) => Some(start.join().map_err(|_| {
-            DriverError::Failed("internal error: the worker pool's start panicked".into())
-        })??),
+    let (pool, worker_start) = match pool_start {
+        None => (None, None),
+        Some(start) => {
+            let (pool, phases) = start.join().map_err(|_| {
+                DriverError::Failed("internal error: the worker pool's start panicked".into())
+            })??;
+            (Some(pool), phases)
+        }
     };
     let pool_wait = waited.elapsed();
     let work = home.dir("compile").map_err(runtime_error)?;
@@ -413,6 +417,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                 let mut stages = Stages {
                     frontend: frontend_time,
                     pool_wait,
+                    worker_start,
                     compile: compiled.elapsed,
                     search: None,
                 };

@@ -4,8 +4,8 @@
 use drtc::driver::retry_ladder::{Checks, Verdict};
 use drtc::driver::roofline::Work;
 use drtc::verifier::{
-    BenchReport, BenchRequest, DeviceKind, DevicePeaks, RuntimeError, VerifyReport, VerifyRequest,
-    WorkerPool,
+    BenchReport, BenchRequest, DeviceKind, DevicePeaks, RuntimeError, StartPhases, VerifyReport,
+    VerifyRequest, WorkerPool,
 };
 use drtc_backends::stitch::GeneratedModule;
 use drtc_backends::triton::Precision;
@@ -155,6 +155,8 @@ fn check_once(
 pub(super) struct Stages {
     pub frontend: Duration,
     pub pool_wait: Duration,
+    /// The start of the worker waited for (its `ready` line's phases), where one started.
+    pub worker_start: Option<StartPhases>,
     pub compile: Duration,
     pub search: Option<Duration>,
 }
@@ -165,6 +167,7 @@ impl Stages {
         json!({
             "frontend_s": self.frontend.as_secs_f64(),
             "pool_wait_s": self.pool_wait.as_secs_f64(),
+            "worker_start": self.worker_start,
             "compile_ms": self.compile.as_secs_f64() * 1e3,
             "search_s": self.search.map(|d| d.as_secs_f64()),
         })
@@ -184,6 +187,9 @@ pub(super) fn timings_line(stages: &Stages, v: &serde_json::Value) -> String {
             "; waiting for the worker {:.2} s",
             stages.pool_wait.as_secs_f64()
         ));
+        if let Some(p) = stages.worker_start {
+            s.push_str(&format!(" (its start: {})", p.line()));
+        }
     }
     if let Some(search) = stages.search {
         s.push_str(&format!("; search {:.2} s", search.as_secs_f64()));

@@ -290,6 +290,41 @@ impl Phases {
     }
 }
 
+/// Where a worker's start went (its `ready` line's `start`): the whole wait from spawn to
+/// `ready` and, within it, the imports (numpy, torch, Triton, the worker's package), the
+/// device's context and the checker's own state (the tamper baseline); the rest is the
+/// interpreter's own start.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct StartPhases {
+    #[serde(default)]
+    pub wall_s: f64,
+    #[serde(default)]
+    pub imports_s: f64,
+    #[serde(default)]
+    pub device_s: f64,
+    #[serde(default)]
+    pub checker_s: f64,
+}
+
+impl StartPhases {
+    /// From a worker's `ready` info (`None` when it carries no `start`).
+    pub fn of_ready(info: &serde_json::Value) -> Option<StartPhases> {
+        serde_json::from_value(info.get("start")?.clone()).ok()
+    }
+
+    /// `interpreter 0.02 s, imports 2.31 s, device 0.70 s, checker 0.10 s`
+    pub fn line(&self) -> String {
+        let own = self.imports_s + self.device_s + self.checker_s;
+        format!(
+            "interpreter {:.2} s, imports {:.2} s, device {:.2} s, checker {:.2} s",
+            (self.wall_s - own).max(0.0),
+            self.imports_s,
+            self.device_s,
+            self.checker_s
+        )
+    }
+}
+
 /// Peak GPU memory of one verification (CUDA only; `None` fields elsewhere).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct MemoryReport {

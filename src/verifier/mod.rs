@@ -27,7 +27,7 @@ pub mod time;
 pub mod worker;
 
 pub use checks::{
-    Check, CheckFailure, MemoryReport, Phases, VerifyReport, VerifyRequest, MIN_TRIALS,
+    Check, CheckFailure, MemoryReport, Phases, StartPhases, VerifyReport, VerifyRequest, MIN_TRIALS,
 };
 pub use devices::{DeviceScan, GpuInfo};
 pub use env::{DrtcHome, PythonEnv, PythonSource};

@@ -264,18 +264,23 @@ impl WorkerPool {
 
     /// Starts the worker the next request takes (slot 0, the first the idle list gives),
     /// without waiting for the others: what a caller about to send one request needs.
-    /// Through the service, its [`WorkerPool::warm_up`].
-    pub fn warm_up_next(&self) -> RuntimeResult<()> {
+    /// Through the service, its [`WorkerPool::warm_up`]. Returns that worker's `ready`
+    /// info (its `start` phases: `imports_s`, `device_s`, `wall_s`).
+    pub fn warm_up_next(&self) -> RuntimeResult<Value> {
         if self.remote.is_some() {
-            return self.warm_up().map(|_| ());
+            return self
+                .warm_up()
+                .map(|w| w.into_iter().next().unwrap_or(Value::Null));
         }
         let Some(slot) = self.slots.first() else {
-            return Ok(());
+            return Ok(Value::Null);
         };
         let mut s = slot.lock().unwrap_or_else(|p| p.into_inner());
         match &mut *s {
-            Slot::Local { spec, worker } => Self::ensure_started(spec, worker).map(|_| ()),
-            Slot::Ray { bridge, actor } => bridge.ready_info(*actor).map(|_| ()),
+            Slot::Local { spec, worker } => {
+                Self::ensure_started(spec, worker).map(|w| w.info.clone())
+            }
+            Slot::Ray { bridge, actor } => bridge.ready_info(*actor),
         }
     }
 

@@ -210,6 +210,7 @@ pub struct Worker {
 impl Worker {
     /// Starts a worker and waits for its `ready` line.
     pub fn start(spec: &WorkerSpec) -> RuntimeResult<Worker> {
+        let spawned = std::time::Instant::now();
         let mut cmd = spec.python.command();
         cmd.arg("-u")
             .arg(&spec.script)
@@ -272,7 +273,11 @@ impl Worker {
             dead: false,
         };
         match worker.read_line(spec.startup_timeout) {
-            Exchange::Reply(v) if v["event"] == "ready" => {
+            Exchange::Reply(mut v) if v["event"] == "ready" => {
+                // the whole start, spawn to `ready` (the worker's own phases are within)
+                if let Some(start) = v.get_mut("start").and_then(Value::as_object_mut) {
+                    start.insert("wall_s".into(), spawned.elapsed().as_secs_f64().into());
+                }
                 worker.info = v;
                 Ok(worker)
             }

@@ -25,6 +25,9 @@ Runs on torch 2.11/Triton 3.6 and torch 2.15/Triton 3.9.
 
 import os
 import sys
+import time
+
+_STARTED = time.perf_counter()
 
 # The package sits beside this file; isolated mode (-I) and PYTHONSAFEPATH leave the
 # script's directory off the path, so put it there.
@@ -45,6 +48,8 @@ from drtc_worker.guards import Tamper  # noqa: E402
 from drtc_worker.isolated import Spares  # noqa: E402
 from drtc_worker.timing import Session, time_pair  # noqa: E402
 from drtc_worker.trials import verify_pair  # noqa: E402
+
+_IMPORTED = time.perf_counter()
 
 _threads = os.environ.get("DRTC_WORKER_THREADS")
 if _threads:
@@ -159,7 +164,14 @@ def main():
             return 4
         torch.cuda.init()
         info["gpu"] = torch.cuda.get_device_name(0)
+    device_up = time.perf_counter()
     worker = Worker()
+    # where the start went after the interpreter itself was up: imports (numpy, torch,
+    # Triton and the package), the device's context, the checker's own state (the tamper
+    # baseline)
+    info["start"] = {"imports_s": round(_IMPORTED - _STARTED, 4),
+                     "device_s": round(device_up - _IMPORTED, 4),
+                     "checker_s": round(time.perf_counter() - device_up, 4)}
     _watch_parent(worker)
     send(info)
     for line in sys.stdin:
