@@ -87,6 +87,10 @@ const CASES: &[Case] = &[
     // isolated, replacing the checker's functions changes nothing: its values are wrong
     case(SEED, "bad_tamper.py", &[Check::Values]),
     trusted(SEED, "bad_tamper.py", &[Check::Tampering]),
+    // in the checker's process: torch._dynamo's own one-time wrap of torch.manual_seed is
+    // not tampering; a look-alike wrapper is
+    trusted(SEED, "ok_imports_dynamo.py", &[]),
+    trusted(SEED, "bad_forged_seed.py", &[Check::Tampering]),
     trusted(SEED, "ok_relu_add.py", &[]),
     trusted(KB, "kb_ok.py", &[]),
     trusted(KB, "kb_bad_state.py", &[Check::State]),

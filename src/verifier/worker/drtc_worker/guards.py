@@ -48,25 +48,56 @@ def fingerprint():
 
 
 class Tamper:
-    """The fingerprint taken once every worker module is loaded, and what changed since."""
+    """The fingerprint taken once every worker module is loaded, and what changed since.
+
+    torch._dynamo, when first imported (by torch.compile of a baseline, or by a candidate),
+    replaces torch.manual_seed once with `torch._disable_dynamo`'s wrapper of it. Importing
+    it before the baseline costs about a second of every worker's start, so it is not: the
+    one change that import makes is recognized exactly instead (`_dynamo_seed_wrapper`),
+    and anything else in its place is tampering."""
 
     def __init__(self):
-        # torch._dynamo wraps torch.manual_seed once, when it is first imported (by
-        # torch.compile of a baseline, or by a candidate): import it before the baseline
-        # is taken, so that PyTorch's own one-time patch is not taken for tampering
-        try:
-            import torch._dynamo  # noqa: F401
-        except Exception:
-            pass
         self.baseline = fingerprint()
+        self.seed = torch.manual_seed
+        # the code object of torch's own wrapper, taken now, before any candidate runs
+        # (making a wrapper imports nothing)
+        try:
+            self.wrapper_code = torch._disable_dynamo(_probe).__code__
+        except Exception:
+            self.wrapper_code = None
+
+    def _dynamo_seed_wrapper(self, fn):
+        """Whether `fn` is exactly torch._dynamo's one-time wrapper of the baseline's
+        torch.manual_seed: torch's own wrapper code, wrapping that function and nothing
+        else (its closure holds the function and the `recursive` flag)."""
+        if self.wrapper_code is None or "torch._dynamo" not in sys.modules:
+            return False
+        if getattr(fn, "__code__", None) is not self.wrapper_code:
+            return False
+        if getattr(fn, "__wrapped__", None) is not self.seed:
+            return False
+        cells = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ())]
+        return (any(c is self.seed for c in cells)
+                and all(c is self.seed or c is True for c in cells))
+
+    def _now(self):
+        now = fingerprint()
+        if now.get("torch.manual_seed") != self.baseline.get("torch.manual_seed") \
+                and self._dynamo_seed_wrapper(torch.manual_seed):
+            now["torch.manual_seed"] = self.baseline.get("torch.manual_seed")
+        return now
 
     def intact(self):
-        return fingerprint() == self.baseline
+        return self._now() == self.baseline
 
     def changed(self):
-        now = fingerprint()
+        now = self._now()
         keys = set(now) | set(self.baseline)
         return sorted(k for k in keys if self.baseline.get(k) != now.get(k))[:8]
+
+
+def _probe():
+    """A function to wrap: `Tamper` takes the code object of torch's wrapper from it."""
 
 
 def _poison_fill(t):
