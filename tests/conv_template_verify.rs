@@ -33,6 +33,14 @@ fn depthwise_template_modules_verify_in_both_layouts() {
     template_module_verifies("conv_depthwise_epilogue.py");
 }
 
+/// Grouped convolutions: a GEMM per group, a tile's channels within one group (and a
+/// group wider than one tile).
+#[test]
+fn grouped_template_modules_verify_in_both_layouts() {
+    template_module_verifies("conv_grouped_epilogue.py");
+    template_module_verifies("conv_grouped_wide.py");
+}
+
 fn template_module_verifies(name: &str) {
     let file = data(name);
     let text = std::fs::read_to_string(&file).unwrap();

@@ -60,7 +60,11 @@ fn every_template_precision_matches_pytorch() {
     let out = std::env::temp_dir().join(format!("drtc-conv-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
     let mut pairs = vec![];
-    for prog in ["conv_template", "conv_template_alone"] {
+    for prog in [
+        "conv_template",
+        "conv_template_alone",
+        "conv_template_grouped",
+    ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
         for dot in [DotPrecision::Tf32, DotPrecision::Tf32x3, DotPrecision::Ieee] {
@@ -105,7 +109,17 @@ fn every_template_precision_matches_pytorch() {
 
 #[test]
 fn the_fused_kernel_snapshot() {
-    let (g, plan) = load("conv_template");
+    insta::assert_snapshot!(first_template_kernel("conv_template"));
+}
+
+/// A grouped convolution: the grid's second axis walks groups, then a group's tiles.
+#[test]
+fn the_grouped_kernel_snapshot() {
+    insta::assert_snapshot!(first_template_kernel("conv_template_grouped"));
+}
+
+fn first_template_kernel(prog: &str) -> String {
+    let (g, plan) = load(prog);
     let mut lowering = LoweringPlan::new(&g, &plan, &CodegenOptions::default());
     for i in conv_regions(&g, &plan) {
         let dot = DotPrecision::Tf32x3;
@@ -117,5 +131,5 @@ fn the_fused_kernel_snapshot() {
     let end = m.source[start..]
         .find("\n\n")
         .map_or(m.source.len(), |e| start + e);
-    insta::assert_snapshot!(&m.source[start..end]);
+    m.source[start..end].to_string()
 }

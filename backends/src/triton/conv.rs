@@ -1,14 +1,17 @@
-//! The small-reduction convolution template: a convolution (1-3 spatial dims, one group,
-//! fp32) whose reduction `Cin * prod(kernel)` is short, computed as an implicit GEMM with
-//! its pointwise epilogue fused, so the output is written once; and a depthwise
+//! The small-reduction convolution template: a convolution (1-3 spatial dims, fp32) whose
+//! reduction `Cin / groups * prod(kernel)` is short, computed as an implicit GEMM with
+//! its pointwise epilogue fused, so the output is written once; a grouped convolution as
+//! one such GEMM per group (a tile's channels never straddle two groups); and a depthwise
 //! convolution (a group per channel), whose taps are per-channel FMAs over the same
 //! [pixels, channels] tiles (cuDNN's depthwise path ran level-1 82-86 at 11-23% of the copy
 //! bandwidth's limit: `bench/results/level1_h200_2030ff2_default_vs_compile.md`).
 //!
 //! - The GEMM view: M = N * prod(out spatial) (output pixels, the last spatial dim
-//!   innermost), N = Cout, K = Cin * prod(kernel). A program owns a `[BLOCK_M, BLOCK_N]`
-//!   tile; BLOCK_N covers every output channel up to 128, so each pixel's taps are
-//!   gathered once.
+//!   innermost), N = Cout, K = Cin / groups * prod(kernel). A program owns a
+//!   `[BLOCK_M, BLOCK_N]` tile; BLOCK_N covers every output channel of a group up to 128,
+//!   so each pixel's taps are gathered once per group. With several groups, the grid's
+//!   second axis walks groups, then tiles within a group: a tile's input channels are its
+//!   group's.
 //! - Addressing: an element of the A tile is at `row[m] + col[k]` (a per-pixel offset
 //!   plus a per-tap offset, each through the input's strides), so any input layout reads
 //!   with one add per element; bounds tests per element only where the convolution pads.
@@ -76,6 +79,9 @@ pub struct ConvShape {
     pub m: u64,
     pub n: u64,
     pub k: u64,
+    /// Groups of a grouped convolution that is not depthwise (1: a dense convolution):
+    /// each computes `n / groups` output channels from `Cin / groups` input channels.
+    pub groups: u64,
     /// A depthwise convolution (as many groups as input and output channels): each output
     /// channel reads its own input channel, so the taps are per-channel FMAs, not a GEMM.
     pub depthwise: bool,
@@ -84,6 +90,11 @@ pub struct ConvShape {
 impl ConvShape {
     pub fn flops(&self) -> u64 {
         2 * self.m * self.n * self.k
+    }
+
+    /// Output channels of one group (all of them for a dense or depthwise convolution).
+    pub fn group_n(&self) -> u64 {
+        self.n / self.groups
     }
 }
 
@@ -101,7 +112,8 @@ fn ints(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
 }
 
 /// The geometry of convolution node `n`, when the template covers it: a forward
-/// convolution of fp32 tensors, one group or depthwise, a reduction of at most [`MAX_K`].
+/// convolution of fp32 tensors (dense, grouped or depthwise), a reduction of at most
+/// [`MAX_K`] per output channel.
 pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
     let node = g.node(n);
     let nsp = match node.op {
@@ -121,7 +133,13 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         return None;
     }
     let depthwise = groups > 1 && groups == x.shape[1] && groups == out.shape[1] && w.shape[1] == 1;
-    if groups != 1 && !depthwise {
+    let grouped = groups > 1 && !depthwise;
+    if groups < 1
+        || (grouped
+            && (x.shape[1] % groups != 0
+                || out.shape[1] % groups != 0
+                || w.shape[1] * groups != x.shape[1]))
+    {
         return None;
     }
     if let Some(&b) = node.inputs.get(2) {
@@ -144,17 +162,18 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         m: out.shape[0] as u64 * out.shape[2..].iter().map(|&d| d as u64).product::<u64>(),
         n: out.shape[1] as u64,
         k,
+        groups: if grouped { groups as u64 } else { 1 },
         depthwise,
     })
 }
 
-/// Heuristic launch configuration: every output channel in one tile (up to 128),
+/// Heuristic launch configuration: every output channel of a group in one tile (up to 128),
 /// 128 pixels, BLOCK_K = 32, 4 warps: the fastest of `bench/conv_direct_probe.py`'s list
 /// at tf32x3 on the H200 (128x8x128x128 -> 64, 3x3: 0.52 ms with bias and ReLU, against
 /// cuDNN NCHW's 0.66 without them; BLOCK_K = 16 with 8 warps ran the fused level-2 task
 /// 57 in 1.00 ms).
 pub fn conv_config(shape: &ConvShape) -> LaunchConfig {
-    let bn = shape.n.next_power_of_two().clamp(16, 128);
+    let bn = shape.group_n().next_power_of_two().clamp(16, 128);
     LaunchConfig {
         blocks: vec![("BLOCK_M", 128), ("BLOCK_N", bn), ("BLOCK_K", 32)],
         num_warps: 4,
@@ -251,13 +270,27 @@ pub fn conv_kernel(
         "    offs_m = pm * BLOCK_M + tl.arange(0, BLOCK_M)[:, None]"
     )
     .unwrap();
-    writeln!(
-        body,
-        "    offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
-    )
-    .unwrap();
     writeln!(body, "    mask_m = offs_m < {m}").unwrap();
-    writeln!(body, "    mask_n = offs_n < {n}").unwrap();
+    if shape.groups > 1 {
+        // the grid's second axis: groups, then tiles of a group's channels
+        let ng = shape.group_n();
+        writeln!(body, "    tiles = ({ng} + BLOCK_N - 1) // BLOCK_N").unwrap();
+        writeln!(body, "    grp = pn // tiles").unwrap();
+        writeln!(
+            body,
+            "    offs_c = (pn - grp * tiles) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
+        )
+        .unwrap();
+        writeln!(body, "    offs_n = grp * {ng} + offs_c").unwrap();
+        writeln!(body, "    mask_n = offs_c < {ng}").unwrap();
+    } else {
+        writeln!(
+            body,
+            "    offs_n = pn * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]"
+        )
+        .unwrap();
+        writeln!(body, "    mask_n = offs_n < {n}").unwrap();
+    }
     writeln!(body, "    mask = mask_m & mask_n").unwrap();
     // offs_m -> (batch, spatial...), the last spatial dim innermost
     let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
@@ -299,6 +332,8 @@ pub fn conv_kernel(
     .unwrap();
     writeln!(body, "    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
     let ks: i64 = shape.kernel.iter().product();
+    // input channels per group (a grouped convolution's reduction stays in its group)
+    let cin_group = g.ty(w).shape[1];
     // tap index j of reduction index `kk`: (kk % ks) // inner_j % kernel_j
     let tap = |kk: &str, j: usize| -> String {
         let inner: i64 = shape.kernel[j + 1..].iter().product();
@@ -311,6 +346,8 @@ pub fn conv_kernel(
         if let Some(s) = arg.stride(1) {
             if shape.depthwise && input {
                 terms.push(format!("o1 * {s}"));
+            } else if shape.groups > 1 && input {
+                terms.push(format!("(grp * {cin_group} + {kk} // {ks}) * {s}"));
             } else {
                 terms.push(format!("({kk} // {ks}) * {s}"));
             }
@@ -427,7 +464,13 @@ pub fn conv_kernel(
     } else {
         format!("tl.dot {}", dot.name())
     };
-    let note = if shape.depthwise {
+    let note = if shape.groups > 1 {
+        format!(
+            "grouped convolution as {} implicit GEMMs: M={m} pixels, N={} channels, K={k} taps each ({what})",
+            shape.groups,
+            shape.group_n()
+        )
+    } else if shape.depthwise {
         format!("depthwise convolution: {m} pixels x {n} channels, {k} taps per channel ({what})")
     } else {
         format!(
@@ -451,7 +494,7 @@ pub fn conv_kernel(
         outputs: outputs.to_vec(),
         grid: vec![
             m.div_ceil(config.block("BLOCK_M")).max(1),
-            n.div_ceil(config.block("BLOCK_N")).max(1),
+            shape.groups * shape.group_n().div_ceil(config.block("BLOCK_N")).max(1),
         ],
         grid_expr: None,
         config,
