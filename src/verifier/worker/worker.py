@@ -29,6 +29,33 @@ import time
 
 _STARTED = time.perf_counter()
 
+
+def _early_device():
+    """Starts the CUDA driver and retains the device's primary context (the one torch
+    uses) while torch imports: ctypes releases the GIL for the driver's calls, so this
+    overlaps the imports, and torch.cuda.init finds both done. Any failure leaves the
+    work to torch, which reports it."""
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL("libcuda.so.1")
+        if lib.cuInit(0) != 0:
+            return
+        dev = ctypes.c_int()
+        if lib.cuDeviceGet(ctypes.byref(dev), 0) != 0:
+            return
+        lib.cuDevicePrimaryCtxRetain(ctypes.byref(ctypes.c_void_p()), dev)
+    except Exception:  # noqa: BLE001 - torch's own start reports what went wrong
+        pass
+
+
+_EARLY = None
+if os.environ.get("DRTC_DEVICE") == "cuda" and os.environ.get("DRTC_WORKER_EARLY_DEVICE") != "off":
+    import threading
+
+    _EARLY = threading.Thread(target=_early_device, name="drtc-early-device", daemon=True)
+    _EARLY.start()
+
 # The package sits beside this file; isolated mode (-I) and PYTHONSAFEPATH leave the
 # script's directory off the path, so put it there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -162,6 +189,8 @@ def main():
             send({"event": "fatal", "kind": "no_cuda",
                   "message": "torch.cuda.is_available() is False in the worker"})
             return 4
+        if _EARLY is not None:
+            _EARLY.join()
         torch.cuda.init()
         info["gpu"] = torch.cuda.get_device_name(0)
     device_up = time.perf_counter()
