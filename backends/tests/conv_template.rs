@@ -64,6 +64,7 @@ fn every_template_precision_matches_pytorch() {
         "conv_template",
         "conv_template_alone",
         "conv_template_grouped",
+        "conv_template_transposed",
     ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
@@ -116,6 +117,12 @@ fn the_fused_kernel_snapshot() {
 #[test]
 fn the_grouped_kernel_snapshot() {
     insta::assert_snapshot!(first_template_kernel("conv_template_grouped"));
+}
+
+/// A transposed convolution: each tap gathers from the input pixel it lands on.
+#[test]
+fn the_transposed_kernel_snapshot() {
+    insta::assert_snapshot!(first_template_kernel("conv_template_transposed"));
 }
 
 fn first_template_kernel(prog: &str) -> String {

@@ -85,6 +85,10 @@ pub struct ConvShape {
     /// A depthwise convolution (as many groups as input and output channels): each output
     /// channel reads its own input channel, so the taps are per-channel FMAs, not a GEMM.
     pub depthwise: bool,
+    /// A transposed convolution (weight `[Cin, Cout / groups, k...]`), computed as a
+    /// gather: output pixel `o` takes tap `t` from input pixel `(o + padding - t *
+    /// dilation) / stride` where that divides exactly and lies inside the input.
+    pub transposed: bool,
 }
 
 impl ConvShape {
@@ -116,10 +120,13 @@ fn ints(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
 /// [`MAX_K`] per output channel.
 pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
     let node = g.node(n);
-    let nsp = match node.op {
-        Op::Conv1d => 1,
-        Op::Conv2d => 2,
-        Op::Conv3d => 3,
+    let (nsp, transposed) = match node.op {
+        Op::Conv1d => (1, false),
+        Op::Conv2d => (2, false),
+        Op::Conv3d => (3, false),
+        Op::ConvTranspose1d => (1, true),
+        Op::ConvTranspose2d => (2, true),
+        Op::ConvTranspose3d => (3, true),
         _ => return None,
     };
     let (x, w, out) = (
@@ -132,14 +139,22 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
     if !all_f32 || x.rank() != nsp + 2 || w.rank() != nsp + 2 {
         return None;
     }
-    let depthwise = groups > 1 && groups == x.shape[1] && groups == out.shape[1] && w.shape[1] == 1;
+    if groups < 1 || x.shape[1] % groups != 0 || out.shape[1] % groups != 0 {
+        return None;
+    }
+    // a transposed convolution's groups are always GEMMs (its weight is [Cin, Cout / groups])
+    let depthwise = !transposed
+        && groups > 1
+        && groups == x.shape[1]
+        && groups == out.shape[1]
+        && w.shape[1] == 1;
     let grouped = groups > 1 && !depthwise;
-    if groups < 1
-        || (grouped
-            && (x.shape[1] % groups != 0
-                || out.shape[1] % groups != 0
-                || w.shape[1] * groups != x.shape[1]))
-    {
+    let channels_agree = if transposed {
+        w.shape[0] == x.shape[1] && w.shape[1] * groups == out.shape[1]
+    } else {
+        depthwise || (w.shape[1] * groups == x.shape[1] && w.shape[0] == out.shape[1])
+    };
+    if !channels_agree {
         return None;
     }
     if let Some(&b) = node.inputs.get(2) {
@@ -148,7 +163,12 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         }
     }
     let kernel: Vec<i64> = w.shape[2..].to_vec();
-    let k = (w.shape[1] as u64) * kernel.iter().map(|&d| d as u64).product::<u64>();
+    let cin_group = if transposed {
+        x.shape[1] / groups
+    } else {
+        w.shape[1]
+    };
+    let k = (cin_group as u64) * kernel.iter().map(|&d| d as u64).product::<u64>();
     if k > MAX_K || k == 0 {
         return None;
     }
@@ -164,6 +184,7 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         k,
         groups: if grouped { groups as u64 } else { 1 },
         depthwise,
+        transposed,
     })
 }
 
@@ -303,13 +324,18 @@ pub fn conv_kernel(
         }
     }
     writeln!(body, "    o1 = offs_n").unwrap();
-    // the input offset of each output pixel's first tap
+    // the input offset of each output pixel's first tap (a transposed convolution: of
+    // its batch only; `h` is then the pixel shifted by the padding, before the division)
     let mut row = vec![];
     if let Some(s) = arg_x.stride(0) {
         row.push(format!("o0 * {s}"));
     }
     for j in 0..shape.nsp {
         let d = 2 + j;
+        if shape.transposed {
+            writeln!(body, "    h{j} = o{d} + {}", shape.padding[j]).unwrap();
+            continue;
+        }
         writeln!(
             body,
             "    h{j} = o{d} * {} - {}",
@@ -333,7 +359,7 @@ pub fn conv_kernel(
     writeln!(body, "    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)").unwrap();
     let ks: i64 = shape.kernel.iter().product();
     // input channels per group (a grouped convolution's reduction stays in its group)
-    let cin_group = g.ty(w).shape[1];
+    let cin_group = shape.k as i64 / ks;
     // tap index j of reduction index `kk`: (kk % ks) // inner_j % kernel_j
     let tap = |kk: &str, j: usize| -> String {
         let inner: i64 = shape.kernel[j + 1..].iter().product();
@@ -342,6 +368,9 @@ pub fn conv_kernel(
     // the offsets of reduction index `kk` in the input (`input`: dilated taps, and a
     // depthwise output's own channel) or in the weight
     let offsets = |kk: &str, arg: &super::statements::InputArg, input: bool| -> String {
+        if shape.transposed {
+            return transposed_offsets(&shape, kk, arg, input, cin_group, ks, &tap);
+        }
         let mut terms = vec![];
         if let Some(s) = arg.stride(1) {
             if shape.depthwise && input {
@@ -364,8 +393,12 @@ pub fn conv_kernel(
             terms.join(" + ")
         }
     };
-    // bounds of each padded spatial dim, for tap index expression `kk`
+    // bounds of each padded spatial dim, for tap index expression `kk` (a transposed
+    // convolution: the taps that land on an input pixel)
     let pad_masks = |kk: &str| -> Vec<String> {
+        if shape.transposed {
+            return transposed_masks(&shape, kk, &x_shape, &tap);
+        }
         (0..shape.nsp)
             .filter(|&j| shape.padding[j] > 0)
             .map(|j| {
@@ -374,10 +407,14 @@ pub fn conv_kernel(
             })
             .collect()
     };
-    let w_row = match arg_w.stride(0) {
-        Some(s) => format!("offs_n * {s}"),
-        None => "offs_n * 0".into(),
-    };
+    // the weight's output-channel term: dim 0, or a transposed convolution's dim 1 (the
+    // channel within the group)
+    let w_row = match (shape.transposed, shape.groups > 1) {
+        (false, _) => arg_w.stride(0).map(|s| format!("offs_n * {s}")),
+        (true, false) => arg_w.stride(1).map(|s| format!("offs_n * {s}")),
+        (true, true) => arg_w.stride(1).map(|s| format!("offs_c * {s}")),
+    }
+    .unwrap_or_else(|| "offs_n * 0".into());
     let (px, pw) = (&arg_x.ptr, &arg_w.ptr);
     // a depthwise convolution has no GEMM to give the tensor cores: per-channel FMAs
     let dot = if shape.depthwise {
@@ -464,7 +501,13 @@ pub fn conv_kernel(
     } else {
         format!("tl.dot {}", dot.name())
     };
-    let note = if shape.groups > 1 {
+    let note = if shape.transposed {
+        format!(
+            "transposed convolution as {} gathering implicit GEMM(s): M={m} pixels, N={} channels, K={k} taps each ({what})",
+            shape.groups,
+            shape.group_n()
+        )
+    } else if shape.groups > 1 {
         format!(
             "grouped convolution as {} implicit GEMMs: M={m} pixels, N={} channels, K={k} taps each ({what})",
             shape.groups,
@@ -502,4 +545,63 @@ pub fn conv_kernel(
         scratch_args: vec![],
         operand_prep: vec![],
     })
+}
+
+/// A transposed convolution's offsets of reduction index `kk` (input channel within the
+/// group, then the taps): in the input, the channel and the input pixel each tap lands on
+/// (`(h - tap * dilation) / stride`, valid where [`transposed_masks`] holds); in the
+/// weight (`[Cin, Cout / groups, k...]`), the input channel and the taps.
+fn transposed_offsets(
+    shape: &ConvShape,
+    kk: &str,
+    arg: &super::statements::InputArg,
+    input: bool,
+    cin_group: i64,
+    ks: i64,
+    tap: &dyn Fn(&str, usize) -> String,
+) -> String {
+    let channel = if shape.groups > 1 {
+        format!("(grp * {cin_group} + {kk} // {ks})")
+    } else {
+        format!("({kk} // {ks})")
+    };
+    let mut terms = vec![];
+    if let Some(s) = arg.stride(if input { 1 } else { 0 }) {
+        terms.push(format!("{channel} * {s}"));
+    }
+    for j in 0..shape.nsp {
+        if let Some(s) = arg.stride(2 + j) {
+            if input {
+                let t = format!("(h{j} - {} * {})", tap(kk, j), shape.dilation[j]);
+                terms.push(format!("({t} // {}) * {s}", shape.stride[j]));
+            } else {
+                terms.push(format!("{} * {s}", tap(kk, j)));
+            }
+        }
+    }
+    if terms.is_empty() {
+        format!("{kk} * 0")
+    } else {
+        terms.join(" + ")
+    }
+}
+
+/// The taps of a transposed convolution that land on an input pixel: `h - tap * dilation`
+/// non-negative, a multiple of the stride, and its quotient inside the input.
+fn transposed_masks(
+    shape: &ConvShape,
+    kk: &str,
+    x_shape: &[i64],
+    tap: &dyn Fn(&str, usize) -> String,
+) -> Vec<String> {
+    let mut masks = vec![];
+    for j in 0..shape.nsp {
+        let t = format!("(h{j} - {} * {})", tap(kk, j), shape.dilation[j]);
+        let stride = shape.stride[j];
+        masks.push(format!("({t} >= 0) & ({t} < {})", x_shape[2 + j] * stride));
+        if stride > 1 {
+            masks.push(format!("({t} % {stride} == 0)"));
+        }
+    }
+    masks
 }
