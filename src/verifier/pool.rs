@@ -265,7 +265,7 @@ impl WorkerPool {
     /// Starts the worker the next request takes (slot 0, the first the idle list gives),
     /// without waiting for the others: what a caller about to send one request needs.
     /// Through the service, its [`WorkerPool::warm_up`]. Returns that worker's `ready`
-    /// info (its `start` phases: `imports_s`, `device_s`, `wall_s`).
+    /// info (its `start` phases: [`crate::verifier::StartPhases`]).
     pub fn warm_up_next(&self) -> RuntimeResult<Value> {
         if self.remote.is_some() {
             return self

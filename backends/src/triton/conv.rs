@@ -1,10 +1,13 @@
 //! The small-reduction convolution template: a convolution (1-3 spatial dims, fp32) whose
 //! reduction `Cin / groups * prod(kernel)` is short, computed as an implicit GEMM with
 //! its pointwise epilogue fused, so the output is written once; a grouped convolution as
-//! one such GEMM per group (a tile's channels never straddle two groups); and a depthwise
+//! one such GEMM per group (a tile's channels never straddle two groups); a depthwise
 //! convolution (a group per channel), whose taps are per-channel FMAs over the same
 //! [pixels, channels] tiles (cuDNN's depthwise path ran level-1 82-86 at 11-23% of the copy
-//! bandwidth's limit: `bench/results/level1_h200_2030ff2_default_vs_compile.md`).
+//! bandwidth's limit: `bench/results/level1_h200_2030ff2_default_vs_compile.md`); and a
+//! transposed convolution, dense or grouped, as a gather (each tap reads the input pixel
+//! it lands on, masked where none does; cuDNN ran level-1 75, 79 and 81 at 4-20% of their
+//! limit in the same table).
 //!
 //! - The GEMM view: M = N * prod(out spatial) (output pixels, the last spatial dim
 //!   innermost), N = Cout, K = Cin / groups * prod(kernel). A program owns a
@@ -115,9 +118,9 @@ fn ints(attrs: &drtc_ir::Attrs, name: &str, n: usize) -> Option<Vec<i64>> {
     }
 }
 
-/// The geometry of convolution node `n`, when the template covers it: a forward
-/// convolution of fp32 tensors (dense, grouped or depthwise), a reduction of at most
-/// [`MAX_K`] per output channel.
+/// The geometry of convolution node `n`, when the template covers it: a convolution of
+/// fp32 tensors (dense, grouped or depthwise) or a transposed one (dense or grouped), a
+/// reduction of at most [`MAX_K`] per output channel.
 pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
     let node = g.node(n);
     let (nsp, transposed) = match node.op {
