@@ -20,12 +20,53 @@ use super::ty::{compute_ty, next_pow2};
 use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;
 
-pub fn window_config(n: u64) -> LaunchConfig {
+/// The launch configuration of a window region with outputs of `out_shape`, the last `nsp`
+/// dims spatial. Row-major outputs of at least two spatial dims whose last two a tile
+/// covers with little waste ([`window_tile`]) take the tiled form (`BLOCK_H`, `BLOCK_W`);
+/// others the flat form (`BLOCK`).
+pub fn window_config(out_shape: &[i64], nsp: usize, row_major: bool) -> LaunchConfig {
+    let rank = out_shape.len();
+    let tile = (row_major && nsp >= 2)
+        .then(|| window_tile(out_shape[rank - 2], out_shape[rank - 1]))
+        .flatten();
+    let blocks = match tile {
+        Some((bh, bw)) => vec![("BLOCK_H", bh), ("BLOCK_W", bw)],
+        None => {
+            let n: u64 = out_shape.iter().map(|&d| d as u64).product();
+            vec![("BLOCK", next_pow2(n).clamp(16, 256))]
+        }
+    };
     LaunchConfig {
-        blocks: vec![("BLOCK", next_pow2(n).clamp(16, 256))],
+        blocks,
         num_warps: 4,
         num_stages: 1,
     }
+}
+
+/// At most this share of a tiled window kernel's lanes may fall outside the output.
+const TILE_WASTE: f64 = 0.15;
+
+/// The `[BLOCK_H, BLOCK_W]` tile over an output plane of `ho` x `wo`: rows of 16 to 128
+/// lanes (a tap's loads are runs of consecutive input columns), 256 to 1024 lanes a tile;
+/// the tile whose grid covers the fewest padded lanes, then the one nearest 512 lanes, then
+/// 64 wide. `None` when even that wastes more than [`TILE_WASTE`]: small planes stay flat,
+/// where lanes run on into the next plane.
+///
+/// Why tiles: the flat form recovers every output index from its flat offset (a division
+/// and a remainder per dim and lane) and tests each tap per lane; in a tile the row and
+/// column indices, and each tap's bounds, are vectors of one dim, broadcast once.
+fn window_tile(ho: i64, wo: i64) -> Option<(u64, u64)> {
+    let (ho, wo) = (ho.max(1) as u64, wo.max(1) as u64);
+    let padded = |bh: u64, bw: u64| ho.div_ceil(bh) * bh * wo.div_ceil(bw) * bw;
+    let key = |&(bh, bw): &(u64, u64)| (padded(bh, bw), (bh * bw).abs_diff(512), bw.abs_diff(64));
+    let tiles = [16u64, 32, 64, 128].into_iter().flat_map(|bw| {
+        (0..7)
+            .map(move |k| (1u64 << k, bw))
+            .filter(|&(bh, bw)| (256..=1024).contains(&(bh * bw)))
+    });
+    let (bh, bw) = tiles.min_by_key(key)?;
+    let waste = 1.0 - (ho * wo) as f64 / padded(bh, bw) as f64;
+    (waste <= TILE_WASTE).then_some((bh, bw))
 }
 
 /// Output indices `o{d}`; at a tap, the pooled input's: `o{d}` for a leading dim, the
@@ -137,7 +178,7 @@ pub fn window_kernel(
         .iter()
         .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
         .collect();
-    let config = config.unwrap_or_else(|| window_config(numel));
+    let config = config.unwrap_or_else(|| window_config(&out_shape, nsp, order.is_none()));
     let read = prog.inputs.iter().map(|a| a.value);
     let wide = super::pointwise::needs_int64(g, outputs.iter().copied().chain(read));
     let mut body = String::new();
@@ -146,16 +187,37 @@ pub fn window_kernel(
     } else {
         "tl.program_id(0)"
     };
-    writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
-    writeln!(body, "    mask = offs < {numel}").unwrap();
     let dim_order: Vec<usize> = match order {
         Some(o) if o.len() == rank => o.to_vec(),
         Some(_) => return None,
         None => (0..rank).collect(),
     };
-    let names: Vec<String> = dim_order.iter().map(|d| format!("o{d}")).collect();
-    let physical: Vec<i64> = dim_order.iter().map(|&d| out_shape[d]).collect();
-    decompose(&mut body, "    ", "offs", &physical, &names);
+    let tiled = config.blocks.iter().any(|&(n, _)| n == "BLOCK_W");
+    let (shape, constexprs, grid) = if tiled {
+        if order.is_some() || nsp < 2 {
+            return None;
+        }
+        let (ho, wo) = (out_shape[rank - 2], out_shape[rank - 1]);
+        let (nh, nw) = (
+            (ho as u64).div_ceil(config.block("BLOCK_H")),
+            (wo as u64).div_ceil(config.block("BLOCK_W")),
+        );
+        let outer: u64 = out_shape[..rank - 2].iter().map(|&d| d as u64).product();
+        tile_index(&mut body, pid, (nh, nw), &out_shape);
+        (
+            "[BLOCK_H, BLOCK_W]",
+            &["BLOCK_H", "BLOCK_W"][..],
+            nh * nw * outer,
+        )
+    } else {
+        writeln!(body, "    offs = {pid} * BLOCK + tl.arange(0, BLOCK)").unwrap();
+        writeln!(body, "    mask = offs < {numel}").unwrap();
+        let names: Vec<String> = dim_order.iter().map(|d| format!("o{d}")).collect();
+        let physical: Vec<i64> = dim_order.iter().map(|&d| out_shape[d]).collect();
+        decompose(&mut body, "    ", "offs", &physical, &names);
+        let grid = numel.div_ceil(config.block("BLOCK"));
+        ("[BLOCK]", &["BLOCK"][..], grid)
+    };
     for (d, &s) in out_shape.iter().enumerate() {
         if s == 1 {
             // a tensor, not a Python int, so every index and mask below is a tensor
@@ -169,12 +231,14 @@ pub fn window_kernel(
     emit_stmts(&mut body, &prog, &hoisted, "    ");
     let ct = compute_ty(tx.dtype);
     if is_max {
-        writeln!(body, "    acc = tl.full([BLOCK], float('-inf'), {ct})").unwrap();
+        writeln!(body, "    acc = tl.full({shape}, float('-inf'), {ct})").unwrap();
     } else {
-        writeln!(body, "    acc = tl.zeros([BLOCK], {ct})").unwrap();
+        writeln!(body, "    acc = tl.zeros({shape}, {ct})").unwrap();
     }
     let mut indent = String::from("    ");
-    let mut valid = vec!["mask".to_string()];
+    // each loop narrows its enclosing level's mask by its own dim's bounds (a vector of
+    // that dim alone in the tiled form), so an inner tap does one `&`
+    let mut valid = "mask".to_string();
     for j in 0..nsp {
         let d = lead + j;
         let size = tx.shape[d];
@@ -186,10 +250,19 @@ pub fn window_kernel(
             stride[j], padding[j], dilation[j]
         )
         .unwrap();
-        valid.push(format!("(h{j} >= 0) & (h{j} < {size})"));
+        let m = if j + 1 == nsp {
+            "tap_mask".to_string()
+        } else {
+            format!("m{j}")
+        };
+        writeln!(
+            body,
+            "{indent}{m} = {valid} & ((h{j} >= 0) & (h{j} < {size}))"
+        )
+        .unwrap();
+        valid = m;
     }
     let other = if is_max { "float('-inf')" } else { "0.0" };
-    writeln!(body, "{indent}tap_mask = {}", valid.join(" & ")).unwrap();
     emit_stmts(&mut body, &prog, &tap_order, &indent);
     writeln!(
         body,
@@ -235,7 +308,7 @@ pub fn window_kernel(
     let order = prog.closure(&roots, &|_| false);
     emit_stmts(&mut body, &prog, &order, "    ");
     for (k, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
-        body.push_str(&store_line(g, &prog, (k, v, r), "offs", "[BLOCK]", "mask"));
+        body.push_str(&store_line(g, &prog, (k, v, r), "offs", shape, "mask"));
     }
     let (extra, scratch_args) = match tap_norm {
         Some(t) => {
@@ -245,7 +318,7 @@ pub fn window_kernel(
         None => (vec![], vec![]),
     };
     let listed: Vec<NodeId> = prologue.iter().chain(&nodes[pos..]).copied().collect();
-    let head = (outputs.len(), &extra[..], &["BLOCK"][..]);
+    let head = (outputs.len(), &extra[..], constexprs);
     let mut source = kernel_head(g, name, &prog, head, &listed, &[], &dim_order);
     source.push_str(&body);
     Some(TritonKernel {
@@ -253,13 +326,46 @@ pub fn window_kernel(
         source,
         inputs: prog.inputs,
         outputs: outputs.to_vec(),
-        grid: vec![numel.div_ceil(config.block("BLOCK")).max(1)],
+        grid: vec![grid.max(1)],
         grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args,
         operand_prep: vec![],
     })
+}
+
+/// The tiled form's indices: program `pid` takes tile (`tile_h`, `tile_w`) of its plane
+/// (`nh` x `nw` tiles a plane); the leading dims' indices are `[1, 1]` tensors (so that
+/// loads along them alone broadcast over the tile), the last two a column and a row of
+/// the tile; `offs` the outputs' row-major offsets.
+fn tile_index(body: &mut String, pid: &str, (nh, nw): (u64, u64), out_shape: &[i64]) {
+    let rank = out_shape.len();
+    let (h, w) = (rank - 2, rank - 1);
+    let (ho, wo) = (out_shape[h], out_shape[w]);
+    writeln!(body, "    pid = {pid}").unwrap();
+    writeln!(body, "    tile_w = pid % {nw}").unwrap();
+    writeln!(body, "    tile_h = (pid // {nw}) % {nh}").unwrap();
+    writeln!(
+        body,
+        "    plane = pid // {} + tl.zeros([1, 1], tl.int32)",
+        nh * nw
+    )
+    .unwrap();
+    let names: Vec<String> = (0..h).map(|d| format!("o{d}")).collect();
+    decompose(body, "    ", "plane", &out_shape[..h], &names);
+    writeln!(
+        body,
+        "    o{h} = tile_h * BLOCK_H + tl.arange(0, BLOCK_H)[:, None]"
+    )
+    .unwrap();
+    writeln!(
+        body,
+        "    o{w} = tile_w * BLOCK_W + tl.arange(0, BLOCK_W)[None, :]"
+    )
+    .unwrap();
+    writeln!(body, "    mask = (o{h} < {ho}) & (o{w} < {wo})").unwrap();
+    writeln!(body, "    offs = plane * {} + o{h} * {wo} + o{w}", ho * wo).unwrap();
 }
 
 /// The pooled input `x` at a tap, in space `Tap`: computed by the `prologue` nodes
