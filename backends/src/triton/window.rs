@@ -1,9 +1,11 @@
 //! The window template: max and average pooling (1d/2d/3d, padding, dilation, ceil_mode,
 //! count_include_pad, divisor_override) with a fused pointwise prologue and epilogue.
 //!
-//! One program computes BLOCK output elements and walks the window with loops over each
-//! kernel dim. Heuristic: BLOCK = 256 (or the next power of two of the output size when
-//! smaller), 4 warps.
+//! A program computes a block of outputs and walks the window with loops over each kernel
+//! dim. Two forms ([`window_config`]): tiled, a `[BLOCK_H, BLOCK_W]` tile of the output's
+//! last two dims (row-major outputs whose planes such tiles cover with at most 15% waste),
+//! and flat, BLOCK = 256 consecutive outputs (or the next power of two of the output size
+//! when smaller); 4 warps.
 //!
 //! The prologue (pointwise ops whose result only the pool reads) is computed at each tap
 //! from the pooled input's own index (`Sp::Tap`), so its result is never written: a tap
@@ -21,12 +23,12 @@ use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;
 
 /// The launch configuration of a window region with outputs of `out_shape`, the last `nsp`
-/// dims spatial. Row-major outputs of at least two spatial dims whose last two a tile
-/// covers with little waste ([`window_tile`]) take the tiled form (`BLOCK_H`, `BLOCK_W`);
-/// others the flat form (`BLOCK`).
+/// dims spatial. Row-major outputs whose last two dims a tile covers with little waste
+/// ([`window_tile`]) take the tiled form (`BLOCK_H`, `BLOCK_W`: for a 1-d pooling the
+/// tile's rows are channels); others the flat form (`BLOCK`).
 pub fn window_config(out_shape: &[i64], nsp: usize, row_major: bool) -> LaunchConfig {
     let rank = out_shape.len();
-    let tile = (row_major && nsp >= 2)
+    let tile = (row_major && rank >= 2 && nsp >= 1)
         .then(|| window_tile(out_shape[rank - 2], out_shape[rank - 1]))
         .flatten();
     let blocks = match tile {
@@ -194,7 +196,7 @@ pub fn window_kernel(
     };
     let tiled = config.blocks.iter().any(|&(n, _)| n == "BLOCK_W");
     let (shape, constexprs, grid) = if tiled {
-        if order.is_some() || nsp < 2 {
+        if order.is_some() || rank < 2 {
             return None;
         }
         let (ho, wo) = (out_shape[rank - 2], out_shape[rank - 1]);
