@@ -5,9 +5,10 @@
 //! convolution (a group per channel), whose taps are per-channel FMAs over the same
 //! [pixels, channels] tiles (cuDNN's depthwise path ran level-1 82-86 at 11-23% of the copy
 //! bandwidth's limit: `bench/results/level1_h200_2030ff2_default_vs_compile.md`); and a
-//! transposed convolution, dense or grouped, as a gather (each tap reads the input pixel
-//! it lands on, masked where none does; cuDNN ran level-1 75, 79 and 81 at 4-20% of their
-//! limit in the same table).
+//! transposed convolution, dense or grouped, as a gather by phase (`conv_phase.rs`: a
+//! program takes output pixels of one residue modulo the stride, whose taps each read an
+//! input pixel, so only taps that land are multiplied; cuDNN ran level-1 72, 75, 79 and 81
+//! at 2-20% of their limit in the same table).
 //!
 //! - The GEMM view: M = N * prod(out spatial) (output pixels, the last spatial dim
 //!   innermost), N = Cout, K = Cin / groups * prod(kernel). A program owns a
@@ -29,6 +30,7 @@
 //! The host chooses it per region (`conv_choice.rs`): only the search's race keeps it,
 //! against the library call with its separate epilogue kernel, after verification.
 
+use super::conv_phase::{phases, Gather};
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
@@ -90,13 +92,29 @@ pub struct ConvShape {
     pub depthwise: bool,
     /// A transposed convolution (weight `[Cin, Cout / groups, k...]`), computed as a
     /// gather: output pixel `o` takes tap `t` from input pixel `(o + padding - t *
-    /// dilation) / stride` where that divides exactly and lies inside the input.
+    /// dilation) / stride` where that divides exactly and lies inside the input; by phase
+    /// (`conv_phase.rs`), so the reduction limit applies to the taps that divide.
     pub transposed: bool,
 }
 
 impl ConvShape {
     pub fn flops(&self) -> u64 {
         2 * self.m * self.n * self.k
+    }
+
+    /// The longest reduction a program unrolls: `k`, or for a transposed convolution the
+    /// input channels of a group times the taps of its fullest phase (`conv_phase.rs`);
+    /// past [`MAX_PHASES`](super::conv_phase::MAX_PHASES) phases, more than any limit.
+    pub fn reduction(&self) -> u64 {
+        if !self.transposed {
+            return self.k;
+        }
+        if super::conv_phase::phase_count(&self.stride).is_none() {
+            return u64::MAX;
+        }
+        let ks: u64 = self.kernel.iter().map(|&d| d as u64).product();
+        let taps = phases(self).iter().map(|p| p.taps()).max().unwrap_or(0);
+        self.k / ks * taps as u64
     }
 
     /// Output channels of one group (all of them for a dense or depthwise convolution).
@@ -172,10 +190,10 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         w.shape[1]
     };
     let k = (cin_group as u64) * kernel.iter().map(|&d| d as u64).product::<u64>();
-    if k > MAX_K || k == 0 {
+    if k == 0 {
         return None;
     }
-    Some(ConvShape {
+    let shape = ConvShape {
         node: n,
         nsp,
         stride: ints(&node.attrs, "stride", nsp)?,
@@ -188,7 +206,8 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
         groups: if grouped { groups as u64 } else { 1 },
         depthwise,
         transposed,
-    })
+    };
+    (shape.reduction() <= MAX_K).then_some(shape)
 }
 
 /// Heuristic launch configuration: every output channel of a group in one tile (up to 128),
@@ -284,7 +303,13 @@ pub fn conv_kernel(
             .copied()
             .chain(prog.inputs.iter().map(|a| a.value)),
     );
-    let (m, n, k) = (shape.m, shape.n, shape.k);
+    let (n, k) = (shape.n, shape.k);
+    // a transposed convolution's programs walk one phase's pixels (`conv_phase.rs`)
+    let m = if shape.transposed {
+        super::conv_phase::phase_pixels(&shape, &out_shape)
+    } else {
+        shape.m
+    };
     let mut body = String::new();
     let p = if wide { ".to(tl.int64)" } else { "" };
     writeln!(body, "    pm = tl.program_id(0){p}").unwrap();
@@ -315,20 +340,24 @@ pub fn conv_kernel(
         .unwrap();
         writeln!(body, "    mask_n = offs_n < {n}").unwrap();
     }
-    writeln!(body, "    mask = mask_m & mask_n").unwrap();
-    // offs_m -> (batch, spatial...), the last spatial dim innermost
-    let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
-    let pix_shape: Vec<i64> = pix_dims.iter().map(|&d| out_shape[d]).collect();
-    let pix_names: Vec<String> = pix_dims.iter().map(|d| format!("o{d}")).collect();
-    decompose(&mut body, "    ", "offs_m", &pix_shape, &pix_names);
-    for &d in &pix_dims {
-        if out_shape[d] == 1 {
-            writeln!(body, "    o{d} = offs_m * 0").unwrap();
+    if shape.transposed {
+        super::conv_phase::emit_pixels(&mut body, &shape, &out_shape, wide);
+    } else {
+        // offs_m -> (batch, spatial...), the last spatial dim innermost
+        let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
+        let pix_shape: Vec<i64> = pix_dims.iter().map(|&d| out_shape[d]).collect();
+        let pix_names: Vec<String> = pix_dims.iter().map(|d| format!("o{d}")).collect();
+        decompose(&mut body, "    ", "offs_m", &pix_shape, &pix_names);
+        for &d in &pix_dims {
+            if out_shape[d] == 1 {
+                writeln!(body, "    o{d} = offs_m * 0").unwrap();
+            }
         }
     }
+    writeln!(body, "    mask = mask_m & mask_n").unwrap();
     writeln!(body, "    o1 = offs_n").unwrap();
     // the input offset of each output pixel's first tap (a transposed convolution: of
-    // its batch only; `h` is then the pixel shifted by the padding, before the division)
+    // its batch only, each phase's taps add their input pixel)
     let mut row = vec![];
     if let Some(s) = arg_x.stride(0) {
         row.push(format!("o0 * {s}"));
@@ -336,7 +365,6 @@ pub fn conv_kernel(
     for j in 0..shape.nsp {
         let d = 2 + j;
         if shape.transposed {
-            writeln!(body, "    h{j} = o{d} + {}", shape.padding[j]).unwrap();
             continue;
         }
         writeln!(
@@ -371,9 +399,6 @@ pub fn conv_kernel(
     // the offsets of reduction index `kk` in the input (`input`: dilated taps, and a
     // depthwise output's own channel) or in the weight
     let offsets = |kk: &str, arg: &super::statements::InputArg, input: bool| -> String {
-        if shape.transposed {
-            return transposed_offsets(&shape, kk, arg, input, cin_group, ks, &tap);
-        }
         let mut terms = vec![];
         if let Some(s) = arg.stride(1) {
             if shape.depthwise && input {
@@ -399,9 +424,6 @@ pub fn conv_kernel(
     // bounds of each padded spatial dim, for tap index expression `kk` (a transposed
     // convolution: the taps that land on an input pixel)
     let pad_masks = |kk: &str| -> Vec<String> {
-        if shape.transposed {
-            return transposed_masks(&shape, kk, &x_shape, &tap);
-        }
         (0..shape.nsp)
             .filter(|&j| shape.padding[j] > 0)
             .map(|j| {
@@ -426,6 +448,17 @@ pub fn conv_kernel(
         dot
     };
     match dot {
+        _ if shape.transposed => {
+            let gather = Gather {
+                shape: &shape,
+                x_shape: &x_shape,
+                arg_x: &arg_x,
+                arg_w: &arg_w,
+                w_row: &w_row,
+                cin_group,
+            };
+            super::conv_phase::emit_reductions(&mut body, &gather, dot);
+        }
         DotPrecision::Ieee => {
             writeln!(body, "    for kk in tl.static_range({k}):").unwrap();
             // a depthwise tap reads a [pixels, channels] tile: both masks
@@ -506,9 +539,11 @@ pub fn conv_kernel(
     };
     let note = if shape.transposed {
         format!(
-            "transposed convolution as {} gathering implicit GEMM(s): M={m} pixels, N={} channels, K={k} taps each ({what})",
+            "transposed convolution as {} gathering implicit GEMM(s) per phase ({} phases): M={m} pixels, N={} channels, K={k} taps each, at most {} of them landing ({what})",
             shape.groups,
-            shape.group_n()
+            shape.stride.iter().product::<i64>(),
+            shape.group_n(),
+            shape.reduction()
         )
     } else if shape.groups > 1 {
         format!(
@@ -538,73 +573,21 @@ pub fn conv_kernel(
         source,
         inputs: prog.inputs,
         outputs: outputs.to_vec(),
-        grid: vec![
+        grid: [
             m.div_ceil(config.block("BLOCK_M")).max(1),
             shape.groups * shape.group_n().div_ceil(config.block("BLOCK_N")).max(1),
-        ],
+        ]
+        .into_iter()
+        .chain(
+            shape
+                .transposed
+                .then(|| shape.stride.iter().product::<i64>() as u64),
+        )
+        .collect(),
         grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args: vec![],
         operand_prep: vec![],
     })
-}
-
-/// A transposed convolution's offsets of reduction index `kk` (input channel within the
-/// group, then the taps): in the input, the channel and the input pixel each tap lands on
-/// (`(h - tap * dilation) / stride`, valid where [`transposed_masks`] holds); in the
-/// weight (`[Cin, Cout / groups, k...]`), the input channel and the taps.
-fn transposed_offsets(
-    shape: &ConvShape,
-    kk: &str,
-    arg: &super::statements::InputArg,
-    input: bool,
-    cin_group: i64,
-    ks: i64,
-    tap: &dyn Fn(&str, usize) -> String,
-) -> String {
-    let channel = if shape.groups > 1 {
-        format!("(grp * {cin_group} + {kk} // {ks})")
-    } else {
-        format!("({kk} // {ks})")
-    };
-    let mut terms = vec![];
-    if let Some(s) = arg.stride(if input { 1 } else { 0 }) {
-        terms.push(format!("{channel} * {s}"));
-    }
-    for j in 0..shape.nsp {
-        if let Some(s) = arg.stride(2 + j) {
-            if input {
-                let t = format!("(h{j} - {} * {})", tap(kk, j), shape.dilation[j]);
-                terms.push(format!("({t} // {}) * {s}", shape.stride[j]));
-            } else {
-                terms.push(format!("{} * {s}", tap(kk, j)));
-            }
-        }
-    }
-    if terms.is_empty() {
-        format!("{kk} * 0")
-    } else {
-        terms.join(" + ")
-    }
-}
-
-/// The taps of a transposed convolution that land on an input pixel: `h - tap * dilation`
-/// non-negative, a multiple of the stride, and its quotient inside the input.
-fn transposed_masks(
-    shape: &ConvShape,
-    kk: &str,
-    x_shape: &[i64],
-    tap: &dyn Fn(&str, usize) -> String,
-) -> Vec<String> {
-    let mut masks = vec![];
-    for j in 0..shape.nsp {
-        let t = format!("(h{j} - {} * {})", tap(kk, j), shape.dilation[j]);
-        let stride = shape.stride[j];
-        masks.push(format!("({t} >= 0) & ({t} < {})", x_shape[2 + j] * stride));
-        if stride > 1 {
-            masks.push(format!("({t} % {stride} == 0)"));
-        }
-    }
-    masks
 }

@@ -3,6 +3,7 @@
 mod attention;
 mod contraction;
 mod conv;
+mod conv_phase;
 mod epilogue;
 mod expr;
 mod kernel;
