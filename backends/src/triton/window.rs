@@ -23,12 +23,16 @@ use drtc_ir::{Attr, Graph, NodeId, Pool, ValueId};
 use std::fmt::Write;
 
 /// The launch configuration of a window region with outputs of `out_shape`, the last `nsp`
-/// dims spatial. Row-major outputs whose last two dims a tile covers with little waste
-/// ([`window_tile`]) take the tiled form (`BLOCK_H`, `BLOCK_W`: for a 1-d pooling the
-/// tile's rows are channels); others the flat form (`BLOCK`).
+/// dims spatial. Row-major outputs of at least two spatial dims whose last two a tile
+/// covers with little waste ([`window_tile`]) take the tiled form (`BLOCK_H`, `BLOCK_W`);
+/// others the flat form (`BLOCK`).
 pub fn window_config(out_shape: &[i64], nsp: usize, row_major: bool) -> LaunchConfig {
     let rank = out_shape.len();
-    let tile = (row_major && rank >= 2 && nsp >= 1)
+    // 1-d pools stay flat: tiles whose rows were channels ran level-1 44 (average, 64 x 128
+    // rows of 65536) at 0.83x torch.compile on an H100
+    // (`bench/results/level1_pool_h100_b6e7965_default_vs_compile.md`), the flat form 1.00x
+    // on the H200 (`level1_h200_2030ff2_default_vs_compile.md`); 41 (max) about even
+    let tile = (row_major && nsp >= 2)
         .then(|| window_tile(out_shape[rank - 2], out_shape[rank - 1]))
         .flatten();
     let blocks = match tile {
@@ -196,7 +200,7 @@ pub fn window_kernel(
     };
     let tiled = config.blocks.iter().any(|&(n, _)| n == "BLOCK_W");
     let (shape, constexprs, grid) = if tiled {
-        if order.is_some() || rank < 2 {
+        if order.is_some() || nsp < 2 {
             return None;
         }
         let (ho, wo) = (out_shape[rank - 2], out_shape[rank - 1]);

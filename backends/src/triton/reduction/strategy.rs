@@ -228,6 +228,30 @@ mod tests {
     }
 
     #[test]
+    fn unaligned_long_rows_take_wider_tiles_and_more_warps() {
+        // rows of 65535 (no 16-byte vector loads): 2 x 4096, 16 warps; rows of 65536 as before
+        let Strategy::Rows(c) = choose(32768, 65535, None) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!(
+            (c.block("BLOCK_R"), c.block("BLOCK_C"), c.num_warps),
+            (2, 4096, 16)
+        );
+        let Strategy::Rows(c) = choose(32768, 65536, None) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!(
+            (c.block("BLOCK_R"), c.block("BLOCK_C"), c.num_warps),
+            (2, 2048, 8)
+        );
+        // a row that fits one block is unchanged
+        let Strategy::Rows(c) = choose(32768, 1023, None) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!(c.block("BLOCK_C"), 1024);
+    }
+
+    #[test]
     fn short_columns_are_not_split() {
         // 64 rows inner, 100 columns: one row block, too few columns to split
         let Strategy::Rows(c) = choose(64, 100, Some(64)) else {
