@@ -30,7 +30,7 @@
 //! The host chooses it per region (`conv_choice.rs`): only the search's race keeps it,
 //! against the library call with its separate epilogue kernel, after verification.
 
-use super::conv_phase::{phases, Gather};
+use super::conv_phase::{Gather, Geometry};
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
@@ -109,12 +109,21 @@ impl ConvShape {
         if !self.transposed {
             return self.k;
         }
-        if super::conv_phase::phase_count(&self.stride).is_none() {
-            return u64::MAX;
-        }
         let ks: u64 = self.kernel.iter().map(|&d| d as u64).product();
-        let taps = phases(self).iter().map(|p| p.taps()).max().unwrap_or(0);
-        self.k / ks * taps as u64
+        match super::conv_phase::max_taps(self.geometry()) {
+            Some(taps) => self.k / ks * taps as u64,
+            None => u64::MAX,
+        }
+    }
+
+    /// The spatial geometry, as the phases of a transposed convolution read it.
+    pub fn geometry(&self) -> Geometry<'_> {
+        Geometry {
+            kernel: &self.kernel,
+            stride: &self.stride,
+            padding: &self.padding,
+            dilation: &self.dilation,
+        }
     }
 
     /// Output channels of one group (all of them for a dense or depthwise convolution).
@@ -306,7 +315,7 @@ pub fn conv_kernel(
     let (n, k) = (shape.n, shape.k);
     // a transposed convolution's programs walk one phase's pixels (`conv_phase.rs`)
     let m = if shape.transposed {
-        super::conv_phase::phase_pixels(&shape, &out_shape)
+        super::conv_phase::phase_pixels(shape.geometry(), &out_shape)
     } else {
         shape.m
     };
@@ -341,7 +350,7 @@ pub fn conv_kernel(
         writeln!(body, "    mask_n = offs_n < {n}").unwrap();
     }
     if shape.transposed {
-        super::conv_phase::emit_pixels(&mut body, &shape, &out_shape, wide);
+        super::conv_phase::emit_pixels(&mut body, shape.geometry(), &out_shape, wide);
     } else {
         // offs_m -> (batch, spatial...), the last spatial dim innermost
         let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
@@ -450,7 +459,8 @@ pub fn conv_kernel(
     match dot {
         _ if shape.transposed => {
             let gather = Gather {
-                shape: &shape,
+                geom: shape.geometry(),
+                groups: shape.groups,
                 x_shape: &x_shape,
                 arg_x: &arg_x,
                 arg_w: &arg_w,

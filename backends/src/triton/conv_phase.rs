@@ -11,7 +11,6 @@
 //! input pixel is `(o + padding - t * dilation) / s = q + base - m * delta`, where
 //! `base = (c + padding - t0 * dilation) / s` and `delta = step * dilation / s` are whole.
 
-use super::conv::ConvShape;
 use super::kernel::decompose;
 use super::precision::DotPrecision;
 use super::statements::InputArg;
@@ -30,6 +29,21 @@ pub struct TapRun {
     pub n: i64,
     pub base: i64,
     pub delta: i64,
+}
+
+/// A transposed convolution's geometry along its spatial dims.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry<'a> {
+    pub kernel: &'a [i64],
+    pub stride: &'a [i64],
+    pub padding: &'a [i64],
+    pub dilation: &'a [i64],
+}
+
+impl Geometry<'_> {
+    fn nsp(&self) -> usize {
+        self.kernel.len()
+    }
 }
 
 /// One phase: its residue per spatial dim and the taps that reach it.
@@ -78,32 +92,33 @@ fn run(c: i64, kernel: i64, stride: i64, padding: i64, dilation: i64) -> TapRun 
 
 /// Every phase of a transposed convolution, the last dim's residue innermost (the order of
 /// the grid's third axis).
-pub fn phases(shape: &ConvShape) -> Vec<Phase> {
+pub fn phases(geom: Geometry) -> Vec<Phase> {
     let mut out = vec![Phase {
         residue: vec![],
         runs: vec![],
     }];
-    for j in 0..shape.nsp {
-        let s = shape.stride[j];
+    for j in 0..geom.nsp() {
+        let s = geom.stride[j];
         out = out
             .into_iter()
             .flat_map(|p| {
                 (0..s).map(move |c| {
                     let mut q = p.clone();
                     q.residue.push(c);
-                    q.runs.push(run(
-                        c,
-                        shape.kernel[j],
-                        s,
-                        shape.padding[j],
-                        shape.dilation[j],
-                    ));
+                    q.runs
+                        .push(run(c, geom.kernel[j], s, geom.padding[j], geom.dilation[j]));
                     q
                 })
             })
             .collect();
     }
     out
+}
+
+/// Taps per input channel of the fullest phase, or `None` past [`MAX_PHASES`] phases.
+pub fn max_taps(geom: Geometry) -> Option<i64> {
+    phase_count(geom.stride)?;
+    Some(phases(geom).iter().map(Phase::taps).max().unwrap_or(0))
 }
 
 /// The number of phases, or `None` past [`MAX_PHASES`] (or a stride below 1).
@@ -118,7 +133,9 @@ pub fn phase_count(stride: &[i64]) -> Option<i64> {
 /// What the phase branches read: the convolution, its input's shape, the input and weight
 /// arguments, the weight's output-channel term, input channels per group.
 pub struct Gather<'a> {
-    pub shape: &'a ConvShape,
+    pub geom: Geometry<'a>,
+    /// Groups of a grouped convolution (1: dense).
+    pub groups: u64,
     pub x_shape: &'a [i64],
     pub arg_x: &'a InputArg,
     pub arg_w: &'a InputArg,
@@ -129,15 +146,15 @@ pub struct Gather<'a> {
 /// The pixel indices of a phase program: `offs_m` walks (batch, `q` per spatial dim), the
 /// grid's third axis is the phase (`c{j}` its residues), and output pixel `o = q * s + c`,
 /// masked past the output's end. `out_shape` is the output's (N, C, spatial...).
-pub fn emit_pixels(body: &mut String, shape: &ConvShape, out_shape: &[i64], wide: bool) {
+pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], wide: bool) {
     let rank = out_shape.len();
-    let q: Vec<i64> = (0..shape.nsp)
-        .map(|j| (out_shape[2 + j] + shape.stride[j] - 1) / shape.stride[j])
+    let q: Vec<i64> = (0..geom.nsp())
+        .map(|j| (out_shape[2 + j] + geom.stride[j] - 1) / geom.stride[j])
         .collect();
     let mut pix_shape = vec![out_shape[0]];
     pix_shape.extend(&q);
     let mut names = vec!["o0".to_string()];
-    names.extend((0..shape.nsp).map(|j| format!("q{j}")));
+    names.extend((0..geom.nsp()).map(|j| format!("q{j}")));
     decompose(body, "    ", "offs_m", &pix_shape, &names);
     for (i, name) in names.iter().enumerate() {
         if pix_shape[i] == 1 {
@@ -146,23 +163,23 @@ pub fn emit_pixels(body: &mut String, shape: &ConvShape, out_shape: &[i64], wide
     }
     let p = if wide { ".to(tl.int64)" } else { "" };
     writeln!(body, "    ph = tl.program_id(2){p}").unwrap();
-    let residues: Vec<String> = (0..shape.nsp).map(|j| format!("c{j}")).collect();
-    decompose(body, "    ", "ph", &shape.stride, &residues);
-    for j in 0..shape.nsp {
-        if shape.stride[j] == 1 {
+    let residues: Vec<String> = (0..geom.nsp()).map(|j| format!("c{j}")).collect();
+    decompose(body, "    ", "ph", geom.stride, &residues);
+    for j in 0..geom.nsp() {
+        if geom.stride[j] == 1 {
             writeln!(body, "    c{j} = 0").unwrap();
         }
         let d = 2 + j;
-        writeln!(body, "    o{d} = q{j} * {} + c{j}", shape.stride[j]).unwrap();
+        writeln!(body, "    o{d} = q{j} * {} + c{j}", geom.stride[j]).unwrap();
         writeln!(body, "    mask_m = mask_m & (o{d} < {})", out_shape[d]).unwrap();
     }
-    debug_assert_eq!(rank, shape.nsp + 2);
+    debug_assert_eq!(rank, geom.nsp() + 2);
 }
 
 /// Pixels a phase program's `offs_m` walks: batch x `ceil(out / stride)` per spatial dim.
-pub fn phase_pixels(shape: &ConvShape, out_shape: &[i64]) -> u64 {
-    (0..shape.nsp)
-        .map(|j| ((out_shape[2 + j] + shape.stride[j] - 1) / shape.stride[j]) as u64)
+pub fn phase_pixels(geom: Geometry, out_shape: &[i64]) -> u64 {
+    (0..geom.nsp())
+        .map(|j| ((out_shape[2 + j] + geom.stride[j] - 1) / geom.stride[j]) as u64)
         .product::<u64>()
         * out_shape[0] as u64
 }
@@ -170,9 +187,8 @@ pub fn phase_pixels(shape: &ConvShape, out_shape: &[i64]) -> u64 {
 /// The reduction of every phase, each in its own branch on `ph`, accumulating into `acc`
 /// (`px`, `pw`: the input's and the weight's pointers; `row` the batch's input offset).
 pub fn emit_reductions(body: &mut String, gather: &Gather, dot: DotPrecision) {
-    let shape = gather.shape;
     let mut first = true;
-    for (index, phase) in phases(shape).iter().enumerate() {
+    for (index, phase) in phases(gather.geom).iter().enumerate() {
         let taps = phase.taps();
         if taps == 0 {
             continue;
@@ -257,7 +273,7 @@ fn input_pixel(phase: &Phase, kk: &str, j: usize) -> String {
 /// in the weight (`[Cin, Cout / groups, k...]`), the input channel and the tap.
 fn offsets(gather: &Gather, phase: &Phase, kk: &str, input: bool) -> String {
     let taps = phase.taps();
-    let channel = if gather.shape.groups > 1 {
+    let channel = if gather.groups > 1 {
         format!("(grp * {} + {kk} // {taps})", gather.cin_group)
     } else {
         format!("({kk} // {taps})")
@@ -267,7 +283,7 @@ fn offsets(gather: &Gather, phase: &Phase, kk: &str, input: bool) -> String {
     if let Some(s) = arg.stride(if input { 1 } else { 0 }) {
         terms.push(format!("{channel} * {s}"));
     }
-    for j in 0..gather.shape.nsp {
+    for j in 0..gather.geom.nsp() {
         if let Some(s) = arg.stride(2 + j) {
             let r = phase.runs[j];
             let at = if input {
@@ -287,7 +303,7 @@ fn offsets(gather: &Gather, phase: &Phase, kk: &str, input: bool) -> String {
 
 /// The taps whose input pixel lies inside the input.
 fn masks(gather: &Gather, phase: &Phase, kk: &str) -> Vec<String> {
-    (0..gather.shape.nsp)
+    (0..gather.geom.nsp())
         .map(|j| {
             let i = input_pixel(phase, kk, j);
             format!("({i} >= 0) & ({i} < {})", gather.x_shape[2 + j])
@@ -334,40 +350,28 @@ mod tests {
         }
     }
 
-    fn transposed(
-        kernel: Vec<i64>,
-        stride: Vec<i64>,
-        padding: Vec<i64>,
-        dilation: Vec<i64>,
-    ) -> ConvShape {
-        ConvShape {
-            node: drtc_ir::NodeId(0),
-            nsp: kernel.len(),
-            k: 32 * kernel.iter().product::<i64>() as u64,
+    fn max_of(kernel: &[i64], stride: &[i64], padding: &[i64], dilation: &[i64]) -> Option<i64> {
+        max_taps(Geometry {
             kernel,
             stride,
             padding,
             dilation,
-            m: 1,
-            n: 64,
-            groups: 1,
-            depthwise: false,
-            transposed: true,
-        }
+        })
     }
 
     #[test]
-    fn the_reduction_is_the_fullest_phase() {
+    fn the_fullest_phase_bounds_the_reduction() {
         // 3x3, stride 5, dilation 2 (level-1 81's geometry): one tap per dim per phase
-        let s = transposed(vec![3, 3], vec![5, 5], vec![1, 1], vec![2, 2]);
-        assert_eq!((s.k, s.reduction()), (288, 32));
+        assert_eq!(max_of(&[3, 3], &[5, 5], &[1, 1], &[2, 2]), Some(1));
         // 3x3x3, stride 2, dilation 2: the even residues take every tap, the odd none
-        let s = transposed(vec![3, 3, 3], vec![2, 2, 2], vec![1, 1, 1], vec![2, 2, 2]);
-        assert_eq!(s.reduction(), 864);
+        assert_eq!(
+            max_of(&[3, 3, 3], &[2, 2, 2], &[1, 1, 1], &[2, 2, 2]),
+            Some(27)
+        );
         // 4x4, stride 2: two taps per dim in every phase
-        let s = transposed(vec![4, 4], vec![2, 2], vec![1, 1], vec![1, 1]);
-        assert_eq!(s.reduction(), 128);
-        assert_eq!(phases(&s).len(), 4);
+        assert_eq!(max_of(&[4, 4], &[2, 2], &[1, 1], &[1, 1]), Some(4));
+        // past the phase limit
+        assert_eq!(max_of(&[3, 3], &[8, 9], &[0, 0], &[1, 1]), None);
     }
 
     #[test]

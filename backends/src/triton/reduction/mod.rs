@@ -67,7 +67,7 @@ pub fn batch_stats_names(node: NodeId) -> (String, String) {
 /// (`bench/results/norm_tiles_probe_h100_b6e7965.txt`).
 pub fn reduction_config(rows: u64, cols: u64) -> LaunchConfig {
     let single = next_pow2(cols) <= 4096;
-    if !single && cols % 4 != 0 {
+    if !single && !cols.is_multiple_of(4) {
         return LaunchConfig {
             blocks: vec![("BLOCK_R", next_pow2(rows).min(2)), ("BLOCK_C", 4096)],
             num_warps: 16,
