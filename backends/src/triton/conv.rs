@@ -31,6 +31,7 @@
 //! against the library call with its separate epilogue kernel, after verification.
 
 use super::conv_phase::{Gather, Geometry};
+use super::conv_products::{emit_products, Operands, Taps};
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
 use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
 use super::precision::DotPrecision;
@@ -456,66 +457,31 @@ pub fn conv_kernel(
     } else {
         dot
     };
-    match dot {
-        _ if shape.transposed => {
-            let gather = Gather {
-                geom: shape.geometry(),
-                groups: shape.groups,
-                x_shape: &x_shape,
-                arg_x: &arg_x,
-                arg_w: &arg_w,
-                w_row: &w_row,
-                cin_group,
-            };
-            super::conv_phase::emit_reductions(&mut body, &gather, dot);
-        }
-        DotPrecision::Ieee => {
-            writeln!(body, "    for kk in tl.static_range({k}):").unwrap();
-            // a depthwise tap reads a [pixels, channels] tile: both masks
-            let mut am = vec![if shape.depthwise { "mask" } else { "mask_m" }.to_string()];
-            am.extend(pad_masks("kk"));
-            writeln!(
-                body,
-                "        a = tl.load({px} + row + ({}), mask={}, other=0.0)",
-                offsets("kk", &arg_x, true),
-                am.join(" & ")
-            )
-            .unwrap();
-            writeln!(
-                body,
-                "        b = tl.load({pw} + {w_row} + ({}), mask=mask_n, other=0.0)",
-                offsets("kk", &arg_w, false)
-            )
-            .unwrap();
-            writeln!(body, "        acc += a * b").unwrap();
-        }
-        DotPrecision::Tf32 | DotPrecision::Tf32x3 => {
-            writeln!(body, "    for k0 in tl.static_range(0, {k}, BLOCK_K):").unwrap();
-            writeln!(body, "        kk = k0 + tl.arange(0, BLOCK_K)").unwrap();
-            writeln!(body, "        ka = kk[None, :]").unwrap();
-            writeln!(body, "        kb = kk[:, None]").unwrap();
-            let mut am = vec!["mask_m".to_string(), format!("(ka < {k})")];
-            am.extend(pad_masks("ka"));
-            writeln!(
-                body,
-                "        a = tl.load({px} + row + ({}), mask={}, other=0.0)",
-                offsets("ka", &arg_x, true),
-                am.join(" & ")
-            )
-            .unwrap();
-            writeln!(
-                body,
-                "        b = tl.load({pw} + {w_row} + ({}), mask=(kb < {k}) & mask_n, other=0.0)",
-                offsets("kb", &arg_w, false)
-            )
-            .unwrap();
-            writeln!(
-                body,
-                "        acc = tl.dot(a, b, acc, input_precision=\"{}\")",
-                dot.name()
-            )
-            .unwrap();
-        }
+    if shape.transposed {
+        let gather = Gather {
+            geom: shape.geometry(),
+            groups: shape.groups,
+            x_shape: &x_shape,
+            arg_x: &arg_x,
+            arg_w: &arg_w,
+            w_row: &w_row,
+            cin_group,
+        };
+        super::conv_phase::emit_reductions(&mut body, &gather, dot);
+    } else {
+        // a depthwise tap reads a [pixels, channels] tile: both masks
+        let ops = Operands {
+            px,
+            pw,
+            w_row: &w_row,
+            a_mask: if shape.depthwise { "mask" } else { "mask_m" },
+        };
+        let taps = Taps {
+            a_off: &|kk: &str| offsets(kk, &arg_x, true),
+            a_masks: &pad_masks,
+            b_off: &|kk: &str| offsets(kk, &arg_w, false),
+        };
+        emit_products(&mut body, "    ", (k as i64, dot), &ops, &taps);
     }
     let order_stmts = prog.closure(&roots, &|_| false);
     emit_stmts(&mut body, &prog, &order_stmts, "    ");

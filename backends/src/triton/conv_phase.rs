@@ -11,6 +11,7 @@
 //! input pixel is `(o + padding - t * dilation) / s = q + base - m * delta`, where
 //! `base = (c + padding - t0 * dilation) / s` and `delta = step * dilation / s` are whole.
 
+use super::conv_products::{emit_products, Operands, Taps};
 use super::kernel::decompose;
 use super::precision::DotPrecision;
 use super::statements::InputArg;
@@ -197,56 +198,18 @@ pub fn emit_reductions(body: &mut String, gather: &Gather, dot: DotPrecision) {
         first = false;
         writeln!(body, "    {kw} ph == {index}:").unwrap();
         let k = gather.cin_group * taps;
-        let (px, pw) = (&gather.arg_x.ptr, &gather.arg_w.ptr);
-        let w_row = gather.w_row;
-        match dot {
-            DotPrecision::Ieee => {
-                writeln!(body, "        for kk in tl.static_range({k}):").unwrap();
-                let mut am = vec!["mask_m".to_string()];
-                am.extend(masks(gather, phase, "kk"));
-                writeln!(
-                    body,
-                    "            a = tl.load({px} + row + ({}), mask={}, other=0.0)",
-                    offsets(gather, phase, "kk", true),
-                    am.join(" & ")
-                )
-                .unwrap();
-                writeln!(
-                    body,
-                    "            b = tl.load({pw} + {w_row} + ({}), mask=mask_n, other=0.0)",
-                    offsets(gather, phase, "kk", false)
-                )
-                .unwrap();
-                writeln!(body, "            acc += a * b").unwrap();
-            }
-            DotPrecision::Tf32 | DotPrecision::Tf32x3 => {
-                writeln!(body, "        for k0 in tl.static_range(0, {k}, BLOCK_K):").unwrap();
-                writeln!(body, "            kk = k0 + tl.arange(0, BLOCK_K)").unwrap();
-                writeln!(body, "            ka = kk[None, :]").unwrap();
-                writeln!(body, "            kb = kk[:, None]").unwrap();
-                let mut am = vec!["mask_m".to_string(), format!("(ka < {k})")];
-                am.extend(masks(gather, phase, "ka"));
-                writeln!(
-                    body,
-                    "            a = tl.load({px} + row + ({}), mask={}, other=0.0)",
-                    offsets(gather, phase, "ka", true),
-                    am.join(" & ")
-                )
-                .unwrap();
-                writeln!(
-                    body,
-                    "            b = tl.load({pw} + {w_row} + ({}), mask=(kb < {k}) & mask_n, other=0.0)",
-                    offsets(gather, phase, "kb", false)
-                )
-                .unwrap();
-                writeln!(
-                    body,
-                    "            acc = tl.dot(a, b, acc, input_precision=\"{}\")",
-                    dot.name()
-                )
-                .unwrap();
-            }
-        }
+        let ops = Operands {
+            px: &gather.arg_x.ptr,
+            pw: &gather.arg_w.ptr,
+            w_row: gather.w_row,
+            a_mask: "mask_m",
+        };
+        let read = Taps {
+            a_off: &|kk: &str| offsets(gather, phase, kk, true),
+            a_masks: &|kk: &str| masks(gather, phase, kk),
+            b_off: &|kk: &str| offsets(gather, phase, kk, false),
+        };
+        emit_products(body, "        ", (k, dot), &ops, &read);
     }
 }
 

@@ -4,6 +4,7 @@ mod attention;
 mod contraction;
 mod conv;
 mod conv_phase;
+mod conv_products;
 mod epilogue;
 mod expr;
 mod kernel;
