@@ -314,6 +314,8 @@ pub fn conv_kernel(
             .chain(prog.inputs.iter().map(|a| a.value)),
     );
     let (n, k) = (shape.n, shape.k);
+    // a transposed convolution's phases: the grid's third axis
+    let phase_n = shape.stride.iter().product::<i64>();
     // a transposed convolution's programs walk one phase's pixels (`conv_phase.rs`)
     let m = if shape.transposed {
         super::conv_phase::phase_pixels(shape.geometry(), &out_shape)
@@ -432,7 +434,7 @@ pub fn conv_kernel(
         }
     };
     // bounds of each padded spatial dim, for tap index expression `kk` (a transposed
-    // convolution: the taps that land on an input pixel)
+    // convolution's are its phases', `conv_phase.rs`)
     let pad_masks = |kk: &str| -> Vec<String> {
         (0..shape.nsp)
             .filter(|&j| shape.padding[j] > 0)
@@ -517,7 +519,7 @@ pub fn conv_kernel(
         format!(
             "transposed convolution as {} gathering implicit GEMM(s) per phase ({} phases): M={m} pixels, N={} channels, K={k} taps each, at most {} of them landing ({what})",
             shape.groups,
-            shape.stride.iter().product::<i64>(),
+            phase_n,
             shape.group_n(),
             shape.reduction()
         )
@@ -554,11 +556,7 @@ pub fn conv_kernel(
             shape.groups * shape.group_n().div_ceil(config.block("BLOCK_N")).max(1),
         ]
         .into_iter()
-        .chain(
-            shape
-                .transposed
-                .then(|| shape.stride.iter().product::<i64>() as u64),
-        )
+        .chain(shape.transposed.then_some(phase_n as u64))
         .collect(),
         grid_expr: None,
         config,

@@ -47,10 +47,10 @@ impl Geometry<'_> {
     }
 }
 
-/// One phase: its residue per spatial dim and the taps that reach it.
+/// One phase: the taps that reach it, per spatial dim (its residues are its index's
+/// digits in the strides, the last dim innermost).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Phase {
-    pub residue: Vec<i64>,
     pub runs: Vec<TapRun>,
 }
 
@@ -94,10 +94,7 @@ fn run(c: i64, kernel: i64, stride: i64, padding: i64, dilation: i64) -> TapRun 
 /// Every phase of a transposed convolution, the last dim's residue innermost (the order of
 /// the grid's third axis).
 pub fn phases(geom: Geometry) -> Vec<Phase> {
-    let mut out = vec![Phase {
-        residue: vec![],
-        runs: vec![],
-    }];
+    let mut out = vec![Phase { runs: vec![] }];
     for j in 0..geom.nsp() {
         let s = geom.stride[j];
         out = out
@@ -105,7 +102,6 @@ pub fn phases(geom: Geometry) -> Vec<Phase> {
             .flat_map(|p| {
                 (0..s).map(move |c| {
                     let mut q = p.clone();
-                    q.residue.push(c);
                     q.runs
                         .push(run(c, geom.kernel[j], s, geom.padding[j], geom.dilation[j]));
                     q
@@ -131,8 +127,8 @@ pub fn phase_count(stride: &[i64]) -> Option<i64> {
     (n <= MAX_PHASES).then_some(n)
 }
 
-/// What the phase branches read: the convolution, its input's shape, the input and weight
-/// arguments, the weight's output-channel term, input channels per group.
+/// What the phase branches read: the geometry, the groups, the input's shape, the input and
+/// weight arguments, the weight's output-channel term, input channels per group.
 pub struct Gather<'a> {
     pub geom: Geometry<'a>,
     /// Groups of a grouped convolution (1: dense).
@@ -148,12 +144,8 @@ pub struct Gather<'a> {
 /// grid's third axis is the phase (`c{j}` its residues), and output pixel `o = q * s + c`,
 /// masked past the output's end. `out_shape` is the output's (N, C, spatial...).
 pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], wide: bool) {
-    let rank = out_shape.len();
-    let q: Vec<i64> = (0..geom.nsp())
-        .map(|j| (out_shape[2 + j] + geom.stride[j] - 1) / geom.stride[j])
-        .collect();
     let mut pix_shape = vec![out_shape[0]];
-    pix_shape.extend(&q);
+    pix_shape.extend(phase_extents(geom, out_shape));
     let mut names = vec!["o0".to_string()];
     names.extend((0..geom.nsp()).map(|j| format!("q{j}")));
     decompose(body, "    ", "offs_m", &pix_shape, &names);
@@ -174,19 +166,26 @@ pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], wide: b
         writeln!(body, "    o{d} = q{j} * {} + c{j}", geom.stride[j]).unwrap();
         writeln!(body, "    mask_m = mask_m & (o{d} < {})", out_shape[d]).unwrap();
     }
-    debug_assert_eq!(rank, geom.nsp() + 2);
+}
+
+/// `q`'s extent per spatial dim: `ceil(out / stride)`.
+fn phase_extents(geom: Geometry, out_shape: &[i64]) -> Vec<i64> {
+    (0..geom.nsp())
+        .map(|j| (out_shape[2 + j] + geom.stride[j] - 1) / geom.stride[j])
+        .collect()
 }
 
 /// Pixels a phase program's `offs_m` walks: batch x `ceil(out / stride)` per spatial dim.
 pub fn phase_pixels(geom: Geometry, out_shape: &[i64]) -> u64 {
-    (0..geom.nsp())
-        .map(|j| ((out_shape[2 + j] + geom.stride[j] - 1) / geom.stride[j]) as u64)
+    phase_extents(geom, out_shape)
+        .iter()
+        .map(|&q| q as u64)
         .product::<u64>()
         * out_shape[0] as u64
 }
 
-/// The reduction of every phase, each in its own branch on `ph`, accumulating into `acc`
-/// (`px`, `pw`: the input's and the weight's pointers; `row` the batch's input offset).
+/// The reduction of every phase, each in its own branch on `ph` (phases without taps have
+/// none), accumulating into `acc` (`row` the batch's input offset).
 pub fn emit_reductions(body: &mut String, gather: &Gather, dot: DotPrecision) {
     let mut first = true;
     for (index, phase) in phases(gather.geom).iter().enumerate() {

@@ -3,7 +3,8 @@
 //!
 //! A program computes a block of outputs and walks the window with loops over each kernel
 //! dim. Two forms ([`window_config`]): tiled, a `[BLOCK_H, BLOCK_W]` tile of the output's
-//! last two dims (row-major outputs whose planes such tiles cover with at most 15% waste),
+//! last two dims (row-major 2-d and 3-d poolings whose planes such tiles cover with at
+//! most 15% waste),
 //! and flat, BLOCK = 256 consecutive outputs (or the next power of two of the output size
 //! when smaller); 4 warps.
 //!
