@@ -63,4 +63,13 @@ timed = sum(1 for s in samples_ if s.get("time_ms") is not None)
 print(f"drtc eval exit {rc}; {len(rows)} of {tasks} tasks x {samples} samples: {answers} answers "
       f"({verified} verified, {timed} timed) in {wall:.1f} s (whole process, warm service): "
       f"{answers / wall:.2f} answers/s")
+# where each answer's check went (the candidates' check_s, drtc eval's report)
+checks = [c["check_s"] for r in rows for c in r.get("candidates", []) if c.get("check_s")]
+if checks:
+    import statistics
+    med = {k: statistics.median(c[k] for c in checks) for k in checks[0]}
+    print(f"per answer, median of {len(checks)}: request {med['wall_s']:.2f} s = verification "
+          f"{med['verify_s']:.2f} s (load {med['load_s']:.2f}, trials {med['trials_s']:.2f}, "
+          f"float64 truth {med['truth_s']:.2f}) + timing and waits "
+          f"{statistics.median(c['wall_s'] - c['verify_s'] for c in checks):.2f} s")
 PY

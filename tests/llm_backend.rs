@@ -530,6 +530,15 @@ fn eval_region_mode_stitches_each_sample() {
         "{reason}"
     );
     assert_eq!(row["candidates"].as_array().unwrap().len(), 4);
+    // every answer that reached the verifier says where its check's time went
+    for c in row["candidates"].as_array().unwrap() {
+        let t = &c["check_s"];
+        let (wall, verify) = (t["wall_s"].as_f64(), t["verify_s"].as_f64());
+        assert!(
+            matches!((wall, verify), (Some(w), Some(v)) if v > 0.0 && w >= v),
+            "{c}"
+        );
+    }
     assert!(
         text(&o).contains("| accuracy (pass@1) | 50.0% |"),
         "{}",

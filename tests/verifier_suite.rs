@@ -362,6 +362,28 @@ fn out_of_memory_fails_its_candidate_and_the_next_one_runs_in_a_fresh_worker() {
 }
 
 #[test]
+fn the_candidate_channel_moves_tensors_through_shared_memory_and_refuses_bad_frames() {
+    let home = DrtcHome::from_env();
+    let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(&python.python)
+        .arg(root.join("tests/check_wire.py"))
+        .arg(root.join("src/verifier/worker"))
+        .output()
+        .expect("python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("22 tensors round-trip, 4 bad frames refused"),
+        "{text}"
+    );
+}
+
+#[test]
 fn comparisons_in_bounded_pieces_equal_whole_tensor_comparisons() {
     let home = DrtcHome::from_env();
     let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");

@@ -51,9 +51,26 @@ pub struct CandidateRecord {
     /// The answer came from the response cache.
     pub cached: bool,
     pub chosen: bool,
+    /// Where the check's time went (a candidate that reached the verifier).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_s: Option<CheckSeconds>,
     /// The candidate's code, when there was any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+}
+
+/// Where one candidate's check spent its time, in seconds: the whole request as the
+/// caller waited for it (queueing for a worker and for the GPU's exclusive timing pass
+/// included) and, from the worker's verification report, loading (an untrusted answer's
+/// import in its own sandboxed process), the trials (the float64 truth included) and the
+/// truth alone. `wall_s` minus `verify_s` is the timing pass and the waits around it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CheckSeconds {
+    pub wall_s: f64,
+    pub verify_s: f64,
+    pub load_s: f64,
+    pub trials_s: f64,
+    pub truth_s: f64,
 }
 
 impl CandidateRecord {
@@ -73,6 +90,7 @@ impl CandidateRecord {
             completion_tokens: 0,
             cached: false,
             chosen: false,
+            check_s: None,
             code: None,
         }
     }

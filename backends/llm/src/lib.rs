@@ -14,7 +14,7 @@ pub mod extract;
 pub mod prompt;
 
 pub use cache::ResponseCache;
-pub use candidate::{CandidateRecord, Origin, Status};
+pub use candidate::{CandidateRecord, CheckSeconds, Origin, Status};
 pub use check::{StaticChecker, StaticVerdict};
 pub use client::{api_key_from_env, Client, ClientOptions, Completion, Preflight, Sampling};
 pub use error::{CheckerError, LlmError};

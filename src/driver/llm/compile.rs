@@ -188,6 +188,7 @@ fn whole(
                 time_ms: records[i].time_ms,
                 reference_ms: records[i].reference_ms,
                 compiled_ms: None,
+                seconds: records[i].check_s,
             };
             (code, "llm", e)
         }

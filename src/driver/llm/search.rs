@@ -6,7 +6,7 @@
 use super::{parallel_map, LlmContext};
 use crate::verifier::{BenchRequest, DeviceKind, VerifyRequest};
 use drtc_llm::{
-    render, render_refine, CandidateRecord, ChatMessage, Completion, LlmError, Origin, PromptMode,
+    render, render_refine, CandidateRecord, ChatMessage, CheckSeconds, Completion, LlmError, Origin, PromptMode,
     StaticVerdict, Status,
 };
 use indicatif::ProgressBar;
@@ -38,6 +38,8 @@ pub struct Evaluation {
     pub time_ms: Option<f64>,
     pub reference_ms: Option<f64>,
     pub compiled_ms: Option<f64>,
+    /// Where the check's time went (None when it never reached a worker).
+    pub seconds: Option<CheckSeconds>,
 }
 
 impl Evaluation {
@@ -75,11 +77,23 @@ pub fn evaluate(
         seed_salt: Some(crate::verifier::content_hash(module.as_bytes())),
         trusted: false,
     };
+    let started = std::time::Instant::now();
+    let seconds = |phases: Option<&crate::verifier::Phases>| {
+        let p = phases.cloned().unwrap_or_default();
+        Some(CheckSeconds {
+            wall_s: started.elapsed().as_secs_f64(),
+            verify_s: p.total_s,
+            load_s: p.load_s,
+            trials_s: p.trials_s,
+            truth_s: p.truth_s,
+        })
+    };
     let eval = match cx.device() {
         DeviceKind::Cpu => match cx.pool.verify(&req) {
             Ok(r) => Evaluation {
                 verified: r.verified,
                 reasons: r.reasons(),
+                seconds: seconds(r.phases.as_ref()),
                 ..Default::default()
             },
             Err(e) => Evaluation::failed(e.to_string()),
@@ -110,6 +124,7 @@ pub fn evaluate(
                         .timing
                         .as_ref()
                         .and_then(|t| t.compiled.as_ref().map(|c| c.median_ms)),
+                    seconds: seconds(b.verify.phases.as_ref()),
                 }
             }
             Err(e) => Evaluation::failed(e.to_string()),
@@ -131,6 +146,7 @@ pub fn template_record(label: &str, module: &str, eval: &Evaluation) -> Candidat
     r.time_ms = eval.time_ms;
     r.reference_ms = eval.reference_ms;
     r.compile_ms = eval.compiled_ms;
+    r.check_s = eval.seconds;
     r.code = Some(module.to_string());
     r
 }
@@ -223,6 +239,7 @@ fn judge(
             r.time_ms = e.time_ms;
             r.reference_ms = e.reference_ms;
             r.compile_ms = e.compiled_ms;
+            r.check_s = e.seconds;
             if e.verified {
                 r.status = Status::Verified;
                 match (e.time_ms, task.baseline_ms) {

@@ -41,6 +41,16 @@ from drtc_worker.candidate import Candidate  # noqa: E402
 from drtc_worker.common import DEVICE, Failure, exc_line, to_device  # noqa: E402
 from drtc_worker.memory import classify  # noqa: E402
 
+# the checker's shared memory for tensors, one arena per direction (`wire.Arena`)
+ARENA_IN, ARENA_OUT = (wire.Arena.attach(fd) if isinstance(fd, int) else None
+                       for fd in (CONFIG.get("arenas") or [None, None]))
+
+
+def send(msg):
+    """One reply to the checker (its tensors through the arena where they fit)."""
+    wire.send(PROTO_OUT, msg, ARENA_OUT)
+
+
 _threads = os.environ.get("DRTC_WORKER_THREADS")
 if _threads:
     torch.set_num_threads(max(1, int(_threads)))
@@ -111,7 +121,7 @@ def time_calls(cand, staged, req):
             events.append(start.elapsed_time(end))
             if i >= len(scales) - len(work):
                 last[k] = out
-    wire.send(PROTO_OUT, {"done": True})
+    send({"done": True})
     return {"events_ms": events, "walls_ms": walls,
             "outputs": [list(o) if isinstance(o, (list, tuple)) else [o] for o in last]}
 
@@ -122,7 +132,7 @@ def serve(work):
     n = 0
     while True:
         try:
-            req = wire.recv(PROTO_IN)
+            req = wire.recv(PROTO_IN, arena=ARENA_IN)
         except wire.WireError:
             return 0
         op = req.get("op") if isinstance(req, dict) else None
@@ -170,9 +180,9 @@ def serve(work):
             check, msg, fatal = classify(e, "candidate")
             reply = {"failure": [check, msg, fatal]}
         try:
-            wire.send(PROTO_OUT, reply)
+            send(reply)
         except BaseException as e:
-            wire.send(PROTO_OUT, {"failure": ["crash", f"unsendable reply: {exc_line(e)}"]})
+            send({"failure": ["crash", f"unsendable reply: {exc_line(e)}"]})
         if fatal:
             return 70
 
@@ -185,7 +195,7 @@ def main():
     work = sandbox.confine(REPORT, MADE, config.get("hide") or [], int(config.get("uid", 65534)),
                            int(config.get("memory") or 0), int(config.get("cpu_seconds", 86400)))
     warmed = warm_device()
-    wire.send(PROTO_OUT, {"event": "ready", "sandbox": REPORT.as_list(), "pid": os.getpid(),
+    send({"event": "ready", "sandbox": REPORT.as_list(), "pid": os.getpid(),
                           "device": DEVICE, "warm": warmed})
     return serve(work)
 

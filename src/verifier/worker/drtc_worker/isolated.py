@@ -47,15 +47,23 @@ class Runner:
 
     def __init__(self, n, hidden, pid_namespace):
         self.stderr_tail = collections.deque(maxlen=STDERR_TAIL_LINES)
+        # tensors travel through shared memory, one arena per direction (`wire.Arena`);
+        # the candidate's arena is its own: nothing of another answer is ever in it
+        self.arenas = (wire.Arena.create("drtc-to-candidate"),
+                       wire.Arena.create("drtc-to-checker"))
         config = {"hide": hidden, "uid": _UID_BASE + (os.getpid() * 997 + n) % 100_000_000,
                   "memory": _memory_limit(), "cpu_seconds": 24 * 3600,
-                  "pid_namespace": pid_namespace}
+                  "pid_namespace": pid_namespace,
+                  "arenas": [a.fd if a is not None else None for a in self.arenas]}
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-u", RUNNER, json.dumps(config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=sandbox.candidate_env(os.environ), close_fds=True, start_new_session=True)
+            env=sandbox.candidate_env(os.environ), close_fds=True, start_new_session=True,
+            pass_fds=[a.fd for a in self.arenas if a is not None])
         self.out = self.proc.stdin.fileno()
         self.inp = self.proc.stdout.fileno()
+        wire.widen_pipe(self.out)
+        wire.widen_pipe(self.inp)
         threading.Thread(target=self._drain, daemon=True).start()
         self.ready = None
         self.dead = False
@@ -75,13 +83,13 @@ class Runner:
 
     def send(self, msg):
         try:
-            wire.send(self.out, msg)
+            wire.send(self.out, msg, self.arenas[0])
         except (OSError, wire.WireError) as e:
             raise self._died(f"could not be sent a request ({e})")
 
     def recv(self, deadline, what):
         try:
-            return wire.recv(self.inp, deadline=deadline)
+            return wire.recv(self.inp, deadline=deadline, arena=self.arenas[1])
         except wire.Deadline:
             self.kill()
             raise Failure("timeout", f"the candidate did not finish ({what}) before the "
@@ -149,6 +157,10 @@ class Runner:
                 f.close()
             except OSError:
                 pass
+        for a in self.arenas:
+            if a is not None:
+                a.close()
+        self.arenas = (None, None)
 
     def kill(self):
         """The keeper first (it kills the whole PID namespace or, as subreaper, every
