@@ -6,8 +6,8 @@
 use super::{parallel_map, LlmContext};
 use crate::verifier::{BenchRequest, DeviceKind, VerifyRequest};
 use drtc_llm::{
-    render, render_refine, CandidateRecord, ChatMessage, CheckSeconds, Completion, LlmError, Origin, PromptMode,
-    StaticVerdict, Status,
+    render, render_refine, CandidateRecord, ChatMessage, CheckSeconds, Completion, LlmError,
+    Origin, PromptMode, StaticVerdict, Status,
 };
 use indicatif::ProgressBar;
 use rayon::prelude::*;
