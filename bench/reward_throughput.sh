@@ -11,12 +11,13 @@
 #   bash bench/reward_throughput.sh TASKS_DIR [DRTC_BINARY] [SAMPLES]
 #
 # Environment: DEVICE (default cuda), DRTC_PYTHON (default python3), OUT (default
-# bench/out), NAME (default reward_<tasks dir name>), PORT (default 18431), EXTRA (more
+# bench/out), NAME (default reward_<tasks dir name>), PORT (default 18431), JOBS (answers
+# verified at once, `drtc eval --jobs`; default 1), EXTRA (more
 # arguments to both `drtc compile` and `drtc eval`, e.g. --shrink on a CPU). Writes $OUT/$NAME.jsonl (drtc eval's rows), $OUT/$NAME.md and
 # $OUT/$NAME.txt (answers, wall time, answers per second).
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,16p' "$0"
+  sed -n '2,17p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -41,13 +42,13 @@ sleep 1
 # one answer through the verification service, which the timed run then finds warm
 # shellcheck disable=SC2086
 "$DRTC" eval "$TASKS" --llm-url "http://127.0.0.1:$PORT/v1" --llm-model replay --limit 1 \
-  --samples 1 --mode whole --no-strict --device "$DEVICE" -o "$OUT/$NAME.warmup.jsonl" ${EXTRA:-} \
+  --samples 1 --mode whole --no-strict --device "$DEVICE" --jobs "${JOBS:-1}" -o "$OUT/$NAME.warmup.jsonl" ${EXTRA:-} \
   > /dev/null 2>> "$OUT/$NAME.log"
 tasks=$(ls "$TASKS"/*.py | wc -l)
 start=$(date +%s.%N)
 # shellcheck disable=SC2086
 "$DRTC" eval "$TASKS" --llm-url "http://127.0.0.1:$PORT/v1" --llm-model replay \
-  --samples "$SAMPLES" --mode whole --no-strict --device "$DEVICE" -o "$OUT/$NAME.jsonl" \
+  --samples "$SAMPLES" --mode whole --no-strict --device "$DEVICE" --jobs "${JOBS:-1}" -o "$OUT/$NAME.jsonl" \
   --markdown "$OUT/$NAME.md" ${EXTRA:-} 2>> "$OUT/$NAME.log"
 rc=$?
 end=$(date +%s.%N)

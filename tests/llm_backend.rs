@@ -514,11 +514,18 @@ fn eval_region_mode_stitches_each_sample() {
             "1",
             "--device",
             "cpu",
+            "--jobs",
+            "2",
             "-o",
             s(&results),
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("verifying up to 2 answer(s) at once on cpu"),
+        "{}",
+        text(&o)
+    );
     let row: Value =
         serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
     let samples = row["samples"].as_array().unwrap();

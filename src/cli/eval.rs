@@ -169,6 +169,11 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         .llm
         .setup(device, &dtype, args.ray.config(), args.ray.actors())?;
     setup.settings.compile_baseline = args.baseline == BaselineArg::Compile;
+    eprintln!(
+        "verifying up to {} answer(s) at once on {} (--jobs), each in its own sandboxed process",
+        setup.pool.size(),
+        device.name()
+    );
     let cx = LlmContext::new(
         &setup.client,
         &setup.checker,

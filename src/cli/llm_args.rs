@@ -67,6 +67,11 @@ pub struct LlmArgs {
     /// Requests in flight at once.
     #[arg(long, default_value_t = 8)]
     pub concurrency: usize,
+    /// Answers verified at once: on a GPU, verification workers per GPU (default 1; each
+    /// answer still runs in its own sandboxed process, and timing passes run one at a time
+    /// per GPU); on CPU, workers (default: half the cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
     /// Seconds to wait for one answer.
     #[arg(long, default_value_t = 600)]
     pub request_timeout: u64,
@@ -202,6 +207,11 @@ impl LlmArgs {
         options.request_timeout = Duration::from_secs(self.candidate_timeout.max(1));
         options.bench_timeout = Duration::from_secs(self.candidate_timeout.max(600));
         options.ray = ray;
+        match (self.jobs, device) {
+            (Some(j), DeviceKind::Cuda) => options.workers_per_gpu = j.max(1),
+            (Some(j), DeviceKind::Cpu) => options.workers = Some(j.max(1)),
+            (None, _) => {}
+        }
         if ray_actors.is_some() {
             options.workers = ray_actors;
         }
