@@ -61,6 +61,8 @@ fn verify_exit_codes_reasons_and_json() {
     // the reason, then where the candidate ran (its own sandboxed process)
     assert_eq!(lines.len(), 3, "{out}");
     assert!(lines[2].starts_with("isolated in its own process"), "{out}");
+    // its tensors cross through the shared-memory arenas, not the pipe
+    assert!(lines[2].contains("tensors cross by shared memory"), "{out}");
     assert!(
         lines[1]
             .trim_start()

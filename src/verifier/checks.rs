@@ -409,8 +409,9 @@ pub struct VerifyReport {
 }
 
 impl VerifyReport {
-    /// One line on where the candidate ran and what its sandbox holds (none for drtc's
-    /// own modules): "isolated: namespaces, network, ...; not held: ...".
+    /// One line on where the candidate ran, what its sandbox holds and how tensors cross
+    /// (none for drtc's own modules): "isolated: namespaces, network, ...; not held: ...;
+    /// tensors cross by shared memory, 2048 MiB each way".
     pub fn isolation_line(&self) -> Option<String> {
         let iso = self.isolation.as_ref()?;
         if iso["process"] != "own" {
@@ -431,6 +432,9 @@ impl VerifyReport {
         let mut s = format!("isolated in its own process: {}", held.join(", "));
         if !missing.is_empty() {
             s.push_str(&format!("; NOT held: {}", missing.join("; ")));
+        }
+        if let Some(channel) = iso["channel"].as_str() {
+            s.push_str(&format!("; tensors cross by {channel}"));
         }
         Some(s)
     }

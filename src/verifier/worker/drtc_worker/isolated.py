@@ -48,11 +48,15 @@ class Runner:
     def __init__(self, n, hidden, pid_namespace):
         self.stderr_tail = collections.deque(maxlen=STDERR_TAIL_LINES)
         # tensors travel through shared memory, one arena per direction (`wire.Arena`);
-        # the candidate's arena is its own: nothing of another answer is ever in it
-        self.arenas = (wire.Arena.create("drtc-to-candidate"),
-                       wire.Arena.create("drtc-to-checker"))
+        # the candidate's arena is its own: nothing of another answer is ever in it. Under
+        # an address-space limit (CPU) each arena takes at most 1/16 of it: the mappings
+        # count against the candidate's limit
+        memory = _memory_limit()
+        size = min(wire.ARENA_BYTES, memory // 16) if memory else wire.ARENA_BYTES
+        self.arenas = (wire.Arena.create("drtc-to-candidate", size),
+                       wire.Arena.create("drtc-to-checker", size))
         config = {"hide": hidden, "uid": _UID_BASE + (os.getpid() * 997 + n) % 100_000_000,
-                  "memory": _memory_limit(), "cpu_seconds": 24 * 3600,
+                  "memory": memory, "cpu_seconds": 24 * 3600,
                   "pid_namespace": pid_namespace,
                   "arenas": [a.fd if a is not None else None for a in self.arenas]}
         self.proc = subprocess.Popen(
@@ -250,6 +254,10 @@ class IsolatedCandidate:
             source = f.read()
         self.runner = spares.take()
         self.sandbox = self.runner.ready.get("sandbox")
+        # how tensors cross, from what this side set up (the candidate's word not needed)
+        sizes = [a.size for a in self.runner.arenas if a is not None]
+        self.channel = (f"shared memory, {min(sizes) >> 20} MiB each way"
+                        if len(sizes) == 2 else "pipe")
         reply = self.runner.request({"op": "load", "source": source, "kind": kind,
                                      "init_args": list(init_args), "seed": seed,
                                      "state": ref_state}, self._deadline(), "import")

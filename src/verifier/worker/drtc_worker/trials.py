@@ -398,7 +398,7 @@ def isolation_report(pair):
     process, with what that sandbox holds."""
     if pair.trusted:
         return {"process": "checker", "reason": "trusted: drtc's own generated module"}
-    return {"process": "own", "sandbox": pair.cand.sandbox}
+    return {"process": "own", "sandbox": pair.cand.sandbox, "channel": pair.cand.channel}
 
 
 def verify_pair(req, tamper, spares):
