@@ -618,6 +618,5 @@ pub fn contraction_kernel(
         ],
         scratch_args: scratch,
         operand_prep,
-        phase_launches: None,
     })
 }

@@ -314,7 +314,7 @@ pub fn conv_kernel(
             .chain(prog.inputs.iter().map(|a| a.value)),
     );
     let (n, k) = (shape.n, shape.k);
-    // a transposed convolution's phases: a launch each (`PHASE`)
+    // a transposed convolution's phases: the grid's third axis
     let phase_n = shape.stride.iter().product::<i64>();
     // a transposed convolution's programs walk one phase's pixels (`conv_phase.rs`)
     let m = if shape.transposed {
@@ -353,7 +353,7 @@ pub fn conv_kernel(
         writeln!(body, "    mask_n = offs_n < {n}").unwrap();
     }
     if shape.transposed {
-        super::conv_phase::emit_pixels(&mut body, shape.geometry(), &out_shape);
+        super::conv_phase::emit_pixels(&mut body, shape.geometry(), &out_shape, wide);
     } else {
         // offs_m -> (batch, spatial...), the last spatial dim innermost
         let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
@@ -536,16 +536,11 @@ pub fn conv_kernel(
             "convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({what})"
         )
     };
-    let constexprs: &[&str] = if shape.transposed {
-        &["BLOCK_M", "BLOCK_N", "BLOCK_K", "PHASE"]
-    } else {
-        &["BLOCK_M", "BLOCK_N", "BLOCK_K"]
-    };
     let mut source = kernel_head(
         g,
         name,
         &prog,
-        (outputs.len(), &[], constexprs),
+        (outputs.len(), &[], &["BLOCK_M", "BLOCK_N", "BLOCK_K"]),
         &nodes,
         &[note],
         &order,
@@ -561,14 +556,12 @@ pub fn conv_kernel(
             shape.groups * shape.group_n().div_ceil(config.block("BLOCK_N")).max(1),
         ]
         .into_iter()
+        .chain(shape.transposed.then_some(phase_n as u64))
         .collect(),
         grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args: vec![],
         operand_prep: vec![],
-        phase_launches: shape
-            .transposed
-            .then(|| ("PHASE".to_string(), phase_n as u64)),
     })
 }

@@ -1,11 +1,11 @@
 //! A transposed convolution's output pixels by phase: along a dim of stride `s`, the pixels
 //! `o` of one residue `c = o mod s` are reached by the same taps (those `t` for which
-//! `o + padding - t * dilation` is a multiple of `s`), an arithmetic run of them. A launch
-//! of the template computes the pixels of one phase (a residue per spatial dim: the
-//! constexpr `PHASE`, one launch per phase), so its reduction is that phase's taps only:
-//! `1 / s` of the kernel per strided dim, where a gather over every tap would multiply
-//! masked zeros (level-1 81, stride 5 in both dims: 1 tap in 25 lands). Each phase's taps
-//! are unrolled in a constexpr branch of their own: a launch compiles its phase's only.
+//! `o + padding - t * dilation` is a multiple of `s`), an arithmetic run of them. A program
+//! of the template computes pixels of one phase (a residue per spatial dim, the grid's
+//! third axis), so its reduction is that phase's taps only: `1 / s` of the kernel per
+//! strided dim, where a gather over every tap would multiply masked zeros (level-1 81,
+//! stride 5 in both dims: 1 tap in 25 lands). Each phase's taps are unrolled in a branch
+//! of its own.
 //!
 //! With `o = q * s + c` and tap `t = t0 + m * step` (`step = s / gcd(s, dilation)`), the
 //! input pixel is `(o + padding - t * dilation) / s = q + base - m * delta`, where
@@ -18,7 +18,7 @@ use super::statements::InputArg;
 use std::fmt::Write;
 
 /// Phases a transposed convolution may have (the product of its strides): each is a
-/// launch of its own.
+/// branch of the kernel.
 pub const MAX_PHASES: i64 = 64;
 
 /// The taps of one phase along one dim: `t0 + m * step` for `m` in `0..n`, each reading
@@ -141,9 +141,9 @@ pub struct Gather<'a> {
 }
 
 /// The pixel indices of a phase program: `offs_m` walks (batch, `q` per spatial dim), the
-/// constexpr `PHASE` is the phase (`c{j}` its residues), and output pixel `o = q * s + c`,
+/// grid's third axis is the phase (`c{j}` its residues), and output pixel `o = q * s + c`,
 /// masked past the output's end. `out_shape` is the output's (N, C, spatial...).
-pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64]) {
+pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], wide: bool) {
     let mut pix_shape = vec![out_shape[0]];
     pix_shape.extend(phase_extents(geom, out_shape));
     let mut names = vec!["o0".to_string()];
@@ -154,10 +154,8 @@ pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64]) {
             writeln!(body, "    {name} = offs_m * 0").unwrap();
         }
     }
-    // the phase is a constexpr: a launch per phase, each compiled with its own branch
-    // only (one kernel branching on a program id over 8 phases read out of bounds on an
-    // H100 where each phase alone did not: bench/results/conv_phase_probe_h100_b0e8a57.txt)
-    writeln!(body, "    ph = PHASE").unwrap();
+    let p = if wide { ".to(tl.int64)" } else { "" };
+    writeln!(body, "    ph = tl.program_id(2){p}").unwrap();
     let residues: Vec<String> = (0..geom.nsp()).map(|j| format!("c{j}")).collect();
     decompose(body, "    ", "ph", geom.stride, &residues);
     for j in 0..geom.nsp() {
@@ -186,8 +184,8 @@ pub fn phase_pixels(geom: Geometry, out_shape: &[i64]) -> u64 {
         * out_shape[0] as u64
 }
 
-/// The reduction of every phase, each in its own constexpr branch on `ph` (phases without
-/// taps have none), accumulating into `acc` (`row` the batch's input offset).
+/// The reduction of every phase, each in its own branch on `ph` (phases without taps have
+/// none), accumulating into `acc` (`row` the batch's input offset).
 pub fn emit_reductions(body: &mut String, gather: &Gather, dot: DotPrecision) {
     let mut first = true;
     for (index, phase) in phases(gather.geom).iter().enumerate() {

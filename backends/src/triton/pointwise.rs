@@ -174,6 +174,5 @@ pub fn pointwise_kernel_in_order(
         extra_args: vec![],
         scratch_args: vec![],
         operand_prep: vec![],
-        phase_launches: None,
     })
 }

@@ -339,7 +339,6 @@ pub fn window_kernel(
         extra_args: vec![],
         scratch_args,
         operand_prep: vec![],
-        phase_launches: None,
     })
 }
 
