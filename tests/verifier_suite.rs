@@ -361,13 +361,14 @@ fn out_of_memory_fails_its_candidate_and_the_next_one_runs_in_a_fresh_worker() {
     assert!(mem.note.unwrap_or_default().contains("CUDA only"));
 }
 
-#[test]
-fn the_candidate_channel_moves_tensors_through_shared_memory_and_refuses_bad_frames() {
+/// Runs one of the worker's Python self-checks (`tests/check_*.py`) with drtc's Python;
+/// returns its output after asserting that it exited 0.
+fn worker_self_check(script: &str) -> String {
     let home = DrtcHome::from_env();
     let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new(&python.python)
-        .arg(root.join("tests/check_wire.py"))
+        .arg(root.join("tests").join(script))
         .arg(root.join("src/verifier/worker"))
         .output()
         .expect("python runs");
@@ -377,6 +378,12 @@ fn the_candidate_channel_moves_tensors_through_shared_memory_and_refuses_bad_fra
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.status.success(), "{text}");
+    text
+}
+
+#[test]
+fn the_candidate_channel_moves_tensors_through_shared_memory_and_refuses_bad_frames() {
+    let text = worker_self_check("check_wire.py");
     assert!(
         text.contains("22 tensors round-trip, 4 bad frames refused"),
         "{text}"
@@ -385,19 +392,6 @@ fn the_candidate_channel_moves_tensors_through_shared_memory_and_refuses_bad_fra
 
 #[test]
 fn comparisons_in_bounded_pieces_equal_whole_tensor_comparisons() {
-    let home = DrtcHome::from_env();
-    let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let out = std::process::Command::new(&python.python)
-        .arg(root.join("tests/check_comparison.py"))
-        .arg(root.join("src/verifier/worker"))
-        .output()
-        .expect("python runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{text}");
+    let text = worker_self_check("check_comparison.py");
     assert!(text.contains("12 comparisons agree"), "{text}");
 }
