@@ -236,6 +236,12 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
         .trials
         .iter()
         .all(|t| t.state.iter().any(|s| s.name == "bn.running_var" && s.ok)));
+    // an untrusted KernelBench answer's re-drawn-parameters trial: its setup is timed apart
+    let phases = kb.phases.as_ref().expect("the worker's phases");
+    assert!(
+        phases.redrawn_s > 0.0 && phases.total_s > phases.trials_s + phases.redrawn_s,
+        "{phases:?}"
+    );
 
     // Modules with CUDA graphs: the trials replay on refilled buffers, capture on new
     // ones, and run once more with the module's state moved to new storage.

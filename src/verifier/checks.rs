@@ -261,6 +261,11 @@ pub struct Phases {
     /// The float64 truth alone.
     #[serde(default)]
     pub truth_s: f64,
+    /// An untrusted candidate's trial with re-drawn parameters, outside the trial itself:
+    /// the new state drawn, the reference probed with it, and both states sent to the
+    /// candidate's process (0 when it did not run).
+    #[serde(default)]
+    pub redrawn_s: f64,
     /// The whole request in the worker.
     #[serde(default)]
     pub total_s: f64,
@@ -280,8 +285,13 @@ impl Phases {
         } else {
             String::new()
         };
+        let redrawn = if self.redrawn_s > 0.0 {
+            format!(", re-drawn parameters' setup {:.2} s", self.redrawn_s)
+        } else {
+            String::new()
+        };
         format!(
-            "load {:.2} s{jit}, {trials} trial{} {:.2} s{truth}, {:.2} s in the worker",
+            "load {:.2} s{jit}, {trials} trial{} {:.2} s{truth}{redrawn}, {:.2} s in the worker",
             self.load_s,
             if trials == 1 { "" } else { "s" },
             self.trials_s,
@@ -587,6 +597,13 @@ mod tests {
             p.line(6),
             "load 0.36 s, kernels compiled ahead 6.42 s, 6 trials 5.73 s (float64 truth 0.34 s), \
              12.53 s in the worker"
+        );
+        p.jit_s = 0.0;
+        p.redrawn_s = 2.9;
+        assert_eq!(
+            p.line(6),
+            "load 0.36 s, 6 trials 5.73 s (float64 truth 0.34 s), re-drawn parameters' setup \
+             2.90 s, 12.53 s in the worker"
         );
     }
 

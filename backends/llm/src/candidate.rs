@@ -63,7 +63,8 @@ pub struct CandidateRecord {
 /// caller waited for it (queueing for a worker and for the GPU's exclusive timing pass
 /// included) and, from the worker's verification report, loading (an untrusted answer's
 /// import in its own sandboxed process), the trials (the float64 truth included) and the
-/// truth alone. `wall_s` minus `verify_s` is the timing pass and the waits around it.
+/// truth alone, and the re-drawn-parameters trial's setup (its new state drawn and sent).
+/// `wall_s` minus `verify_s` is the timing pass and the waits around it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckSeconds {
     pub wall_s: f64,
@@ -71,6 +72,8 @@ pub struct CheckSeconds {
     pub load_s: f64,
     pub trials_s: f64,
     pub truth_s: f64,
+    #[serde(default)]
+    pub redrawn_s: f64,
 }
 
 impl CandidateRecord {

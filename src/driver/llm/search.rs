@@ -86,6 +86,7 @@ pub fn evaluate(
             load_s: p.load_s,
             trials_s: p.trials_s,
             truth_s: p.truth_s,
+            redrawn_s: p.redrawn_s,
         })
     };
     let eval = match cx.device() {

@@ -283,8 +283,13 @@ def run_trials(pair, req, result, tamper, peaks):
             kinds.append("moved")
     if not pair.trusted and pair.kind == "kernelbench" \
             and all(f["check"] == "strict_source" for f in result["failures"]):
-        _redrawn_trial(pair, len(result["trials"]), pair.base_seed + 999_983 + salt, opts,
-                       result, tamper, peaks)
+        started = time.perf_counter()
+        done = len(result["trials"])
+        _redrawn_trial(pair, done, pair.base_seed + 999_983 + salt, opts, result, tamper, peaks)
+        # the new state drawn, the reference probed and both states sent to the candidate,
+        # outside the trial itself (which `trials_s` counts)
+        inner = sum(t.get("seconds", 0.0) for t in result["trials"][done:])
+        result.setdefault("phases", {})["redrawn_s"] = time.perf_counter() - started - inner
 
 
 def _read_strict(req, result):
