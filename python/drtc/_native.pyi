@@ -160,6 +160,7 @@ class Verifier:
         *,
         device: Optional[Device] = None,
         workers: Optional[int] = None,
+        workers_per_gpu: int = 1,
         timeout: float = 300.0,
         bench_timeout: Optional[float] = None,
         ray: Optional[str] = None,

@@ -86,7 +86,8 @@ _NOT_COMPILED = {"import", "init", "state_dict"}
 
 
 def _pool(device: Optional[str], timeout: float, workers: Optional[int],
-          ray: Optional[str] = None, gpus: Optional[int] = None) -> "_native.Verifier":
+          ray: Optional[str] = None, gpus: Optional[int] = None,
+          workers_per_gpu: int = 1) -> "_native.Verifier":
     """The pool for these settings; a new one starts its workers at once, so that a
     runtime that cannot start (no Python environment, a Python without torch or triton, no
     GPU when one was asked for) raises here, at first use, instead of scoring every answer
@@ -95,12 +96,13 @@ def _pool(device: Optional[str], timeout: float, workers: Optional[int],
         device = "cuda" if _native.devices() else "cpu"
     if gpus is not None and device == "cuda":
         workers = gpus
-    key = (device, float(timeout), workers, ray)
+    key = (device, float(timeout), workers, ray, workers_per_gpu)
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
         if pool is None:
             try:
-                pool = _native.Verifier(device=device, workers=workers, timeout=float(timeout),
+                pool = _native.Verifier(device=device, workers=workers,
+                                        workers_per_gpu=workers_per_gpu, timeout=float(timeout),
                                         ray=ray, ray_shared=ray is not None and ray != "local")
                 pool.warm_up()
             except RuntimeEnvError as e:
@@ -254,9 +256,11 @@ def score_batch(
     keep_report: bool = False,
     ray: Optional[str] = None,
     gpus: Optional[int] = None,
+    workers_per_gpu: int = 1,
 ) -> list:
-    """Scores many answers, spread over the worker pool (one worker per visible GPU, or
-    ``workers`` CPU workers). Results are in order; see the module's docstring."""
+    """Scores many answers, spread over the worker pool (``workers_per_gpu`` workers per
+    visible GPU, or ``workers`` CPU workers). Results are in order; see the module's
+    docstring."""
     _check_options(speedup_cap, extract)
     n = len(solution_strs)
     if len(ground_truths) != n:
@@ -273,7 +277,7 @@ def score_batch(
         else:
             todo.append((i, reference, code))
     if todo:
-        pool = _pool(device, timeout, workers, ray, gpus)
+        pool = _pool(device, timeout, workers, ray, gpus, workers_per_gpu)
         pairs = [(r, c) for _, r, c in todo]
         on_gpu = pool.device == "cuda"
         if on_gpu:
@@ -324,7 +328,7 @@ _VERL_KEYWORDS = frozenset({"sandbox_fusion_url", "concurrent_semaphore", "memor
 _OPTION_NAMES = ("data_source", "solution_str", "ground_truth", "extra_info", "data_sources",
                  "solution_strs", "ground_truths", "extra_infos", "correctness_weight",
                  "speedup_weight", "speedup_cap", "timeout", "device", "workers", "trials",
-                 "strict", "extract", "keep_report", "ray", "gpus")
+                 "strict", "extract", "keep_report", "ray", "gpus", "workers_per_gpu")
 
 
 def _unknown_keywords(function, unknown, known):
@@ -360,6 +364,7 @@ def compute_score(
     keep_report: bool = False,
     ray: Optional[str] = None,
     gpus: Optional[int] = None,
+    workers_per_gpu: int = 1,
     **_ignored,
 ):
     """verl's reward entry point, in both of verl's forms.
@@ -382,7 +387,9 @@ def compute_score(
     ``extract`` ("last" or "first" code block); ``keep_report`` (False: attach the
     runtime's full reports under ``report``); ``ray`` (None: local workers; "auto",
     "local" or a cluster address: drtc's shared verification actors on that Ray cluster)
-    and ``gpus`` (how many GPUs drtc may take; default all it sees). The keywords some verl reward managers pass
+    and ``gpus`` (how many GPUs drtc may take; default all it sees); ``workers_per_gpu`` (1:
+    answers verified at once per GPU, each still in its own sandboxed process, their timing
+    one at a time per GPU). The keywords some verl reward managers pass
     to every reward function (``sandbox_fusion_url``, ``concurrent_semaphore``,
     ``memory_limit_mb``) are ignored; any other unknown keyword raises ``TypeError``, so a
     typo such as ``speed_cap=5`` is not silently dropped.
@@ -393,7 +400,7 @@ def compute_score(
     options = dict(correctness_weight=correctness_weight, speedup_weight=speedup_weight,
                    speedup_cap=speedup_cap, timeout=timeout, device=device, workers=workers,
                    trials=trials, strict=strict, extract=extract, keep_report=keep_report,
-                   ray=ray, gpus=gpus)
+                   ray=ray, gpus=gpus, workers_per_gpu=workers_per_gpu)
     if solution_strs is not None or ground_truths is not None:
         if solution_strs is None or ground_truths is None:
             raise TypeError("the batch form needs both solution_strs= and ground_truths=")

@@ -100,7 +100,7 @@ impl PairFiles {
 
 fn make_pool(
     device: DeviceKind,
-    workers: Option<usize>,
+    (workers, per_gpu): (Option<usize>, usize),
     timeout: f64,
     bench_timeout: Option<f64>,
     ray: Option<RayConfig>,
@@ -114,6 +114,7 @@ fn make_pool(
     let python = PythonEnv::locate(&home).map_err(errors::runtime)?;
     let mut options = PoolOptions::new(device);
     options.workers = workers;
+    options.workers_per_gpu = per_gpu.max(1);
     options.request_timeout = Duration::from_secs_f64(timeout);
     let bench = bench_timeout.unwrap_or((2.0 * timeout).max(timeout + 60.0));
     if !(bench.is_finite() && bench > 0.0) {
@@ -141,7 +142,7 @@ pub struct ModuleChecks {
 
 impl ModuleChecks {
     pub fn new(device: DeviceKind, reference: &str, precision: Precision) -> PyResult<Self> {
-        let (pool, home) = make_pool(device, Some(1), 300.0, None, None)?;
+        let (pool, home) = make_pool(device, (Some(1), 1), 300.0, None, None)?;
         let dir = home.dir("python").map_err(errors::runtime)?;
         let reference = source_file(&dir, "reference_", reference).map_err(errors::runtime)?;
         Ok(ModuleChecks {
@@ -223,7 +224,7 @@ pub fn verify<'py>(
     let (reference, _) = crate::sizes::sized(reference_src, set.as_ref(), shrink)?;
     let reference_src = reference.as_str();
     let device = device_kind(device)?;
-    let (pool, home) = make_pool(device, Some(1), timeout, None, None)?;
+    let (pool, home) = make_pool(device, (Some(1), 1), timeout, None, None)?;
     let settings = VerifySettings {
         trials,
         seed,
@@ -274,7 +275,7 @@ pub fn bench<'py>(
             modes.push(mode);
         }
     }
-    let (pool, home) = make_pool(DeviceKind::Cuda, Some(1), timeout, None, None)?;
+    let (pool, home) = make_pool(DeviceKind::Cuda, (Some(1), 1), timeout, None, None)?;
     let settings = VerifySettings {
         trials,
         seed,
@@ -324,7 +325,9 @@ fn run_all<T: Sync, R: Send>(threads: usize, items: &[T], f: impl Fn(&T) -> R + 
         .collect()
 }
 
-/// A long-lived pool of verification workers (one per GPU on CUDA; `workers` on CPU).
+/// A long-lived pool of verification workers (`workers_per_gpu` per GPU on CUDA, default
+/// one: several verify answers at once, their timing passes one at a time per GPU;
+/// `workers` on CPU).
 /// A candidate that hangs past `timeout` seconds is killed with its worker, reported as a
 /// `timeout` failure, and the worker is replaced: the pool keeps serving. With `ray`
 /// (`"auto"`, `"local"` or a cluster address) the workers are verification actors on a
@@ -381,16 +384,22 @@ type Pair = (String, String);
 #[pymethods]
 impl Verifier {
     #[new]
-    #[pyo3(signature = (*, device = None, workers = None, timeout = 300.0, bench_timeout = None, ray = None, ray_shared = false))]
+    #[pyo3(signature = (*, device = None, workers = None, workers_per_gpu = 1, timeout = 300.0, bench_timeout = None, ray = None, ray_shared = false))]
     fn new(
         device: Option<&str>,
         workers: Option<usize>,
+        workers_per_gpu: usize,
         timeout: f64,
         bench_timeout: Option<f64>,
         ray: Option<&str>,
         ray_shared: bool,
     ) -> PyResult<Self> {
         let device = device_kind(device)?;
+        if workers_per_gpu == 0 {
+            return Err(PyValueError::new_err(
+                "workers_per_gpu must be at least 1 (answers verified at once per GPU)",
+            ));
+        }
         let ray = ray
             .map(|r| {
                 r.parse::<RayTarget>().map(|target| RayConfig {
@@ -400,7 +409,13 @@ impl Verifier {
             })
             .transpose()
             .map_err(PyValueError::new_err)?;
-        let (pool, home) = make_pool(device, workers, timeout, bench_timeout, ray)?;
+        let (pool, home) = make_pool(
+            device,
+            (workers, workers_per_gpu),
+            timeout,
+            bench_timeout,
+            ray,
+        )?;
         Ok(Verifier { pool, home })
     }
 

@@ -84,6 +84,8 @@ def test_wrong_argument_types_raise_type_error_naming_the_type():
         drtc.verify(REFERENCE, None)
     with pytest.raises(TypeError):
         drtc.Verifier(timeout="soon")
+    with pytest.raises(ValueError, match="workers_per_gpu"):
+        drtc.Verifier(device="cpu", workers_per_gpu=0)
     with pytest.raises(ValueError, match="precision"):
         drtc.compile(REFERENCE, precision="fp64")
     with pytest.raises(ValueError, match="backend"):
