@@ -100,7 +100,8 @@ impl PairFiles {
 
 fn make_pool(
     device: DeviceKind,
-    (workers, per_gpu): (Option<usize>, usize),
+    workers: Option<usize>,
+    per_gpu: usize,
     timeout: f64,
     bench_timeout: Option<f64>,
     ray: Option<RayConfig>,
@@ -142,7 +143,7 @@ pub struct ModuleChecks {
 
 impl ModuleChecks {
     pub fn new(device: DeviceKind, reference: &str, precision: Precision) -> PyResult<Self> {
-        let (pool, home) = make_pool(device, (Some(1), 1), 300.0, None, None)?;
+        let (pool, home) = make_pool(device, Some(1), 1, 300.0, None, None)?;
         let dir = home.dir("python").map_err(errors::runtime)?;
         let reference = source_file(&dir, "reference_", reference).map_err(errors::runtime)?;
         Ok(ModuleChecks {
@@ -224,7 +225,7 @@ pub fn verify<'py>(
     let (reference, _) = crate::sizes::sized(reference_src, set.as_ref(), shrink)?;
     let reference_src = reference.as_str();
     let device = device_kind(device)?;
-    let (pool, home) = make_pool(device, (Some(1), 1), timeout, None, None)?;
+    let (pool, home) = make_pool(device, Some(1), 1, timeout, None, None)?;
     let settings = VerifySettings {
         trials,
         seed,
@@ -275,7 +276,7 @@ pub fn bench<'py>(
             modes.push(mode);
         }
     }
-    let (pool, home) = make_pool(DeviceKind::Cuda, (Some(1), 1), timeout, None, None)?;
+    let (pool, home) = make_pool(DeviceKind::Cuda, Some(1), 1, timeout, None, None)?;
     let settings = VerifySettings {
         trials,
         seed,
@@ -411,7 +412,8 @@ impl Verifier {
             .map_err(PyValueError::new_err)?;
         let (pool, home) = make_pool(
             device,
-            (workers, workers_per_gpu),
+            workers,
+            workers_per_gpu,
             timeout,
             bench_timeout,
             ray,

@@ -196,7 +196,7 @@ def main():
                            int(config.get("memory") or 0), int(config.get("cpu_seconds", 86400)))
     warmed = warm_device()
     send({"event": "ready", "sandbox": REPORT.as_list(), "pid": os.getpid(),
-                          "device": DEVICE, "warm": warmed})
+          "device": DEVICE, "warm": warmed})
     return serve(work)
 
 

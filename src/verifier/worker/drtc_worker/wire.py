@@ -10,8 +10,9 @@ Values inside `msg` refer to tensors as `{"$t": index}`; tuples travel as lists.
 
 A channel may also have an `Arena` per direction: a shared memory file (memfd) the sender
 writes tensors into, the header giving each one's offset (`"at"`) instead of sending its
-bytes down the pipe (a pipe moved about 350 MB/s on the GPU machine's sandboxed kernel: a
-level-2 answer with a 1 GB output spent 4 s of each trial there). The receiver checks the
+bytes down the pipe (level-2 1's five trials, a 537 MB input and a 1.04 GB output each,
+took 23.2 s through the pipe and 6.1 s through the arena on an H100:
+bench/results/reward_breakdown_h100_326ef60.md). The receiver checks the
 offset and length against the arena's size and copies the bytes out at once, so what the
 other side writes later never reaches a tensor already received. One message with
 tensors is in flight per direction at a time (the protocol is request and reply);
