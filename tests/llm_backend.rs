@@ -406,6 +406,9 @@ fn eval_measures_pass_at_k_and_resumes() {
             "cpu",
             "--retries",
             "0",
+            // four workers over two samples: both tasks are judged at once
+            "--jobs",
+            "4",
             "-o",
             s(&results),
             "--markdown",
@@ -416,12 +419,15 @@ fn eval_measures_pass_at_k_and_resumes() {
     };
     let o = run(&[]);
     assert!(o.status.success(), "{}", text(&o));
-    let rows: Vec<Value> = std::fs::read_to_string(&results)
+    assert!(text(&o).contains("2 task(s) at a time"), "{}", text(&o));
+    let mut rows: Vec<Value> = std::fs::read_to_string(&results)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(rows.len(), 2);
+    // rows are written as tasks finish: the sigmoid task first here
+    rows.sort_by_key(|r| r["ops"].to_string().contains("abs"));
     let verified: Vec<Vec<bool>> = rows
         .iter()
         .map(|r| {
@@ -522,7 +528,8 @@ fn eval_region_mode_stitches_each_sample() {
     );
     assert!(o.status.success(), "{}", text(&o));
     assert!(
-        text(&o).contains("verifying up to 2 answer(s) at once on cpu"),
+        text(&o).contains("verifying up to 2 answer(s) at once on cpu")
+            && text(&o).contains("1 task(s) at a time"),
         "{}",
         text(&o)
     );

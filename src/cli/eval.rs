@@ -15,7 +15,7 @@ use drtc::driver::constants::apply_overrides;
 use drtc::driver::constants::ConstantOverride;
 use drtc::driver::llm::eval::{eval_program, eval_unlowered};
 use drtc::driver::llm::metrics::{markdown, summarize, TaskResult};
-use drtc::driver::llm::LlmContext;
+use drtc::driver::llm::{parallel_map, LlmContext};
 use drtc::driver::load::{load_programs, LoadedProgram};
 use drtc::verifier::DeviceKind;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,6 +23,7 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum BaselineArg {
@@ -142,6 +143,30 @@ fn read_results(path: &Path) -> Vec<TaskResult> {
         .collect()
 }
 
+/// A task not yet judged (taken once by a thread).
+type Pending = Mutex<Option<Result<LoadedProgram, Unlowered>>>;
+
+/// Where finished tasks go: the results file, in the order tasks finish.
+struct Sink {
+    file: std::fs::File,
+    solved: usize,
+    /// The first write that failed (the run stops with it once the tasks in flight end).
+    error: Option<std::io::Error>,
+}
+
+fn task_name(t: &Result<LoadedProgram, Unlowered>) -> &str {
+    match t {
+        Ok(p) => &p.name,
+        Err(u) => &u.name,
+    }
+}
+
+/// Tasks judged at once: enough that `workers` verification workers are busy when each
+/// task brings `samples` answers (one task at a time when its samples fill them).
+fn tasks_at_once(workers: usize, samples: usize) -> usize {
+    workers.div_ceil(samples.max(1)).max(1)
+}
+
 pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
     let device = match args.device {
         Some(DeviceArg::Cpu) => DeviceKind::Cpu,
@@ -169,10 +194,15 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         .llm
         .setup(device, &dtype, args.ray.config(), args.ray.actors())?;
     setup.settings.compile_baseline = args.baseline == BaselineArg::Compile;
+    // whole tasks at once, so that every worker has an answer to verify when --jobs
+    // exceeds a task's samples (each task still asks for its samples at once)
+    let at_once = tasks_at_once(setup.pool.size(), setup.settings.samples);
     eprintln!(
-        "verifying up to {} answer(s) at once on {} (--jobs), each in its own sandboxed process",
+        "verifying up to {} answer(s) at once on {} (--jobs), each in its own sandboxed \
+         process; {} task(s) at a time",
         setup.pool.size(),
-        device.name()
+        device.name(),
+        at_once
     );
     let cx = LlmContext::new(
         &setup.client,
@@ -209,55 +239,61 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} tasks {msg} [{elapsed}<{eta}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let (mut solved, mut skipped) = (0usize, 0usize);
-    for t in tasks {
+    let skipped = tasks.iter().filter(|t| done.contains(task_name(t))).count();
+    bar.inc(skipped as u64);
+    let pending: Vec<Pending> = tasks
+        .into_iter()
+        .filter(|t| !done.contains(task_name(t)))
+        .map(|t| Mutex::new(Some(t)))
+        .collect();
+    let sink = Mutex::new(Sink {
+        file,
+        solved: 0,
+        error: None,
+    });
+    parallel_map(at_once, &pending, |slot| {
+        let Some(t) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return;
+        };
         let result = match t {
             Ok(mut prog) => {
-                if done.contains(&prog.name) {
-                    skipped += 1;
-                    bar.inc(1);
-                    continue;
-                }
                 bar.set_message(prog.name.clone());
                 eval_program(&cx, &mut prog, &opts, &bar)
             }
-            Err(u) => {
-                if done.contains(&u.name) {
-                    skipped += 1;
-                    bar.inc(1);
-                    continue;
+            Err(u) => match (&u.source, setup.settings.mode) {
+                // the model is judged against PyTorch running the source itself
+                (Some(src), drtc_llm::PromptMode::Whole) => {
+                    bar.set_message(u.name.clone());
+                    let note = format!("drtc's frontend could not lower it: {}", u.message);
+                    eval_unlowered(&cx, &u.name, src, &note)
                 }
-                match (&u.source, setup.settings.mode) {
-                    // the model is judged against PyTorch running the source itself
-                    (Some(src), drtc_llm::PromptMode::Whole) => {
-                        bar.set_message(u.name.clone());
-                        let note = format!("drtc's frontend could not lower it: {}", u.message);
-                        eval_unlowered(&cx, &u.name, src, &note)
-                    }
-                    _ => TaskResult {
-                        task: u.name,
-                        ops: vec![],
-                        samples: vec![],
-                        error: Some(u.message),
-                        prompt_tokens: 0,
-                        completion_tokens: 0,
-                        request_ms: 0.0,
-                        wall_ms: 0.0,
-                        candidates: vec![],
-                    },
-                }
-            }
+                _ => TaskResult {
+                    task: u.name,
+                    ops: vec![],
+                    samples: vec![],
+                    error: Some(u.message),
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                    request_ms: 0.0,
+                    wall_ms: 0.0,
+                    candidates: vec![],
+                },
+            },
         };
-        solved += usize::from(result.solved());
+        let mut sink = sink.lock().unwrap_or_else(|p| p.into_inner());
+        sink.solved += usize::from(result.solved());
         let line = serde_json::to_string(&result).unwrap_or_default();
-        writeln!(file, "{line}")
-            .and_then(|_| file.flush())
-            .map_err(|source| DriverError::Write {
-                path: args.output.display().to_string(),
-                source,
-            })?;
+        if let Err(e) = writeln!(sink.file, "{line}").and_then(|_| sink.file.flush()) {
+            sink.error.get_or_insert(e);
+        }
         bar.inc(1);
-        bar.set_message(format!("({solved} solved)"));
+        bar.set_message(format!("({} solved)", sink.solved));
+    });
+    if let Some(source) = sink.into_inner().unwrap_or_else(|p| p.into_inner()).error {
+        return Err(DriverError::Write {
+            path: args.output.display().to_string(),
+            source,
+        });
     }
     bar.finish_and_clear();
     let all = read_results(&args.output);
@@ -286,4 +322,19 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         write(path, &md)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tasks_at_once;
+
+    #[test]
+    fn tasks_at_once_fills_the_workers() {
+        assert_eq!(tasks_at_once(4, 4), 1);
+        assert_eq!(tasks_at_once(8, 4), 2);
+        assert_eq!(tasks_at_once(5, 4), 2);
+        assert_eq!(tasks_at_once(4, 1), 4);
+        assert_eq!(tasks_at_once(1, 8), 1);
+        assert_eq!(tasks_at_once(3, 0), 3);
+    }
 }

@@ -69,7 +69,8 @@ pub struct LlmArgs {
     pub concurrency: usize,
     /// Answers verified at once: on a GPU, verification workers per GPU (default 1; each
     /// answer still runs in its own sandboxed process, and timing passes run one at a time
-    /// per GPU); on CPU, workers (default: half the cores).
+    /// per GPU); on CPU, workers (default: half the cores). `drtc eval` judges as many
+    /// tasks at once as keep them busy (--jobs over --samples, rounded up).
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Seconds to wait for one answer.
