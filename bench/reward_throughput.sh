@@ -74,6 +74,7 @@ if checks:
     print(f"per answer, median of {len(checks)}: request {med['wall_s']:.2f} s = verification "
           f"{med['verify_s']:.2f} s (load {med['load_s']:.2f}, trials {med['trials_s']:.2f}, "
           f"float64 truth {med['truth_s']:.2f}, re-drawn parameters' setup "
-          f"{med.get('redrawn_s', 0.0):.2f}) + timing and waits "
+          f"{med.get('redrawn_s', 0.0):.2f}, kernels compiled ahead {med.get('jit_s', 0.0):.2f}) "
+          f"+ timing and waits "
           f"{statistics.median(c['wall_s'] - c['verify_s'] for c in checks):.2f} s")
 PY

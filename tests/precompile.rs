@@ -65,3 +65,64 @@ fn the_dry_run_records_every_launch_and_leaves_the_module_as_it_was() {
     );
     assert_eq!(r["state_is_the_references"], true, "{r}");
 }
+
+#[test]
+fn an_untrusted_answer_compiles_ahead_in_its_own_process_and_is_loaded_again() {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile_ahead");
+    let _ = std::fs::remove_dir_all(&d);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let home = drtc::verifier::DrtcHome::from_env();
+    let python = drtc::verifier::PythonEnv::locate(&home)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .python;
+    let out = Command::new(python)
+        .arg(root.join("tests/check_compile_ahead.py"))
+        .arg(root.join("src/verifier/worker"))
+        .arg(&d)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cases: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let case = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c["case"] == name)
+            .unwrap_or_else(|| panic!("no case {name}: {stdout}"))
+            .clone()
+    };
+    for name in ["two kernels and an autotuned one", "host loop"] {
+        let c = case(name);
+        // two plain launches and one per autotune config, each compiled, none launched
+        let compiled = c["compiled"].as_array().unwrap();
+        assert_eq!(compiled.len(), 5, "{c}");
+        assert!(compiled.iter().all(|k| k[1] == true), "compile only: {c}");
+        let blocks: Vec<&Value> = compiled
+            .iter()
+            .filter(|k| k[0] == "negate")
+            .map(|k| &k[2])
+            .collect();
+        assert_eq!(blocks, [64, 128, 256], "every autotune config: {c}");
+        assert_eq!(c["reply"]["launches"], 5, "{c}");
+        // the instance that ran the dry run is gone; the trials get a fresh one
+        assert_eq!(c["old_module_ran"], 1, "{c}");
+        assert_eq!(c["reloaded"], true, "{c}");
+        assert_eq!(c["fresh_module_state"], true, "{c}");
+        assert_eq!(c["restored"], true, "{c}");
+    }
+    // the host loop after the launches ends at the dry run's timer (1 s here)
+    let looped = case("host loop")["seconds"].as_f64().unwrap();
+    assert!((0.9..10.0).contains(&looped), "{looped}");
+    let one = case("one kernel");
+    assert_eq!(one["reply"]["launches"], 0, "{one}");
+    assert_eq!(one["reloaded"], false, "{one}");
+    assert_eq!(one["old_module_ran"], 0, "no dry run: {one}");
+}

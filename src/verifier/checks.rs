@@ -416,6 +416,10 @@ pub struct VerifyReport {
     /// Where the time went (absent from workers that do not measure it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phases: Option<Phases>,
+    /// Set when a first attempt ran out of GPU memory beside other verifications on the
+    /// device and this report is the attempt made alone there: the first one's reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried_alone: Option<Vec<String>>,
 }
 
 impl VerifyReport {
@@ -474,7 +478,14 @@ impl VerifyReport {
             redrawn_parameters: None,
             rule: None,
             phases: None,
+            retried_alone: None,
         }
+    }
+
+    /// Whether a check failed for want of GPU memory (which, beside other verifications on
+    /// the device, may be theirs as much as this candidate's).
+    pub fn ran_out_of_memory(&self) -> bool {
+        self.failures.iter().any(|f| f.check == Check::OutOfMemory)
     }
 
     /// The distinct checks that failed, in order of first failure.

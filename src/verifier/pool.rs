@@ -315,9 +315,18 @@ impl WorkerPool {
         })
     }
 
-    /// Verifies one candidate.
+    /// Verifies one candidate. When it runs out of GPU memory while other workers may use
+    /// the device, it is verified once more alone there (`retried_alone` keeps the first
+    /// attempt's reasons): an answer is not rejected for memory its neighbours held.
     pub fn verify(&self, req: &VerifyRequest) -> RuntimeResult<VerifyReport> {
-        self.verify_within(req, self.options.request_timeout)
+        let timeout = self.options.request_timeout;
+        let first = self.verify_within(req, timeout)?;
+        if !(first.ran_out_of_memory() && self.size() > 1) {
+            return Ok(first);
+        }
+        let mut again = self.verify_alone(req, timeout)?;
+        again.retried_alone = Some(first.reasons());
+        Ok(again)
     }
 
     /// Verifies one candidate with its own deadline.
@@ -399,9 +408,18 @@ impl WorkerPool {
             .collect()
     }
 
-    /// Verifies, then (when verified, on CUDA) times one candidate.
+    /// Verifies, then (when verified, on CUDA) times one candidate; out of GPU memory
+    /// beside other workers, once more alone on the device (as [`WorkerPool::verify`]).
     pub fn bench(&self, req: &BenchRequest) -> RuntimeResult<BenchReport> {
-        self.bench_within(req, None)
+        let first = self.bench_within(req, None)?;
+        if !(first.ran_out_of_memory() && self.size() > 1) {
+            return Ok(first);
+        }
+        let mut again = self.bench_alone(req, None)?;
+        let mut reasons = first.verify.reasons();
+        reasons.extend(first.timing_error);
+        again.verify.retried_alone = Some(reasons);
+        Ok(again)
     }
 
     /// Verifies and prepares one candidate in a shared pass of its GPU, then times it in

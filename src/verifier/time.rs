@@ -271,6 +271,17 @@ pub struct BenchReport {
     pub timing_error: Option<String>,
 }
 
+impl BenchReport {
+    /// Whether verification or timing ran out of GPU memory.
+    pub fn ran_out_of_memory(&self) -> bool {
+        self.verify.ran_out_of_memory()
+            || self
+                .timing_error
+                .as_deref()
+                .is_some_and(|e| e.contains("out of memory"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

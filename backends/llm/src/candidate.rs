@@ -63,7 +63,8 @@ pub struct CandidateRecord {
 /// caller waited for it (queueing for a worker and for the GPU's exclusive timing pass
 /// included) and, from the worker's verification report, loading (an untrusted answer's
 /// import in its own sandboxed process), the trials (the float64 truth included) and the
-/// truth alone, and the re-drawn-parameters trial's setup (its new state drawn and sent).
+/// truth alone, the re-drawn-parameters trial's setup (its new state drawn and sent), and
+/// the compile of its kernels ahead of the trials.
 /// `wall_s` minus `verify_s` is the timing pass and the waits around it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CheckSeconds {
@@ -74,6 +75,10 @@ pub struct CheckSeconds {
     pub truth_s: f64,
     #[serde(default)]
     pub redrawn_s: f64,
+    /// The answer's kernels compiled ahead of its first trial, in its own process (0 when
+    /// it was not done: one kernel or none, the interpreter, `DRTC_PARALLEL_JIT=off`).
+    #[serde(default)]
+    pub jit_s: f64,
 }
 
 impl CandidateRecord {

@@ -87,6 +87,7 @@ pub fn evaluate(
             trials_s: p.trials_s,
             truth_s: p.truth_s,
             redrawn_s: p.redrawn_s,
+            jit_s: p.jit_s,
         })
     };
     let eval = match cx.device() {

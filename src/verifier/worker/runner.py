@@ -6,7 +6,8 @@ Started by the checker as a spare before any answer is known: it enters its name
 torch and Triton, initializes the device, confines itself (filesystem, rlimits, an
 unprivileged user) and says `ready` with what its sandbox holds. Then it serves one answer:
 `load` (the candidate's source, built as `ModelNew` with the reference's state, or its
-`triton_fused_operator`), `call` (one guarded call on the inputs it is sent; it answers
+`triton_fused_operator`), `precompile` (its kernels compiled ahead from a dry run, then
+the answer loaded again: `drtc_worker/precompile.py`), `call` (one guarded call on the inputs it is sent; it answers
 with the outputs and facts, all of which the checker treats as claims), `load_state`,
 `graph_stats`, `exit`. Frames are `drtc_worker/wire.py`'s; anything printed goes to
 stderr.
@@ -40,6 +41,7 @@ from drtc_worker import wire  # noqa: E402
 from drtc_worker.candidate import Candidate  # noqa: E402
 from drtc_worker.common import DEVICE, Failure, exc_line, to_device  # noqa: E402
 from drtc_worker.memory import classify  # noqa: E402
+from drtc_worker.precompile import compile_then_reload  # noqa: E402
 
 # the checker's shared memory for tensors, one arena per direction (`wire.Arena`)
 ARENA_IN, ARENA_OUT = (wire.Arena.attach(fd) if isinstance(fd, int) else None
@@ -128,6 +130,7 @@ def time_calls(cand, staged, req):
 
 def serve(work):
     cand = None
+    loaded = None
     staged = None
     n = 0
     while True:
@@ -147,8 +150,12 @@ def serve(work):
                     f.write(req["source"])
                 state = to_device(req.get("state")) if req.get("state") is not None else None
                 init = to_device(req.get("init_args") or [])
-                cand = Candidate(path, req["kind"], init, int(req.get("seed", 0)), state)
+                loaded = (path, req["kind"], init, int(req.get("seed", 0)), state)
+                cand = Candidate(*loaded)
                 reply = {"ok": True}
+            elif op == "precompile":
+                cand, reply = compile_then_reload(cand, loaded, to_device(req["inputs"]),
+                                                  float(req.get("dry_run_s") or 10.0))
             elif op == "call":
                 facts = cand.call(to_device(req["inputs"]), int(req["seed"]),
                                   req["trial_kind"], (bool(req["strict"]), req["library_ops"]),

@@ -250,21 +250,51 @@ class IsolatedCandidate:
     def __init__(self, spares, path, kind, init_args, seed, ref_state, timeout):
         self.kind = kind
         self.timeout = timeout
+        self.spares = spares
         with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
-        self.runner = spares.take()
+        self.load_request = {"op": "load", "source": source, "kind": kind,
+                             "init_args": list(init_args), "seed": seed, "state": ref_state}
+        self._load()
+
+    def _load(self):
+        """A spare process takes the answer: loaded and built, or a Failure."""
+        self.runner = self.spares.take()
         self.sandbox = self.runner.ready.get("sandbox")
         # how tensors cross, from what this side set up (the candidate's word not needed)
         sizes = [a.size for a in self.runner.arenas if a is not None]
         self.channel = (f"shared memory, {min(sizes) >> 20} MiB each way"
                         if len(sizes) == 2 else "pipe")
-        reply = self.runner.request({"op": "load", "source": source, "kind": kind,
-                                     "init_args": list(init_args), "seed": seed,
-                                     "state": ref_state}, self._deadline(), "import")
+        reply = self.runner.request(self.load_request, self._deadline(), "import")
         f = _failure(reply)
         if f is not None:
             self.close()
             raise Failure(f[0], f[1])
+
+    def precompile(self, inputs, dry_run_s):
+        """Has the answer's process compile its kernels ahead from a dry run on `inputs`
+        (`precompile.compile_ahead`; the process loads the answer again afterwards). Returns
+        (launches it says it compiled, seconds by this side's clock), or None when nothing
+        was done. When the dry run left the process unusable, or the process failed the
+        request, a fresh process loaded with the answer takes its place: the trials judge
+        that one, as they would have without this step."""
+        if self.runner is None:
+            return None
+        t0 = time.perf_counter()
+        try:
+            reply = self.runner.request({"op": "precompile", "inputs": inputs,
+                                         "dry_run_s": dry_run_s}, self._deadline(),
+                                        "compiling its kernels ahead")
+            usable = _failure(reply) is None and not reply.get("restart")
+        except Failure:
+            usable = False
+        if not usable:
+            self.close()
+            self._load()
+            return None
+        n = reply.get("launches")
+        n = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
+        return (n, time.perf_counter() - t0) if n else None
 
     def _deadline(self):
         return time.monotonic() + self.timeout

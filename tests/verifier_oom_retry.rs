@@ -1,0 +1,45 @@
+//! Out of GPU memory beside other verifications may be the neighbours' doing as much as
+//! the candidate's: `WorkerPool::verify` verifies such a candidate once more alone on the
+//! device, and the report keeps the first attempt's reasons (`retried_alone`). A pool of
+//! one worker has no neighbours and does not retry. (On CPU the workers share no device;
+//! the pool's rule reads only its size, so the CPU pool shows it.)
+
+use drtc::verifier::{
+    Check, DeviceKind, DrtcHome, PoolOptions, PythonEnv, VerifyRequest, WorkerPool,
+};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/verifier")).join(name)
+}
+
+fn pool(workers: usize) -> WorkerPool {
+    let home = DrtcHome::from_env();
+    let python = PythonEnv::locate(&home).expect("a Python environment (see `drtc setup`)");
+    let mut options = PoolOptions::new(DeviceKind::Cpu);
+    options.workers = Some(workers);
+    options.request_timeout = Duration::from_secs(120);
+    WorkerPool::new(python, &home, options).expect("pool")
+}
+
+#[test]
+fn out_of_memory_beside_other_workers_is_verified_again_alone() {
+    let req = VerifyRequest::new(data("seed_relu_add.py"), data("bad_oom.py"));
+    let shared = pool(2).verify(&req).expect("runtime works");
+    assert!(!shared.verified);
+    assert!(shared.ran_out_of_memory(), "{:?}", shared.reasons());
+    let first = shared.retried_alone.as_ref().expect("retried alone");
+    assert!(
+        first.iter().any(|r| r.contains("out of memory")),
+        "{first:?}"
+    );
+    // a correct candidate is not retried
+    let ok = VerifyRequest::new(data("seed_relu_add.py"), data("ok_relu_add.py"));
+    let r = pool(2).verify(&ok).expect("runtime works");
+    assert!(r.verified && r.retried_alone.is_none(), "{:?}", r.reasons());
+    // alone in its pool: nothing to retry
+    let single = pool(1).verify(&req).expect("runtime works");
+    assert!(single.failed_checks().contains(&Check::OutOfMemory));
+    assert!(single.retried_alone.is_none());
+}
