@@ -14,12 +14,13 @@
 # bench/out), NAME (default reward_<tasks dir name>), PORT (default 18431), JOBS (answers
 # verified at once, `drtc eval --jobs`; default 1), VERIFY_ANSWERS (set to 1 to
 # write the answers with a verified compile: unverified modules may fail, as level-2 57's
-# channels-last one does under the fp32 rule), EXTRA (more
+# channels-last one does under the fp32 rule), ANSWERS (a folder of answers written
+# before, one per task file name: used as they are, nothing compiled), EXTRA (more
 # arguments to both `drtc compile` and `drtc eval`, e.g. --shrink on a CPU). Writes $OUT/$NAME.jsonl (drtc eval's rows), $OUT/$NAME.md and
 # $OUT/$NAME.txt (answers, wall time, answers per second).
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,19p' "$0"
+  sed -n '2,21p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -32,6 +33,10 @@ NAME=${NAME:-reward_$(basename "$TASKS")}
 PORT=${PORT:-18431}
 mkdir -p "$OUT/$NAME.answers"
 for f in "$TASKS"/*.py; do
+  if [ -n "${ANSWERS:-}" ]; then
+    cp "$ANSWERS/$(basename "$f")" "$OUT/$NAME.answers/" 2>/dev/null || echo "no answer for $(basename "$f")" >> "$OUT/$NAME.log"
+    continue
+  fi
   # shellcheck disable=SC2086
   "$DRTC" compile "$f" --device "$DEVICE" $([ -n "${VERIFY_ANSWERS:-}" ] || echo --no-verify) ${EXTRA:-} -o "$OUT/$NAME.answers/$(basename "$f")" \
     > /dev/null 2>> "$OUT/$NAME.log" || echo "no answer for $(basename "$f")" >> "$OUT/$NAME.log"
