@@ -12,7 +12,7 @@ use drtc::driver::compile::{compile_graph, CompileOptions};
 use drtc::driver::load::load_programs;
 use drtc_backends::conv_choice::region_conv;
 use drtc_backends::layout::LayoutChoice;
-use drtc_backends::triton::{ConvImpl, DotPrecision};
+use drtc_backends::triton::{ConvImpl, DotPrecision, PhaseLaunch};
 use std::path::{Path, PathBuf};
 use support::compile::verify_json;
 
@@ -59,7 +59,18 @@ fn template_module_verifies(name: &str) {
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     for layout in [LayoutChoice::Nchw, LayoutChoice::ChannelsLast] {
-        for dot in [DotPrecision::Tf32x3, DotPrecision::Ieee] {
+        // a transposed convolution's phases: one launch at each precision, and a launch
+        // per phase
+        let mut imps: Vec<ConvImpl> = [DotPrecision::Tf32x3, DotPrecision::Ieee]
+            .map(ConvImpl::triton)
+            .to_vec();
+        if name.contains("transposed") {
+            imps.push(ConvImpl::Triton {
+                dot: DotPrecision::Tf32x3,
+                phases: PhaseLaunch::Each,
+            });
+        }
+        for imp in imps {
             let Ok(p) = load_programs(&file, &text, &[], None).unwrap().remove(0) else {
                 panic!("{} does not load", file.display())
             };
@@ -74,7 +85,6 @@ fn template_module_verifies(name: &str) {
                 .filter(|&i| region_conv(&c.graph, &c.plan, i).is_some())
                 .collect();
             assert_eq!(convs.len(), 1);
-            let imp = ConvImpl::Triton { dot };
             lowering
                 .set_conv((&c.graph, &c.plan), convs[0], imp, "test")
                 .unwrap();
@@ -86,10 +96,21 @@ fn template_module_verifies(name: &str) {
             if layout == LayoutChoice::ChannelsLast && !name.ends_with("d.py") {
                 assert!(m.source.contains("outputs dense in dim order [0, 2, 3, 1]"));
             }
-            let path = out.join(format!("{}_{}.py", layout.name(), dot.name()));
+            if let ConvImpl::Triton {
+                phases: PhaseLaunch::Each,
+                ..
+            } = imp
+            {
+                assert!(
+                    m.source.contains("for _drtc_phase in range("),
+                    "a launch per phase"
+                );
+            }
+            let tag = imp.describe().replace(':', "_");
+            let path = out.join(format!("{}_{tag}.py", layout.name()));
             std::fs::write(&path, &m.source).unwrap();
             let v = verify_json(&file, &path);
-            assert_eq!(v["verified"], true, "{} {}: {v}", layout.name(), dot.name());
+            assert_eq!(v["verified"], true, "{} {tag}: {v}", layout.name());
         }
     }
 }

@@ -7,7 +7,9 @@ use crate::attention_choice::attention_region_kernel;
 use crate::conv_choice::conv_region_kernel;
 use crate::layout::LayoutPlan;
 use crate::plan::{Implementation, LoweringPlan};
-use crate::triton::{AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, TritonKernel};
+use crate::triton::{
+    AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, PhaseLaunch, TritonKernel,
+};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use std::collections::HashMap;
@@ -15,7 +17,10 @@ use std::collections::HashMap;
 /// Which template takes over a library region.
 #[derive(Clone, Copy, Debug)]
 enum Template {
-    Conv { partner: Option<usize> },
+    Conv {
+        partner: Option<usize>,
+        phases: PhaseLaunch,
+    },
     Attention,
 }
 
@@ -36,7 +41,11 @@ impl Chosen {
     /// `conv:triton:tf32x3`.
     pub fn describe(&self) -> String {
         match self.template {
-            Template::Conv { .. } => ConvImpl::Triton { dot: self.dot }.describe(),
+            Template::Conv { phases, .. } => ConvImpl::Triton {
+                dot: self.dot,
+                phases,
+            }
+            .describe(),
             Template::Attention => AttentionImpl::Triton { dot: self.dot }.describe(),
         }
     }
@@ -66,8 +75,8 @@ impl Chosen {
         layout: &LayoutPlan,
     ) -> Option<TritonKernel> {
         match self.template {
-            Template::Conv { partner } => {
-                conv_region_kernel(g, plan, self.source, partner, self.dot, layout)
+            Template::Conv { partner, phases } => {
+                conv_region_kernel(g, plan, self.source, partner, (self.dot, phases), layout)
             }
             Template::Attention => {
                 attention_region_kernel(g, plan, self.source, self.dot, self.config.clone())
@@ -83,9 +92,15 @@ pub(crate) fn chosen_templates(lowering: &LoweringPlan) -> HashMap<usize, Chosen
     for (i, rp) in lowering.regions.iter().enumerate() {
         let (template, dot, why, emitted) = match &rp.implementation {
             Implementation::Conv(c) => match (c.imp, c.emitted_at(i)) {
-                (ConvImpl::Triton { dot }, Some(j)) => {
-                    (Template::Conv { partner: c.partner }, dot, &c.reason, j)
-                }
+                (ConvImpl::Triton { dot, phases }, Some(j)) => (
+                    Template::Conv {
+                        partner: c.partner,
+                        phases,
+                    },
+                    dot,
+                    &c.reason,
+                    j,
+                ),
                 _ => continue,
             },
             Implementation::Attention(a) => match a.imp {

@@ -6,7 +6,9 @@
 //! alone when there is none.
 
 use crate::layout::{channels_last_order, LayoutPlan};
-use crate::triton::{conv_kernel, conv_shape, ConvShape, DotPrecision, Precision, TritonKernel};
+use crate::triton::{
+    conv_kernel, conv_shape, ConvShape, DotPrecision, PhaseLaunch, Precision, TritonKernel,
+};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
@@ -64,7 +66,8 @@ pub fn conv_partner(g: &Graph, plan: &FusionPlan, index: usize) -> Option<usize>
     }
 }
 
-/// The template's kernel for convolution region `index` at `dot`, fused with `partner`
+/// The template's kernel for convolution region `index` at `imp` (its precision and how
+/// a transposed convolution's phases launch), fused with `partner`
 /// (its pointwise consumer region, [`conv_partner`]) or alone; outputs stored in the
 /// layout the host allocates them in (`layout.values`).
 pub(crate) fn conv_region_kernel(
@@ -72,7 +75,7 @@ pub(crate) fn conv_region_kernel(
     plan: &FusionPlan,
     index: usize,
     partner: Option<usize>,
-    dot: DotPrecision,
+    imp: (DotPrecision, PhaseLaunch),
     layout: &LayoutPlan,
 ) -> Option<TritonKernel> {
     let shape = region_conv(g, plan, index)?;
@@ -93,7 +96,7 @@ pub(crate) fn conv_region_kernel(
         shape.node,
         &epilogue,
         &outputs,
-        dot,
+        imp,
         // the heuristic configuration (a searched configuration of the partner region is
         // the pointwise kernel's, not this one's)
         None,

@@ -485,19 +485,36 @@ impl Host<'_> {
         if k.config.num_stages > 1 {
             args.push(format!("num_stages={}", k.config.num_stages));
         }
-        self.launches += 1 + k.operand_prep.len();
         let grid: Vec<String> = match &k.grid_expr {
             Some(e) => vec![e.clone()],
             None => k.grid.iter().map(u64::to_string).collect(),
         };
-        writeln!(
-            self.body,
-            "    {}[({},)]({})",
-            k.name,
-            grid.join(", "),
-            args.join(", ")
-        )
-        .unwrap();
+        match &k.phase_launches {
+            None => {
+                self.launches += 1 + k.operand_prep.len();
+                writeln!(
+                    self.body,
+                    "    {}[({},)]({})",
+                    k.name,
+                    grid.join(", "),
+                    args.join(", ")
+                )
+                .unwrap();
+            }
+            Some((arg, n)) => {
+                self.launches += *n as usize + k.operand_prep.len();
+                args.push(format!("{arg}=_drtc_phase"));
+                writeln!(self.body, "    for _drtc_phase in range({n}):").unwrap();
+                writeln!(
+                    self.body,
+                    "        {}[({},)]({})",
+                    k.name,
+                    grid.join(", "),
+                    args.join(", ")
+                )
+                .unwrap();
+            }
+        }
         for (i, s) in stats.iter().enumerate() {
             self.running_stats(s, &stat_vars[2 * i], &stat_vars[2 * i + 1]);
         }

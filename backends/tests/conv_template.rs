@@ -10,7 +10,7 @@ use drtc_backends::conv_choice::{conv_partner, region_conv};
 use drtc_backends::plan::LoweringPlan;
 use drtc_backends::stitch::{emit_module, generate_module, CodegenOptions, ModuleForm};
 use drtc_backends::torch::emit_seed_program;
-use drtc_backends::triton::{ConvImpl, DotPrecision};
+use drtc_backends::triton::{ConvImpl, DotPrecision, PhaseLaunch};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
 use std::path::Path;
@@ -68,8 +68,20 @@ fn every_template_precision_matches_pytorch() {
     ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
-        for dot in [DotPrecision::Tf32, DotPrecision::Tf32x3, DotPrecision::Ieee] {
-            let imp = ConvImpl::Triton { dot };
+        let mut imps: Vec<ConvImpl> =
+            [DotPrecision::Tf32, DotPrecision::Tf32x3, DotPrecision::Ieee]
+                .map(ConvImpl::triton)
+                .to_vec();
+        if prog.contains("transposed") {
+            imps.push(ConvImpl::Triton {
+                dot: DotPrecision::Tf32x3,
+                phases: PhaseLaunch::Each,
+            });
+        }
+        for imp in imps {
+            let ConvImpl::Triton { dot, phases } = imp else {
+                unreachable!("templates only")
+            };
             let opts = CodegenOptions {
                 interpret: true,
                 ..Default::default()
@@ -95,7 +107,10 @@ fn every_template_precision_matches_pytorch() {
                     assert!(m.source.contains(&want), "{prog}: {want}");
                 }
             }
-            let tag = dot.name();
+            let launches = m.source.contains("for _drtc_phase in range(");
+            assert_eq!(launches, phases == PhaseLaunch::Each, "{prog}");
+            let tag = imp.describe().replace(':', "_");
+            let tag = tag.as_str();
             pairs.push(common::write_pair(
                 &out,
                 &format!("{prog}_{tag}"),
@@ -125,18 +140,42 @@ fn the_transposed_kernel_snapshot() {
     insta::assert_snapshot!(first_template_kernel("conv_template_transposed"));
 }
 
+/// A transposed convolution launched once per phase: the phase a constexpr, and the host's
+/// loop of launches.
+#[test]
+fn the_transposed_kernel_launched_per_phase_snapshot() {
+    let imp = ConvImpl::Triton {
+        dot: DotPrecision::Tf32x3,
+        phases: PhaseLaunch::Each,
+    };
+    let m = template_module("conv_template_transposed", imp);
+    let launch = m
+        .find("    for _drtc_phase in range(")
+        .expect("a launch per phase");
+    let end = m[launch..].find(")\n").map_or(m.len(), |e| launch + e + 1);
+    insta::assert_snapshot!(format!("{}\n\n{}", kernel_text(&m), &m[launch..end]));
+}
+
 fn first_template_kernel(prog: &str) -> String {
+    kernel_text(&template_module(
+        prog,
+        ConvImpl::triton(DotPrecision::Tf32x3),
+    ))
+}
+
+fn template_module(prog: &str, imp: ConvImpl) -> String {
     let (g, plan) = load(prog);
     let mut lowering = LoweringPlan::new(&g, &plan, &CodegenOptions::default());
     for i in conv_regions(&g, &plan) {
-        let dot = DotPrecision::Tf32x3;
-        let imp = ConvImpl::Triton { dot };
         lowering.set_conv((&g, &plan), i, imp, "snapshot").unwrap();
     }
-    let m = emit_module(&g, &plan, &lowering, &ModuleForm::Seed);
-    let start = m.source.find("@triton.jit\ndef drtc_k").expect("a kernel");
-    let end = m.source[start..]
+    emit_module(&g, &plan, &lowering, &ModuleForm::Seed).source
+}
+
+fn kernel_text(source: &str) -> String {
+    let start = source.find("@triton.jit\ndef drtc_k").expect("a kernel");
+    let end = source[start..]
         .find("\n\n")
-        .map_or(m.source.len(), |e| start + e);
-    m.source[start..end].to_string()
+        .map_or(source.len(), |e| start + e);
+    source[start..end].to_string()
 }

@@ -56,12 +56,7 @@ fn edits_of_a_plan() {
         .expect("a convolution region");
     let dot = DotPrecision::Tf32x3;
     lowering
-        .set_conv(
-            (&g, &plan),
-            conv,
-            ConvImpl::Triton { dot },
-            "search: faster",
-        )
+        .set_conv((&g, &plan), conv, ConvImpl::triton(dot), "search: faster")
         .unwrap();
     lowering.set_layout((&g, &plan), LayoutChoice::Nchw);
     lowering.set_graphs(GraphMode::Off);

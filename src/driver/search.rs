@@ -29,7 +29,9 @@ use drtc_backends::conv_choice::{conv_precisions, region_conv};
 use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
-use drtc_backends::triton::{attention_variants, AttentionImpl, ConvImpl, GemmImpl, LaunchConfig};
+use drtc_backends::triton::{
+    attention_variants, AttentionImpl, ConvImpl, GemmImpl, LaunchConfig, PhaseLaunch,
+};
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -121,10 +123,18 @@ fn candidates(
         if (conv.flops() as f64) < QUICK_MIN_FLOP {
             return vec![];
         }
+        // a transposed convolution of several phases: one launch and a launch per phase
+        let launches: &[PhaseLaunch] = if conv.transposed && conv.stride.iter().any(|&s| s > 1) {
+            &[PhaseLaunch::One, PhaseLaunch::Each]
+        } else {
+            &[PhaseLaunch::One]
+        };
         let imps = std::iter::once(ConvImpl::Library).chain(
-            conv_precisions(policy, &conv)
-                .into_iter()
-                .map(|dot| ConvImpl::Triton { dot }),
+            conv_precisions(policy, &conv).into_iter().flat_map(|dot| {
+                launches
+                    .iter()
+                    .map(move |&phases| ConvImpl::Triton { dot, phases })
+            }),
         );
         return imps
             .map(|c| Candidate {
@@ -519,6 +529,30 @@ mod tests {
         // the same convolution, another consumer: another key
         assert_ne!(search_key(&ga, &pa, i, "c"), search_key(&gb, &pb, i, "c"));
         assert_eq!(search_key(&ga, &pa, i, "c"), search_key(&ga, &pa, i, "c"));
+    }
+
+    #[test]
+    fn a_strided_transposed_convolution_races_one_launch_against_a_launch_per_phase() {
+        let src = "graph @g(%x: f32[64, 8, 128, 128], %w: param f32[8, 64, 3, 3]) {\n  \
+                   %0 = conv_transpose2d(%x, %w) {stride = [2, 2], padding = [1, 1], output_padding = [1, 1], groups = 1, dilation = [1, 1]} : f32[64, 64, 256, 256]\n  \
+                   %1 = relu(%0) : f32[64, 64, 256, 256]\n  return %1\n}";
+        let g = drtc_ir::text::parse(src).unwrap();
+        let plan = plan_fusion(&g, &FuseOptions::default());
+        let i = (0..plan.regions.len())
+            .find(|&i| region_conv(&g, &plan, i).is_some())
+            .expect("a convolution region the template covers");
+        let names: Vec<String> = cands(&g, &plan, i, Precision::Fp32, SearchScope::Quick)
+            .iter()
+            .map(Candidate::describe)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "conv:library",
+                "conv:triton:tf32x3",
+                "conv:triton:tf32x3:launch-per-phase"
+            ]
+        );
     }
 
     #[test]

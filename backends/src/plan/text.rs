@@ -74,7 +74,7 @@ impl RegionPlan {
                 GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => library(),
             }),
             Implementation::Conv(p) => Some(match p.imp {
-                ConvImpl::Triton { dot } => dot.name().to_string(),
+                ConvImpl::Triton { dot, .. } => dot.name().to_string(),
                 ConvImpl::Library => "the library's (cuDNN at PyTorch's defaults)".into(),
             }),
             Implementation::Attention(p) => Some(match p.imp {

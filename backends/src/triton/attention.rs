@@ -358,6 +358,7 @@ pub fn attention_kernel(
         extra_args: vec![],
         scratch_args: vec![],
         operand_prep: vec![],
+        phase_launches: None,
     }
 }
 

@@ -618,5 +618,6 @@ pub fn contraction_kernel(
         ],
         scratch_args: scratch,
         operand_prep,
+        phase_launches: None,
     })
 }

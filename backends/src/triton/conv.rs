@@ -44,18 +44,47 @@ use std::fmt::{self, Write};
 pub enum ConvImpl {
     /// The library call (`torch.nn.functional.conv*`).
     Library,
-    /// drtc's template at this product precision (ieee: fp32 FMAs).
-    Triton { dot: DotPrecision },
+    /// drtc's template at this product precision (ieee: fp32 FMAs), its phases launched
+    /// so (a direct convolution: one launch whatever it says).
+    Triton {
+        dot: DotPrecision,
+        phases: PhaseLaunch,
+    },
 }
 
 impl ConvImpl {
-    /// Short text for reports and cache files: `conv:library`, `conv:triton:tf32x3`.
+    /// The template at `dot` in one launch.
+    pub fn triton(dot: DotPrecision) -> Self {
+        ConvImpl::Triton {
+            dot,
+            phases: PhaseLaunch::One,
+        }
+    }
+
+    /// Short text for reports and cache files: `conv:library`, `conv:triton:tf32x3`,
+    /// `conv:triton:tf32x3:launch-per-phase`.
     pub fn describe(&self) -> String {
         match self {
             ConvImpl::Library => "conv:library".into(),
-            ConvImpl::Triton { dot } => format!("conv:triton:{}", dot.name()),
+            ConvImpl::Triton { dot, phases } => match phases {
+                PhaseLaunch::One => format!("conv:triton:{}", dot.name()),
+                PhaseLaunch::Each => format!("conv:triton:{}:launch-per-phase", dot.name()),
+            },
         }
     }
+}
+
+/// How the template launches a transposed convolution's phases (`conv_phase.rs`). Both
+/// are raced where there is more than one phase: one launch saves a launch per phase
+/// (level-1 81, 25 phases: 0.53 against 0.71 ms), a launch per phase compiles each phase's
+/// branch alone (level-1 72, 8 phases: one launch read out of bounds on the GPU, a launch
+/// per phase verified; `bench/results/level1_tconv_phases_h100_a32db04.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PhaseLaunch {
+    /// One launch, the phase on the grid's third axis, a branch per phase.
+    One,
+    /// A launch per phase, the phase a constexpr (`PHASE`).
+    Each,
 }
 
 impl fmt::Display for ConvImpl {
@@ -260,7 +289,8 @@ impl IndexSource for ConvIndex {
 
 /// The kernel of convolution `conv` with the pointwise `epilogue` nodes applied to its
 /// output before `outputs` are stored, dense in dim order `order` (outermost first;
-/// `None`: NCHW). `dot` is the product's precision (ieee: rank-1 FMA updates).
+/// `None`: NCHW). `dot` is the product's precision (ieee: rank-1 FMA updates), `phases`
+/// how a transposed convolution's phases are launched.
 #[allow(clippy::too_many_arguments)]
 pub fn conv_kernel(
     g: &Graph,
@@ -268,11 +298,12 @@ pub fn conv_kernel(
     conv: NodeId,
     epilogue: &[NodeId],
     outputs: &[ValueId],
-    dot: DotPrecision,
+    (dot, phases): (DotPrecision, PhaseLaunch),
     config: Option<LaunchConfig>,
     order: Option<&[usize]>,
 ) -> Option<TritonKernel> {
     let shape = conv_shape(g, conv)?;
+    let each = shape.transposed && phases == PhaseLaunch::Each;
     let cn = g.node(conv);
     let out_shape = g.ty(cn.outputs[0]).shape.clone();
     let rank = out_shape.len();
@@ -314,7 +345,7 @@ pub fn conv_kernel(
             .chain(prog.inputs.iter().map(|a| a.value)),
     );
     let (n, k) = (shape.n, shape.k);
-    // a transposed convolution's phases: the grid's third axis
+    // a transposed convolution's phases: the grid's third axis, or a launch each
     let phase_n = shape.stride.iter().product::<i64>();
     // a transposed convolution's programs walk one phase's pixels (`conv_phase.rs`)
     let m = if shape.transposed {
@@ -353,7 +384,12 @@ pub fn conv_kernel(
         writeln!(body, "    mask_n = offs_n < {n}").unwrap();
     }
     if shape.transposed {
-        super::conv_phase::emit_pixels(&mut body, shape.geometry(), &out_shape, wide);
+        let phase = if each {
+            "PHASE".to_string()
+        } else {
+            format!("tl.program_id(2){p}")
+        };
+        super::conv_phase::emit_pixels(&mut body, shape.geometry(), &out_shape, &phase);
     } else {
         // offs_m -> (batch, spatial...), the last spatial dim innermost
         let pix_dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
@@ -536,11 +572,16 @@ pub fn conv_kernel(
             "convolution as an implicit GEMM: M={m} pixels, N={n} channels, K={k} taps ({what})"
         )
     };
+    let constexprs: &[&str] = if each {
+        &["BLOCK_M", "BLOCK_N", "BLOCK_K", "PHASE"]
+    } else {
+        &["BLOCK_M", "BLOCK_N", "BLOCK_K"]
+    };
     let mut source = kernel_head(
         g,
         name,
         &prog,
-        (outputs.len(), &[], &["BLOCK_M", "BLOCK_N", "BLOCK_K"]),
+        (outputs.len(), &[], constexprs),
         &nodes,
         &[note],
         &order,
@@ -556,12 +597,13 @@ pub fn conv_kernel(
             shape.groups * shape.group_n().div_ceil(config.block("BLOCK_N")).max(1),
         ]
         .into_iter()
-        .chain(shape.transposed.then_some(phase_n as u64))
+        .chain((shape.transposed && !each).then_some(phase_n as u64))
         .collect(),
         grid_expr: None,
         config,
         extra_args: vec![],
         scratch_args: vec![],
         operand_prep: vec![],
+        phase_launches: each.then(|| ("PHASE".to_string(), phase_n as u64)),
     })
 }

@@ -1,11 +1,12 @@
 //! A transposed convolution's output pixels by phase: along a dim of stride `s`, the pixels
 //! `o` of one residue `c = o mod s` are reached by the same taps (those `t` for which
 //! `o + padding - t * dilation` is a multiple of `s`), an arithmetic run of them. A program
-//! of the template computes pixels of one phase (a residue per spatial dim, the grid's
-//! third axis), so its reduction is that phase's taps only: `1 / s` of the kernel per
-//! strided dim, where a gather over every tap would multiply masked zeros (level-1 81,
-//! stride 5 in both dims: 1 tap in 25 lands). Each phase's taps are unrolled in a branch
-//! of its own.
+//! of the template computes pixels of one phase (a residue per spatial dim), so its
+//! reduction is that phase's taps only: `1 / s` of the kernel per strided dim, where a
+//! gather over every tap would multiply masked zeros (level-1 81, stride 5 in both dims: 1
+//! tap in 25 lands). Each phase's taps are unrolled in a branch of its own; the phase is the
+//! grid's third axis (one launch) or the constexpr `PHASE` (a launch per phase, each
+//! compiling its own branch only): `PhaseLaunch`, raced.
 //!
 //! With `o = q * s + c` and tap `t = t0 + m * step` (`step = s / gcd(s, dilation)`), the
 //! input pixel is `(o + padding - t * dilation) / s = q + base - m * delta`, where
@@ -140,10 +141,11 @@ pub struct Gather<'a> {
     pub cin_group: i64,
 }
 
-/// The pixel indices of a phase program: `offs_m` walks (batch, `q` per spatial dim), the
-/// grid's third axis is the phase (`c{j}` its residues), and output pixel `o = q * s + c`,
-/// masked past the output's end. `out_shape` is the output's (N, C, spatial...).
-pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], wide: bool) {
+/// The pixel indices of a phase program: `offs_m` walks (batch, `q` per spatial dim),
+/// `phase` is the phase's expression (the grid's third axis, or the constexpr `PHASE`;
+/// `c{j}` its residues), and output pixel `o = q * s + c`, masked past the output's end.
+/// `out_shape` is the output's (N, C, spatial...).
+pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], phase: &str) {
     let mut pix_shape = vec![out_shape[0]];
     pix_shape.extend(phase_extents(geom, out_shape));
     let mut names = vec!["o0".to_string()];
@@ -154,8 +156,7 @@ pub fn emit_pixels(body: &mut String, geom: Geometry, out_shape: &[i64], wide: b
             writeln!(body, "    {name} = offs_m * 0").unwrap();
         }
     }
-    let p = if wide { ".to(tl.int64)" } else { "" };
-    writeln!(body, "    ph = tl.program_id(2){p}").unwrap();
+    writeln!(body, "    ph = {phase}").unwrap();
     let residues: Vec<String> = (0..geom.nsp()).map(|j| format!("c{j}")).collect();
     decompose(body, "    ", "ph", geom.stride, &residues);
     for j in 0..geom.nsp() {
@@ -185,7 +186,8 @@ pub fn phase_pixels(geom: Geometry, out_shape: &[i64]) -> u64 {
 }
 
 /// The reduction of every phase, each in its own branch on `ph` (phases without taps have
-/// none), accumulating into `acc` (`row` the batch's input offset).
+/// none; with `ph` a constexpr, a launch compiles its own branch only), accumulating into
+/// `acc` (`row` the batch's input offset).
 pub fn emit_reductions(body: &mut String, gather: &Gather, dot: DotPrecision) {
     let mut first = true;
     for (index, phase) in phases(gather.geom).iter().enumerate() {

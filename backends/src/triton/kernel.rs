@@ -60,6 +60,10 @@ pub struct TritonKernel {
     /// expression over `{x}` (the input) whose value is passed instead (GEMM operands made
     /// contiguous along K).
     pub operand_prep: Vec<(usize, String)>,
+    /// Launched once per value `0..n` of this constexpr argument, one after another on the
+    /// stream, each launch specialized on its value (a transposed convolution's phases:
+    /// `conv_phase.rs`); `None`: one launch.
+    pub phase_launches: Option<(String, u64)>,
 }
 
 /// Where a kernel writes each of its outputs, by output index: its own contiguous tensor

@@ -26,7 +26,9 @@ pub use contraction::{
     contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
     too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
 };
-pub use conv::{conv_config, conv_kernel, conv_shape, ConvImpl, ConvShape, MAX_K as CONV_MAX_K};
+pub use conv::{
+    conv_config, conv_kernel, conv_shape, ConvImpl, ConvShape, PhaseLaunch, MAX_K as CONV_MAX_K,
+};
 /// What the backend does with one node. The templates' limits are stated once, in the
 /// planner's crate below this one (`drtc_passes::fuse::support`), which reads them for its
 /// region kinds too.

@@ -174,5 +174,6 @@ pub fn pointwise_kernel_in_order(
         extra_args: vec![],
         scratch_args: vec![],
         operand_prep: vec![],
+        phase_launches: None,
     })
 }

@@ -339,6 +339,7 @@ pub fn window_kernel(
         extra_args: vec![],
         scratch_args,
         operand_prep: vec![],
+        phase_launches: None,
     })
 }
 

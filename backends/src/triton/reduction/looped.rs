@@ -294,6 +294,7 @@ pub(super) fn row_kernel(
             extra_args: vec![],
             scratch_args: vec![],
             operand_prep: vec![],
+            phase_launches: None,
         }],
         scratch: vec![],
         stats,

@@ -372,6 +372,7 @@ pub(super) fn split_kernels(
             extra_args: vec![],
             scratch_args: scratch_params.clone(),
             operand_prep: vec![],
+            phase_launches: None,
         });
     }
     kernels
