@@ -12,7 +12,8 @@ Prints one JSON object per case:
   autotuner left as they were;
 - `host loop`: a forward whose host code never ends after its launches: the timer ends the
   dry run and what it recorded is still compiled;
-- `one kernel`: nothing to overlap, no dry run, the same instance kept.
+- `one kernel`: too little to overlap (fewer compiles than `SANDBOX_MIN_COMPILES`), no
+  dry run, the same instance kept.
 """
 
 import json
@@ -51,7 +52,8 @@ def add_one(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w)
-                          for b, w in ((64, 2), (128, 4), (256, 4))], key=["n"])
+                          for b, w in ((32, 1), (64, 2), (128, 4), (256, 4), (512, 8))],
+                 key=["n"])
 @triton.jit
 def negate(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)

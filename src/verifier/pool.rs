@@ -529,8 +529,21 @@ impl WorkerPool {
                 let _ = self.call_on(i, serde_json::json!({"op": "release"}), limit(None), cancel);
                 timing_error = Some("not timed: no time left within the task's limit".into());
             } else if ready {
-                let _pass = whole.is_none().then(|| gate.exclusive());
-                match self.call_on(i, serde_json::json!({"op": "time"}), limit(left), cancel)? {
+                // the timed loops alone on the GPU; the timed outputs' check and the
+                // figures after, in a shared pass
+                let timed = {
+                    let _pass = whole.is_none().then(|| gate.exclusive());
+                    self.call_on(i, serde_json::json!({"op": "time"}), limit(left), cancel)?
+                };
+                let reported = match timed {
+                    Outcome::Reply(t) if t.get("measured") == Some(&Value::Bool(true)) => {
+                        let _pass = whole.is_none().then(|| gate.shared());
+                        let op = serde_json::json!({"op": "timed_report"});
+                        self.call_on(i, op, limit(left), cancel)?
+                    }
+                    other => other,
+                };
+                match reported {
                     Outcome::Failed(r) => {
                         timing_error = Some(format!(
                             "the worker failed while timing: {}",

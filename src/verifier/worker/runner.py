@@ -7,7 +7,8 @@ torch and Triton, initializes the device, confines itself (filesystem, rlimits, 
 unprivileged user) and says `ready` with what its sandbox holds. Then it serves one answer:
 `load` (the candidate's source, built as `ModelNew` with the reference's state, or its
 `triton_fused_operator`), `precompile` (its kernels compiled ahead from a dry run, then
-the answer loaded again: `drtc_worker/precompile.py`), `call` (one guarded call on the inputs it is sent; it answers
+the answer loaded again: `drtc_worker/precompile.py`), `stage`, `time` and
+`timed_outputs` (timing.py's protocol), `call` (one guarded call on the inputs it is sent; it answers
 with the outputs and facts, all of which the checker treats as claims), `load_state`,
 `graph_stats`, `exit`. Frames are `drtc_worker/wire.py`'s; anything printed goes to
 stderr.
@@ -96,8 +97,9 @@ def time_calls(cand, staged, req):
     events and wall clock per call), rotating over the staged input buffers, with new
     values before every timed call (the staged values times the call's scale, outside the
     timed window), so no call sees values an earlier one saw. Says `done` as soon as the
-    loop ends (the checker's own clock stops there), then sends each call's times and the
-    last outputs of every buffer."""
+    loop ends (the checker's own clock stops there), then sends each call's times; returns
+    the last outputs of every buffer, which the `timed_outputs` request fetches later (the
+    checker's exclusive phase holds the loop only)."""
     base, work = staged
     flush = torch.empty(int(req["flush_bytes"]) // 4, dtype=torch.float32, device=DEVICE)
     scales = [float(c) for c in req["scales"]]
@@ -124,13 +126,14 @@ def time_calls(cand, staged, req):
             if i >= len(scales) - len(work):
                 last[k] = out
     send({"done": True})
-    return {"events_ms": events, "walls_ms": walls,
-            "outputs": [list(o) if isinstance(o, (list, tuple)) else [o] for o in last]}
+    outputs = [list(o) if isinstance(o, (list, tuple)) else [o] for o in last]
+    return {"events_ms": events, "walls_ms": walls}, outputs
 
 
 def serve(work):
     cand = None
     loaded = None
+    timed = None  # the last timed calls' outputs, until `timed_outputs`
     staged = None
     n = 0
     while True:
@@ -176,7 +179,11 @@ def serve(work):
                                  for b in base])
                 reply = {"ok": True}
             elif op == "time":
-                reply = time_calls(cand, staged, req)
+                timed = None
+                reply, timed = time_calls(cand, staged, req)
+            elif op == "timed_outputs":
+                reply = {"outputs": timed}
+                timed = None
             elif op == "graph_stats":
                 reply = {"stats": cand.graph_stats() if cand is not None else None}
             else:

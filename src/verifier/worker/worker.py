@@ -8,8 +8,9 @@ those of design/semantics.md: `trials.py` verifies, `comparison.py` holds the va
 `memory.py` peak memory and out-of-memory handling.
 
 Requests (`op`): `verify`; `bench` (verify, then time); `prepare` (verify, then build the
-timing session, torch.compile included, and hold it) followed by `time` (time the held
-session and drop it) or `release`; `warm` (start the spare candidate processes and wait
+timing session, torch.compile included, and hold it) followed by `time` (the held
+session's timed loops only: the caller's exclusive phase) and `timed_report` (the timed
+outputs checked, the figures; the session dropped), or by `release`; `warm` (start the spare candidate processes and wait
 until they are ready); `ping`; `exit`.
 
 A candidate runs in this process only when the request says `trusted` (drtc's own
@@ -104,7 +105,7 @@ class Worker:
     def __init__(self):
         self.tamper = Tamper()
         self.spares = Spares()
-        self.held = None  # (pair, session) between `prepare` and `time`
+        self.held = None  # (pair, session) from `prepare` to `timed_report`
 
     def drop_held(self):
         if self.held is not None:
@@ -139,11 +140,24 @@ class Worker:
                     pair.close()
             return result
         if op == "time":
+            # the exclusive phase: the timed loops only; `timed_report` follows
             if self.held is None:
                 return {"timing_error": "nothing prepared to time"}
             result = {}
             try:
-                result["timing"] = self.held[1].run(req)
+                self.held[1].measure(req)
+                result["measured"] = True
+            except BaseException as e:
+                _timing_failed(result, e)
+                self.drop_held()
+            return result
+        if op == "timed_report":
+            # a shared phase: the timed outputs checked, the figures
+            if self.held is None:
+                return {"timing_error": "nothing timed to report"}
+            result = {}
+            try:
+                result["timing"] = self.held[1].report(req)
             except BaseException as e:
                 _timing_failed(result, e)
             finally:

@@ -344,11 +344,9 @@ class IsolatedCandidate:
         if f is not None:
             raise Failure(f[0], f[1])
 
-    def time_calls(self, sets, warmup, scales, flush_bytes):
-        """Times one call per scale in the candidate's process, rotating over `sets` (each
-        call on its buffer's values times the scale: see runner.py). Returns the per-call
-        event and wall times it reports, the last outputs of each set, and this side's own
-        clock over the loop (which the candidate's process cannot shorten)."""
+    def stage(self, sets):
+        """Sends the timing's input buffers to the candidate's process (each a list of
+        inputs), where `time_staged` uses them."""
         if self.runner is None:
             raise Failure("worker_died", "the candidate's process is gone")
         reply = self.runner.request({"op": "stage", "sets": sets}, self._deadline(),
@@ -356,6 +354,15 @@ class IsolatedCandidate:
         f = _failure(reply)
         if f is not None:
             raise Failure(f[0], f[1])
+
+    def time_staged(self, warmup, scales, flush_bytes):
+        """Times one call per scale in the candidate's process, rotating over the staged
+        buffers (each call on its buffer's values times the scale: see runner.py). Returns
+        the per-call event and wall times it reports and this side's own clock over the
+        loop (which the candidate's process cannot shorten); the outputs stay there until
+        `timed_outputs`."""
+        if self.runner is None:
+            raise Failure("worker_died", "the candidate's process is gone")
         t0 = time.perf_counter()
         self.runner.send({"op": "time", "warmup_calls": warmup, "scales": scales,
                           "flush_bytes": flush_bytes})
@@ -370,11 +377,24 @@ class IsolatedCandidate:
             raise Failure(f[0], f"while timing: {f[1]}")
         events = [float(x) for x in reply.get("events_ms") or []]
         walls = [float(x) for x in reply.get("walls_ms") or []]
-        outputs = reply.get("outputs")
-        if len(events) != len(scales) or len(walls) != len(scales) \
-                or not isinstance(outputs, list) or len(outputs) != len(sets):
+        if len(events) != len(scales) or len(walls) != len(scales):
             raise Failure("crash", "the candidate's process sent a malformed timing reply")
-        return events, walls, [to_device(o) for o in outputs], observed_ms
+        return events, walls, observed_ms
+
+    def timed_outputs(self, count):
+        """The last outputs of each of the `count` staged buffers' timed calls."""
+        if self.runner is None:
+            raise Failure("worker_died", "the candidate's process is gone")
+        reply = self.runner.request({"op": "timed_outputs"}, self._deadline(),
+                                    "the timed calls' outputs")
+        f = _failure(reply)
+        if f is not None:
+            raise Failure(f[0], f"while timing: {f[1]}")
+        outputs = reply.get("outputs")
+        if not isinstance(outputs, list) or len(outputs) != count \
+                or not all(isinstance(o, list) for o in outputs):
+            raise Failure("crash", "the candidate's process sent malformed timed outputs")
+        return [to_device(o) for o in outputs]
 
     def graph_stats(self):
         if self.runner is None:

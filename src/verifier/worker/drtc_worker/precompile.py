@@ -45,6 +45,12 @@ from .common import DEVICE
 
 # seconds an untrusted answer's dry run may spend in its host code
 DRY_RUN_SECONDS = 10.0
+# an untrusted answer's dry run, reload included, cost about 1.4 s per answer and saved
+# about 0.9 s of its trials on drtc's own level-2 modules (2-4 kernels each, four answers
+# at once; bench/results/reward_breakdown_h100_jit_79ff468.md): it runs only where more
+# compiles can overlap (autotuned kernels: one per config). The bound is an estimate of
+# the break-even (about 0.3-0.4 s saved per compile overlapped), not a measured one
+SANDBOX_MIN_COMPILES = 6
 
 
 def enabled():
@@ -180,6 +186,18 @@ def precompile(pair):
     return len(recorded), time.perf_counter() - started
 
 
+def _compiles(kernels, tuners):
+    """The compiles a module's first call may need: a kernel each, an autotuned kernel one
+    per config."""
+    extra = 0
+    for t in tuners:
+        try:
+            extra += max(0, len(t.configs) - 1)
+        except TypeError:
+            pass
+    return len(kernels) + extra
+
+
 class _OutOfTime(BaseException):
     """The dry run's host code ran past its seconds (raised by the timer)."""
 
@@ -187,11 +205,11 @@ class _OutOfTime(BaseException):
 def compile_ahead(cand, inputs, seconds):
     """In an untrusted answer's process: the dry run of `cand` on `inputs` (its host code
     bounded by `seconds`) and the concurrent compile of what it recorded. Returns the number
-    of launches compiled, or None when it did not run (one kernel or none: nothing to
-    overlap). After a run the caller must discard `cand` (see the module's docstring)."""
+    of launches compiled, or None when it did not run (fewer than SANDBOX_MIN_COMPILES
+    kernels and autotune configs: too little to overlap). After a run the caller must discard `cand` (see the module's docstring)."""
     mod = getattr(cand, "mod", None)
     kernels, tuners = _kernels(mod) if mod is not None else ([], [])
-    if len(kernels) < 2 and not tuners:
+    if _compiles(kernels, tuners) < SANDBOX_MIN_COMPILES:
         return None
 
     def out_of_time(signum, frame):

@@ -106,9 +106,16 @@ class Session:
         if self.graphs is not None:
             self.graphs.reset()
         self.graph_stats = dict(self.graphs.stats) if self.graphs is not None else None
-        # an untrusted candidate is timed in its own process (`_time_isolated`); every
+        # an untrusted candidate is timed in its own process (`_isolated_loop`); every
         # contender's time is then the larger of its event and wall-clock times
         self.isolated = not pair.trusted
+        # an untrusted candidate's two input buffers cross to its process now, in the
+        # shared phase, so that the exclusive one holds the timed loops only
+        self.sets = None
+        if self.isolated:
+            self.sets = [self.inputs, pair.make_inputs(pair.base_seed + 424243)]
+            pair.cand.stage(self.sets)
+        self.measured = None
         self.contenders = [Contender("reference", pair.run_reference, tp)]
         if not self.isolated:
             self.contenders.append(Contender("candidate", pair.run_candidate, None))
@@ -157,7 +164,13 @@ class Session:
         return outputs, fails, strict
 
     def run(self, req):
-        pair = self.pair
+        """The timed loops, then the report (both phases at once)."""
+        self.measure(req)
+        return self.report(req)
+
+    def measure(self, req):
+        """The exclusive phase: warm-up and the interleaved timed loops (an untrusted
+        candidate's in its own process), nothing else; `report` does the rest."""
         inputs = self.inputs
         contenders = self.contenders
         flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
@@ -201,13 +214,25 @@ class Session:
                 enough = all(len(v) >= min_calls and sum(v) >= 100.0 for v in times.values())
                 if enough or rounds >= 5000 or time.perf_counter() - t_start > 120:
                     break
+        del flush
+        # measured once per worker (cached): while nothing else runs on the GPU
+        peaks = device_peaks()
+        loop = self._isolated_loop(min_warmup, min_calls) if self.isolated else None
+        self.measured = (last, times, walls, cycles, rounds, peaks, loop)
+
+    def report(self, req):
+        """After `measure`, in a shared phase: the timed outputs checked (an untrusted
+        candidate's fetched from its process), the figures and flags."""
+        if self.measured is None:
+            raise Failure("other", "timing report asked before the timed loops ran")
+        pair = self.pair
+        last, times, walls, cycles, rounds, peaks, loop = self.measured
+        with torch.no_grad():
             # The checked outputs are the ones of the timed runs too, against the reference
             # at the precision verification used (PyTorch's default in this process).
             ref_out = flatten(last["reference"])
             if self.torch_precision not in (None, self.default_precision):
-                ref_out = flatten(pair.run_reference(inputs))
-        del flush
-        peaks = device_peaks()
+                ref_out = flatten(pair.run_reference(self.inputs))
         report = {name: summarize(v) for name, v in times.items()}
         for name in report:
             report[name]["wall_median_ms"] = statistics.median(walls[name])
@@ -215,7 +240,7 @@ class Session:
         if self.isolated:
             overhead = max(0.0, statistics.median(cycles["reference"])
                            - report["reference"]["median_ms"])
-            self._time_isolated(req, report, flags, overhead, min_warmup, min_calls)
+            self._isolated_report(report, flags, overhead, loop)
         for name, key in (("candidate", "timed_outputs"), ("compiled", "compiled_outputs")):
             if name not in last:
                 continue
@@ -272,18 +297,25 @@ class Session:
         return report
 
 
-    def _time_isolated(self, req, report, flags, overhead, warmup, calls):
-        """Times an untrusted candidate in its own process: two input buffers, new values
-        before every timed call (their staged values times a per-call scale), the larger of
-        event and wall time per call, this side's clock over the whole loop as a bound on
-        what the candidate's process claims, and the last outputs of each buffer checked
-        against the reference on the values this side computes for them."""
-        pair = self.pair
-        sets = [self.inputs, pair.make_inputs(pair.base_seed + 424243)]
-        n = max(calls, 2 * len(sets))
+    def _isolated_loop(self, warmup, calls):
+        """Times an untrusted candidate in its own process on the two input buffers staged
+        there (`stage`, in the shared phase): new values before every timed call (their
+        staged values times a per-call scale), the larger of event and wall time per call,
+        this side's clock over the whole loop as a bound on what the candidate's process
+        claims. Returns (scales, events, walls, observed ms, warm-up calls)."""
+        n = max(calls, 2 * len(self.sets))
         scales = [1.0 - (i + 1) / (4.0 * n) for i in range(n)]
-        events, walls, outs, observed = pair.cand.time_calls(sets, warmup, scales,
-                                                             L2_FLUSH_BYTES)
+        events, walls, observed = self.pair.cand.time_staged(warmup, scales, L2_FLUSH_BYTES)
+        return scales, events, walls, observed, warmup
+
+    def _isolated_report(self, report, flags, overhead, loop):
+        """The untrusted candidate's figures from `_isolated_loop`, and the last outputs of
+        each buffer (fetched from its process now) checked against the reference on the
+        values this side computes for them."""
+        pair = self.pair
+        sets = self.sets
+        scales, events, walls, observed, warmup = loop
+        n = len(scales)
         samples = [max(e, w) for e, w in zip(events, walls)]
         report["candidate"] = summarize(samples)
         report["candidate"]["wall_median_ms"] = statistics.median(walls)
@@ -294,6 +326,7 @@ class Session:
         if observed > OBSERVED_SLACK * expected + OBSERVED_SLACK_MS:
             flags.append(f"timing: the candidate's process reported {claimed:.2f} ms of calls "
                          f"but its loop took {observed:.2f} ms on the checker's clock")
+        outs = pair.cand.timed_outputs(len(sets))
         ok, failures, metrics, strict_ok = True, [], [], True
         for k, base in enumerate(sets):
             i = max(j for j in range(n) if j % len(sets) == k)
