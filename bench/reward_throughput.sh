@@ -81,5 +81,8 @@ if checks:
           f"float64 truth {med['truth_s']:.2f}, re-drawn parameters' setup "
           f"{med.get('redrawn_s', 0.0):.2f}, kernels compiled ahead {med.get('jit_s', 0.0):.2f}) "
           f"+ timing and waits "
-          f"{statistics.median(c['wall_s'] - c['verify_s'] for c in checks):.2f} s")
+          f"{statistics.median(c['wall_s'] - c['verify_s'] for c in checks):.2f} s (of which "
+          f"waiting for the GPU's exclusive pass {med.get('timing_queue_s', 0.0):.2f}, the "
+          f"timed loops {med.get('timing_s', 0.0):.2f}, their report "
+          f"{med.get('timing_report_s', 0.0):.2f})")
 PY

@@ -223,6 +223,7 @@ mod tests {
             ),
             timing: None,
             timing_error: None,
+            timing_seconds: None,
         }
     }
 

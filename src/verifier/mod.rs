@@ -36,6 +36,7 @@ pub use options::{DeviceKind, PoolOptions};
 pub use pool::WorkerPool;
 pub use ray::{RayConfig, RayTarget};
 pub use time::{
-    BenchReport, BenchRequest, CompileMode, CompiledMode, DevicePeaks, TimingReport, TimingStats,
+    BenchReport, BenchRequest, CompileMode, CompiledMode, DevicePeaks, TimingReport, TimingSeconds,
+    TimingStats,
 };
 pub use worker::content_hash;

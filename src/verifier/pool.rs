@@ -23,7 +23,7 @@ use super::ray::summary::RaySummary;
 use super::service::launch::{self, ServiceLaunch};
 use super::service::messages::{ServiceReply, ServiceRequest};
 use super::service::{client, ServiceClient};
-use super::time::{BenchReport, BenchRequest, TimingReport};
+use super::time::{BenchReport, BenchRequest, TimingReport, TimingSeconds};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -512,6 +512,7 @@ impl WorkerPool {
                         timing_error: Some(
                             "the worker failed during verification or preparation".into(),
                         ),
+                        timing_seconds: None,
                     })
                 }
                 Outcome::Reply(v) => v,
@@ -524,6 +525,7 @@ impl WorkerPool {
             v.as_object_mut().map(|o| o.remove("prepared"));
             let verify = parse_report(v)?;
             let mut timing = None;
+            let mut timing_seconds = None;
             let left = budget.map(|b| b.saturating_sub(spent));
             if ready && left.is_some_and(|l| l.is_zero()) {
                 let _ = self.call_on(i, serde_json::json!({"op": "release"}), limit(None), cancel);
@@ -531,18 +533,28 @@ impl WorkerPool {
             } else if ready {
                 // the timed loops alone on the GPU; the timed outputs' check and the
                 // figures after, in a shared pass
+                let mut seconds = TimingSeconds::default();
                 let timed = {
+                    let asked = Instant::now();
                     let _pass = whole.is_none().then(|| gate.exclusive());
-                    self.call_on(i, serde_json::json!({"op": "time"}), limit(left), cancel)?
+                    let held = Instant::now();
+                    seconds.queue_s = (held - asked).as_secs_f64();
+                    let t = self.call_on(i, serde_json::json!({"op": "time"}), limit(left), cancel);
+                    seconds.exclusive_s = held.elapsed().as_secs_f64();
+                    t?
                 };
                 let reported = match timed {
                     Outcome::Reply(t) if t.get("measured") == Some(&Value::Bool(true)) => {
+                        let asked = Instant::now();
                         let _pass = whole.is_none().then(|| gate.shared());
                         let op = serde_json::json!({"op": "timed_report"});
-                        self.call_on(i, op, limit(left), cancel)?
+                        let r = self.call_on(i, op, limit(left), cancel);
+                        seconds.report_s = asked.elapsed().as_secs_f64();
+                        r?
                     }
                     other => other,
                 };
+                timing_seconds = Some(seconds);
                 match reported {
                     Outcome::Failed(r) => {
                         timing_error = Some(format!(
@@ -571,6 +583,7 @@ impl WorkerPool {
                 verify,
                 timing,
                 timing_error,
+                timing_seconds,
             })
         });
         drop(whole);

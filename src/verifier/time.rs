@@ -269,6 +269,18 @@ pub struct BenchReport {
     pub timing: Option<TimingReport>,
     /// Why timing did not happen or failed, when it did not.
     pub timing_error: Option<String>,
+    /// Where the timing pass's time went, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing_seconds: Option<TimingSeconds>,
+}
+
+/// The timing pass of one request, in seconds: waiting for the GPU's exclusive pass, the
+/// timed loops in it, and the report after (the timed outputs checked, in a shared pass).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimingSeconds {
+    pub queue_s: f64,
+    pub exclusive_s: f64,
+    pub report_s: f64,
 }
 
 impl BenchReport {

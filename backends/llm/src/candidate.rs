@@ -76,9 +76,17 @@ pub struct CheckSeconds {
     #[serde(default)]
     pub redrawn_s: f64,
     /// The answer's kernels compiled ahead of its first trial, in its own process (0 when
-    /// it was not done: one kernel or none, the interpreter, `DRTC_PARALLEL_JIT=off`).
+    /// it was not done: too few compiles, the interpreter, `DRTC_PARALLEL_JIT=off`).
     #[serde(default)]
     pub jit_s: f64,
+    /// The timing pass (0 when not timed): waiting for the GPU's exclusive pass, the timed
+    /// loops in it, the report after (the timed outputs checked).
+    #[serde(default)]
+    pub timing_queue_s: f64,
+    #[serde(default)]
+    pub timing_s: f64,
+    #[serde(default)]
+    pub timing_report_s: f64,
 }
 
 impl CandidateRecord {

@@ -78,8 +78,10 @@ pub fn evaluate(
         trusted: false,
     };
     let started = std::time::Instant::now();
-    let seconds = |phases: Option<&crate::verifier::Phases>| {
+    let seconds = |phases: Option<&crate::verifier::Phases>,
+                   timing: Option<crate::verifier::TimingSeconds>| {
         let p = phases.cloned().unwrap_or_default();
+        let t = timing.unwrap_or_default();
         Some(CheckSeconds {
             wall_s: started.elapsed().as_secs_f64(),
             verify_s: p.total_s,
@@ -88,6 +90,9 @@ pub fn evaluate(
             truth_s: p.truth_s,
             redrawn_s: p.redrawn_s,
             jit_s: p.jit_s,
+            timing_queue_s: t.queue_s,
+            timing_s: t.exclusive_s,
+            timing_report_s: t.report_s,
         })
     };
     let eval = match cx.device() {
@@ -95,7 +100,7 @@ pub fn evaluate(
             Ok(r) => Evaluation {
                 verified: r.verified,
                 reasons: r.reasons(),
-                seconds: seconds(r.phases.as_ref()),
+                seconds: seconds(r.phases.as_ref(), None),
                 ..Default::default()
             },
             Err(e) => Evaluation::failed(e.to_string()),
@@ -126,7 +131,7 @@ pub fn evaluate(
                         .timing
                         .as_ref()
                         .and_then(|t| t.compiled.as_ref().map(|c| c.median_ms)),
-                    seconds: seconds(b.verify.phases.as_ref()),
+                    seconds: seconds(b.verify.phases.as_ref(), b.timing_seconds),
                 }
             }
             Err(e) => Evaluation::failed(e.to_string()),

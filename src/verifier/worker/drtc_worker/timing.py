@@ -1,8 +1,10 @@
 """CUDA-event timing (semantics.md): warm-up (at least 10 calls and 25 ms), then rounds
 of interleaved calls of every contender (the reference, the candidate and, when asked,
 `torch.compile` of the reference in each requested mode) on the same inputs in this one process, each call timed
-with CUDA events after a 256 MB L2 flush, until every contender has at least 50 calls and
-100 ms; medians reported. The outputs of the last timed calls are checked too, the
+with CUDA events after a 256 MB L2 flush, until every contender's median is settled (its
+95% interval within 1% of it, after at least 20 calls and 25 ms) or every contender has at
+least 50 calls and 100 ms; medians reported. An untrusted candidate, timed in its own
+process after the loop, gets as many calls as the reference needed (at least 20). The outputs of the last timed calls are checked too, the
 candidate's and torch.compile's (by the same rules, so a table can say whether
 torch.compile itself meets the rule drtc is held to). The device's measured limits
 (`peaks.py`) ride along for speed-of-light figures.
@@ -13,6 +15,7 @@ so that the timing itself can run later as a short exclusive phase. `torch_preci
 while they run, never to the candidate, which runs with the process default."""
 
 import contextlib
+import math
 import statistics
 import time
 
@@ -66,6 +69,43 @@ def matmul_precision(p):
         yield
     finally:
         torch.set_float32_matmul_precision(old)
+
+
+# a contender's median counts as settled once its distribution-free 95% interval (order
+# statistics n/2 -/+ 0.98 sqrt(n)) spans at most this fraction of the median, after at
+# least SETTLED_MIN_CALLS timed calls and SETTLED_MIN_MS of them: the loop then stops
+# before the fixed rule (TIMED_CALLS calls and TIMED_MS), which stays the bound for noisy
+# contenders
+SETTLED_SPREAD = 0.01
+SETTLED_MIN_CALLS = 20
+SETTLED_MIN_MS = 25.0
+TIMED_CALLS = 50
+TIMED_MS = 100.0
+
+
+def median_interval(ms):
+    """The distribution-free 95% interval of the median of `ms` (at least 2 samples):
+    sorted samples at ranks n/2 -/+ 0.98 sqrt(n)."""
+    s = sorted(ms)
+    n = len(s)
+    h = 0.98 * math.sqrt(n)
+    return s[max(0, math.floor(n / 2 - h))], s[min(n - 1, math.ceil(n / 2 + h))]
+
+
+def settled(ms):
+    """Whether a contender's timed calls `ms` pin its median (see SETTLED_SPREAD)."""
+    if len(ms) < SETTLED_MIN_CALLS or sum(ms) < SETTLED_MIN_MS:
+        return False
+    lo, hi = median_interval(ms)
+    med = statistics.median(ms)
+    return med > 0 and hi - lo <= SETTLED_SPREAD * med
+
+
+def enough_calls(times, min_calls=TIMED_CALLS, min_ms=TIMED_MS):
+    """Whether the interleaved loop may stop: every contender settled, or every one past
+    the fixed rule (`min_calls` calls and `min_ms` of them)."""
+    return all(settled(v) for v in times.values()) or \
+        all(len(v) >= min_calls and sum(v) >= min_ms for v in times.values())
 
 
 def summarize(ms):
@@ -175,7 +215,7 @@ class Session:
         contenders = self.contenders
         flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
         min_warmup = int(req.get("warmup_calls", 10))
-        min_calls = int(req.get("timed_calls", 50))
+        min_calls = int(req.get("timed_calls", TIMED_CALLS))
         last = {}
         with torch.no_grad():
             for c in contenders:
@@ -211,13 +251,15 @@ class Session:
                     ev = start.elapsed_time(end)
                     times[c.name].append(max(ev, walls[c.name][-1]) if self.isolated else ev)
                 rounds += 1
-                enough = all(len(v) >= min_calls and sum(v) >= 100.0 for v in times.values())
+                enough = enough_calls(times, min_calls)
                 if enough or rounds >= 5000 or time.perf_counter() - t_start > 120:
                     break
         del flush
         # measured once per worker (cached): while nothing else runs on the GPU
         peaks = device_peaks()
-        loop = self._isolated_loop(min_warmup, min_calls) if self.isolated else None
+        # an untrusted candidate gets as many timed calls as the reference needed
+        loop = self._isolated_loop(min_warmup, min(min_calls, max(
+            SETTLED_MIN_CALLS, len(times["reference"])))) if self.isolated else None
         self.measured = (last, times, walls, cycles, rounds, peaks, loop)
 
     def report(self, req):
