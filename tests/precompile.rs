@@ -3,9 +3,14 @@
 //! compile itself cannot run: `tests/check_precompile.py` stands in for it and checks
 //! what the dry run records and leaves behind.
 
+mod support {
+    pub mod python_check;
+}
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::python_check::run_check;
 
 #[test]
 fn the_dry_run_records_every_launch_and_leaves_the_module_as_it_was() {
@@ -35,24 +40,9 @@ fn the_dry_run_records_every_launch_and_leaves_the_module_as_it_was() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let home = drtc::verifier::DrtcHome::from_env();
-    let python = drtc::verifier::PythonEnv::locate(&home)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .python;
-    let out = Command::new(python)
-        .arg(root.join("tests/check_precompile.py"))
-        .arg(root.join("src/verifier/worker"))
-        .arg(&module)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    let r = run_check("check_precompile.py", &[&module])
+        .pop()
+        .expect("one JSON line");
     let compiled = r["compiled"].as_array().unwrap();
     assert!(compiled.len() >= 2, "{r}");
     assert!(compiled.iter().all(|c| c[1] == true), "compile only: {r}");
@@ -70,33 +60,12 @@ fn the_dry_run_records_every_launch_and_leaves_the_module_as_it_was() {
 fn an_untrusted_answer_compiles_ahead_in_its_own_process_and_is_loaded_again() {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile_ahead");
     let _ = std::fs::remove_dir_all(&d);
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let home = drtc::verifier::DrtcHome::from_env();
-    let python = drtc::verifier::PythonEnv::locate(&home)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .python;
-    let out = Command::new(python)
-        .arg(root.join("tests/check_compile_ahead.py"))
-        .arg(root.join("src/verifier/worker"))
-        .arg(&d)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let cases: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let cases = run_check("check_compile_ahead.py", &[&d]);
     let case = |name: &str| {
         cases
             .iter()
             .find(|c| c["case"] == name)
-            .unwrap_or_else(|| panic!("no case {name}: {stdout}"))
+            .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
             .clone()
     };
     for name in ["two kernels and an autotuned one", "host loop"] {

@@ -2,30 +2,17 @@
 //! within 1% of it, after 20 calls and 25 ms), else at the fixed rule (50 calls and
 //! 100 ms): `tests/check_timing_rule.py` runs the worker's rule on made-up samples.
 
-use serde_json::Value;
-use std::path::Path;
-use std::process::Command;
+mod support {
+    pub mod python_check;
+}
+
+use support::python_check::run_check;
 
 #[test]
 fn the_timing_loop_stops_when_every_median_is_settled() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let home = drtc::verifier::DrtcHome::from_env();
-    let python = drtc::verifier::PythonEnv::locate(&home)
-        .unwrap_or_else(|e| panic!("{e}"))
-        .python;
-    let out = Command::new(python)
-        .arg(root.join("tests/check_timing_rule.py"))
-        .arg(root.join("src/verifier/worker"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap();
+    let r = run_check("check_timing_rule.py", &[])
+        .pop()
+        .expect("one JSON line");
     // 20 calls within 0.2% of each other: settled; 20% apart: not
     assert_eq!(r["steady"], true, "{r}");
     assert_eq!(r["noisy"], false, "{r}");

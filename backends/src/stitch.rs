@@ -489,32 +489,27 @@ impl Host<'_> {
             Some(e) => vec![e.clone()],
             None => k.grid.iter().map(u64::to_string).collect(),
         };
-        match &k.phase_launches {
+        // one launch, or one per value of a phase constexpr (a transposed convolution's)
+        let indent = match &k.phase_launches {
             None => {
                 self.launches += 1 + k.operand_prep.len();
-                writeln!(
-                    self.body,
-                    "    {}[({},)]({})",
-                    k.name,
-                    grid.join(", "),
-                    args.join(", ")
-                )
-                .unwrap();
+                "    "
             }
             Some((arg, n)) => {
                 self.launches += *n as usize + k.operand_prep.len();
                 args.push(format!("{arg}=_drtc_phase"));
                 writeln!(self.body, "    for _drtc_phase in range({n}):").unwrap();
-                writeln!(
-                    self.body,
-                    "        {}[({},)]({})",
-                    k.name,
-                    grid.join(", "),
-                    args.join(", ")
-                )
-                .unwrap();
+                "        "
             }
-        }
+        };
+        writeln!(
+            self.body,
+            "{indent}{}[({},)]({})",
+            k.name,
+            grid.join(", "),
+            args.join(", ")
+        )
+        .unwrap();
         for (i, s) in stats.iter().enumerate() {
             self.running_stats(s, &stat_vars[2 * i], &stat_vars[2 * i + 1]);
         }
