@@ -27,3 +27,35 @@ fn the_timing_loop_stops_when_every_median_is_settled() {
     assert_eq!(r["stop_one_noisy"], false, "{r}");
     assert_eq!(r["stop_fixed_rule"], true, "{r}");
 }
+
+/// The whole timing session without a GPU (`tests/check_timing_session.py`: CUDA events
+/// stood in for, every call 2 ms): the loop stops at the settled minimum, an untrusted
+/// candidate gets as many calls as the reference needed, and its timed outputs, fetched
+/// after the loop, are checked.
+#[test]
+fn the_timing_session_measures_then_reports() {
+    let cases = run_check("check_timing_session.py", &[]);
+    let case = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c["case"] == name)
+            .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
+            .clone()
+    };
+    for name in ["trusted", "sandboxed", "sandboxed, wrong timed outputs"] {
+        let c = case(name);
+        assert_eq!(c["rounds"], 20, "settled at the minimum: {c}");
+        assert_eq!(c["reference_calls"], 20, "{c}");
+        assert_eq!(c["candidate_calls"], 20, "as many as the reference: {c}");
+        assert_eq!(c["candidate_median_ms"], 2.0, "{c}");
+    }
+    assert_eq!(case("trusted")["timed_outputs_ok"], true);
+    assert_eq!(case("sandboxed")["timed_outputs_ok"], true);
+    let wrong = case("sandboxed, wrong timed outputs");
+    assert_eq!(wrong["timed_outputs_ok"], false, "{wrong}");
+    let failures = wrong["failures"].to_string();
+    assert!(
+        failures.contains("buffer 0") && failures.contains("buffer 1"),
+        "{failures}"
+    );
+}

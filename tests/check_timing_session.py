@@ -1,0 +1,111 @@
+"""The timing session (`drtc_worker/timing.py`: `Session.measure` then `Session.report`)
+on a machine without a GPU: CUDA events, synchronize and device allocation are stood in
+for (every event reports `EVENT_MS`), a drtc module is timed in this process, an untrusted
+one through a stand-in for its sandboxed process (`stage`, `time_staged`,
+`timed_outputs`), whose timed outputs are right or wrong.
+
+    python check_timing_session.py WORKER_DIR
+
+Prints one JSON object per case: rounds of the interleaved loop, calls per contender,
+whether the timed outputs passed, and the failures."""
+
+import json
+import sys
+import types
+
+sys.path.insert(0, sys.argv[1])
+import torch  # noqa: E402
+import drtc_worker.timing as timing  # noqa: E402
+
+EVENT_MS = 2.0  # steady: every median settles at the minimum number of calls
+
+
+class Event:
+    def __init__(self, enable_timing=True):
+        pass
+
+    def record(self):
+        pass
+
+    def elapsed_time(self, other):
+        return EVENT_MS
+
+
+def empty(*args, **kwargs):
+    kwargs.pop("device", None)
+    return torch.empty(*args, **kwargs)
+
+
+shim = types.SimpleNamespace(**{n: getattr(torch, n) for n in dir(torch) if not n.startswith("__")})
+shim.empty = empty
+shim.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda *a, **k: None)
+timing.torch = shim
+timing.DEVICE = "cuda"
+timing.device_peaks = lambda: None
+
+
+def forward(xs):
+    return [torch.relu(xs[0]) + 1]
+
+
+class Sandboxed:
+    """The untrusted candidate's process: its timed calls' last outputs per buffer are
+    the right values for the scale of that call, or off by one when `wrong`."""
+
+    def __init__(self, wrong):
+        self.wrong = wrong
+
+    def stage(self, sets):
+        self.sets = sets
+
+    def time_staged(self, warmup, scales, flush_bytes):
+        self.scales = scales
+        return [EVENT_MS] * len(scales), [EVENT_MS] * len(scales), EVENT_MS * len(scales)
+
+    def timed_outputs(self, count):
+        n = len(self.scales)
+        outs = []
+        for k in range(count):
+            i = max(j for j in range(n) if j % count == k)
+            out = forward([self.sets[k][0] * self.scales[i]])[0]
+            outs.append([out + 1 if self.wrong else out])
+        return outs
+
+
+class Pair:
+    base_seed = 0
+    draws_random = False
+
+    def __init__(self, trusted, wrong=False):
+        self.trusted = trusted
+        self.cand = None if trusted else Sandboxed(wrong)
+
+    def make_inputs(self, seed):
+        torch.manual_seed(seed)
+        return [torch.randn(64, 64)]
+
+    def run_reference(self, xs):
+        return forward(xs)
+
+    def run_candidate(self, xs):
+        return forward(xs)
+
+    def graphs(self):
+        return None
+
+
+for case, pair in (("trusted", Pair(True)), ("sandboxed", Pair(False)),
+                   ("sandboxed, wrong timed outputs", Pair(False, wrong=True))):
+    session = timing.Session(pair, {})
+    session.measure({})
+    report = session.report({})
+    session.close()
+    print(json.dumps({
+        "case": case,
+        "rounds": report["rounds"],
+        "reference_calls": report["reference"]["samples"],
+        "candidate_calls": report["candidate"]["samples"],
+        "candidate_median_ms": report["candidate"]["median_ms"],
+        "timed_outputs_ok": report["timed_outputs_ok"],
+        "failures": report["timed_outputs_failures"],
+    }))
