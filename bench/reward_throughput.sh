@@ -16,11 +16,13 @@
 # write the answers with a verified compile: unverified modules may fail, as level-2 57's
 # channels-last one does under the fp32 rule), ANSWERS (a folder of answers written
 # before, one per task file name: used as they are, nothing compiled), EXTRA (more
-# arguments to both `drtc compile` and `drtc eval`, e.g. --shrink on a CPU). Writes $OUT/$NAME.jsonl (drtc eval's rows), $OUT/$NAME.md and
-# $OUT/$NAME.txt (answers, wall time, answers per second).
+# arguments to both `drtc compile` and `drtc eval`, e.g. --shrink on a CPU). Writes $OUT/$NAME.jsonl (drtc eval's rows), $OUT/$NAME.md,
+# $OUT/$NAME.txt (answers, wall time, answers per second, where each answer's check went:
+# `bench/reward_summary.py`, which also reads a run cut off before its end) and
+# $OUT/$NAME.tasks.md (the same per task).
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,21p' "$0"
+  sed -n '2,22p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -59,30 +61,6 @@ start=$(date +%s.%N)
   --markdown "$OUT/$NAME.md" ${EXTRA:-} 2>> "$OUT/$NAME.log"
 rc=$?
 end=$(date +%s.%N)
-python3 - "$start" "$end" "$tasks" "$SAMPLES" "$OUT/$NAME.jsonl" "$rc" <<'PY' | tee "$OUT/$NAME.txt"
-import json, sys
-start, end, tasks, samples, path, rc = sys.argv[1:]
-wall = float(end) - float(start)
-rows = [json.loads(l) for l in open(path)]
-samples_ = [s for r in rows for s in r.get("samples", [])]
-answers = len(samples_)
-verified = sum(1 for s in samples_ if s.get("verified"))
-timed = sum(1 for s in samples_ if s.get("time_ms") is not None)
-print(f"drtc eval exit {rc}; {len(rows)} of {tasks} tasks x {samples} samples: {answers} answers "
-      f"({verified} verified, {timed} timed) in {wall:.1f} s (whole process, warm service): "
-      f"{answers / wall:.2f} answers/s")
-# where each answer's check went (the candidates' check_s, drtc eval's report)
-checks = [c["check_s"] for r in rows for c in r.get("candidates", []) if c.get("check_s")]
-if checks:
-    import statistics
-    med = {k: statistics.median(c[k] for c in checks) for k in checks[0]}
-    print(f"per answer, median of {len(checks)}: request {med['wall_s']:.2f} s = verification "
-          f"{med['verify_s']:.2f} s (load {med['load_s']:.2f}, trials {med['trials_s']:.2f}, "
-          f"float64 truth {med['truth_s']:.2f}, re-drawn parameters' setup "
-          f"{med.get('redrawn_s', 0.0):.2f}, kernels compiled ahead {med.get('jit_s', 0.0):.2f}) "
-          f"+ timing and waits "
-          f"{statistics.median(c['wall_s'] - c['verify_s'] for c in checks):.2f} s (of which "
-          f"waiting for the GPU's exclusive pass {med.get('timing_queue_s', 0.0):.2f}, the "
-          f"timed loops {med.get('timing_s', 0.0):.2f}, their report "
-          f"{med.get('timing_report_s', 0.0):.2f})")
-PY
+wall=$(python3 -c "print(float('$end') - float('$start'))")
+python3 "$(dirname "$0")/reward_summary.py" "$OUT/$NAME.jsonl" --wall "$wall" --tasks "$tasks" \
+  --samples "$SAMPLES" --rc "$rc" --markdown "$OUT/$NAME.tasks.md" | tee "$OUT/$NAME.txt"
