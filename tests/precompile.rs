@@ -10,7 +10,7 @@ mod support {
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::python_check::run_check;
+use support::python_check::{case, run_check};
 
 #[test]
 fn the_dry_run_records_every_launch_and_leaves_the_module_as_it_was() {
@@ -61,13 +61,7 @@ fn an_untrusted_answer_compiles_ahead_in_its_own_process_and_is_loaded_again() {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile_ahead");
     let _ = std::fs::remove_dir_all(&d);
     let cases = run_check("check_compile_ahead.py", &[&d]);
-    let case = |name: &str| {
-        cases
-            .iter()
-            .find(|c| c["case"] == name)
-            .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
-            .clone()
-    };
+    let case = |name: &str| case(&cases, name);
     for name in ["two kernels and an autotuned one", "host loop"] {
         let c = case(name);
         // two plain launches and one per autotune config, each compiled, none launched

@@ -6,7 +6,7 @@ mod support {
     pub mod python_check;
 }
 
-use support::python_check::run_check;
+use support::python_check::{case, run_check};
 
 #[test]
 fn the_timing_loop_stops_when_every_median_is_settled() {
@@ -35,13 +35,7 @@ fn the_timing_loop_stops_when_every_median_is_settled() {
 #[test]
 fn the_timing_session_measures_then_reports() {
     let cases = run_check("check_timing_session.py", &[]);
-    let case = |name: &str| {
-        cases
-            .iter()
-            .find(|c| c["case"] == name)
-            .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
-            .clone()
-    };
+    let case = |name: &str| case(&cases, name);
     for name in ["trusted", "sandboxed", "sandboxed, wrong timed outputs"] {
         let c = case(name);
         assert_eq!(c["rounds"], 20, "settled at the minimum: {c}");

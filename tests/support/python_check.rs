@@ -31,3 +31,13 @@ pub fn run_check(script: &str, args: &[&Path]) -> Vec<Value> {
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
+
+/// The object among `cases` whose `case` field is `name`.
+#[allow(dead_code)] // each test crate compiles this module; not every one has cases
+pub fn case(cases: &[Value], name: &str) -> Value {
+    cases
+        .iter()
+        .find(|c| c["case"] == name)
+        .unwrap_or_else(|| panic!("no case {name}: {cases:?}"))
+        .clone()
+}
