@@ -77,7 +77,7 @@ print(json.dumps({
     "answer": None if answer is None else [answer[0], answer[1] >= 0],
     "compiled": compiled,
     "graphed_restored": getattr(mod, "_drtc_graphed", None) is graphed,
-    "kernels_restored": all("run" not in vars(k) for k in precompile._jit_functions(mod)),
+    "kernels_restored": all("run" not in vars(k) for k in precompile._kernels(mod)[0]),
     "captures": mod._DRTC_GRAPHS.stats["captures"] if hasattr(mod, "_DRTC_GRAPHS") else None,
     "state_is_the_references": all(torch.equal(ref.state_dict()[k], v)
                                    for k, v in new.state_dict().items()),

@@ -147,10 +147,6 @@ def _compile_all(recorded):
         list(pool.map(compile_one, recorded))
 
 
-def _jit_functions(mod):
-    return _kernels(mod)[0]
-
-
 def precompile(pair):
     """The number of kernel launches compiled ahead and the seconds it took, or None when
     there is nothing to do (interpreter, fewer than two launches, off). An untrusted

@@ -14,6 +14,7 @@ so that the timing itself can run later as a short exclusive phase. `torch_preci
 (`torch.set_float32_matmul_precision`) applies to the reference and to torch.compile
 while they run, never to the candidate, which runs with the process default."""
 
+import bisect
 import contextlib
 import math
 import statistics
@@ -83,28 +84,35 @@ TIMED_CALLS = 50
 TIMED_MS = 100.0
 
 
-def median_interval(ms):
+def median_interval(ms, ordered=None):
     """The distribution-free 95% interval of the median of `ms` (at least 2 samples):
-    sorted samples at ranks n/2 -/+ 0.98 sqrt(n)."""
-    s = sorted(ms)
+    sorted samples at ranks n/2 -/+ 0.98 sqrt(n). `ordered`: the same samples sorted,
+    when the caller keeps them so."""
+    s = ordered if ordered is not None else sorted(ms)
     n = len(s)
     h = 0.98 * math.sqrt(n)
     return s[max(0, math.floor(n / 2 - h))], s[min(n - 1, math.ceil(n / 2 + h))]
 
 
-def settled(ms):
-    """Whether a contender's timed calls `ms` pin its median (see SETTLED_SPREAD)."""
+def settled(ms, ordered=None):
+    """Whether a contender's timed calls `ms` pin its median (see SETTLED_SPREAD);
+    `ordered` as for `median_interval`."""
     if len(ms) < SETTLED_MIN_CALLS or sum(ms) < SETTLED_MIN_MS:
         return False
-    lo, hi = median_interval(ms)
-    med = statistics.median(ms)
+    s = ordered if ordered is not None else sorted(ms)
+    lo, hi = median_interval(ms, s)
+    n = len(s)
+    med = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
     return med > 0 and hi - lo <= SETTLED_SPREAD * med
 
 
-def enough_calls(times, min_calls=TIMED_CALLS, min_ms=TIMED_MS):
+def enough_calls(times, min_calls=TIMED_CALLS, min_ms=TIMED_MS, ordered=None):
     """Whether the interleaved loop may stop: every contender settled, or every one past
-    the fixed rule (`min_calls` calls and `min_ms` of them)."""
-    return all(settled(v) for v in times.values()) or \
+    the fixed rule (`min_calls` calls and `min_ms` of them). `ordered`: each contender's
+    samples kept sorted by the loop (`bisect.insort`), so that a check each round does not
+    sort thousands of samples of a short kernel again."""
+    ordered = ordered or {}
+    return all(settled(v, ordered.get(k)) for k, v in times.items()) or \
         all(len(v) >= min_calls and sum(v) >= min_ms for v in times.values())
 
 
@@ -227,6 +235,7 @@ class Session:
                         torch.cuda.synchronize()
                         n += 1
             times = {c.name: [] for c in contenders}
+            ordered = {c.name: [] for c in contenders}
             walls = {c.name: [] for c in contenders}
             cycles = {c.name: [] for c in contenders}
             rounds = 0
@@ -250,8 +259,9 @@ class Session:
                     cycles[c.name].append((time.perf_counter() - c0) * 1e3)
                     ev = start.elapsed_time(end)
                     times[c.name].append(max(ev, walls[c.name][-1]) if self.isolated else ev)
+                    bisect.insort(ordered[c.name], times[c.name][-1])
                 rounds += 1
-                enough = enough_calls(times, min_calls)
+                enough = enough_calls(times, min_calls, ordered=ordered)
                 if enough or rounds >= 5000 or time.perf_counter() - t_start > 120:
                     break
         del flush
