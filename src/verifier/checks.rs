@@ -261,6 +261,14 @@ pub struct Phases {
     /// The float64 truth alone.
     #[serde(default)]
     pub truth_s: f64,
+    /// The first trial alone (an answer's kernels compiled in it unless compiled ahead).
+    #[serde(default)]
+    pub first_trial_s: f64,
+    /// After verification, the timing session built (its inputs made, an untrusted
+    /// answer's two buffers staged in its process, torch.compile compiled when asked); 0
+    /// when not timed.
+    #[serde(default)]
+    pub prepare_s: f64,
     /// An untrusted candidate's trial with re-drawn parameters, outside the trial itself:
     /// the new state drawn, the reference probed with it, and both states sent to the
     /// candidate's process (0 when it did not run).

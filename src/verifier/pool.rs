@@ -496,12 +496,13 @@ impl WorkerPool {
         let i = self.acquire();
         let gate = &self.gates[self.gate_of[i]];
         let whole = alone.then(|| gate.exclusive());
-        let (prepared, spent) = {
+        let asked = Instant::now();
+        let (prepared, spent, prepare_queue) = {
             let _pass = whole.is_none().then(|| gate.shared());
             // the clock starts once the pass is held: waiting for the gate is not spent
             let started = Instant::now();
             let prepared = self.call_on(i, payload, limit(budget), cancel);
-            (prepared, started.elapsed())
+            (prepared, started.elapsed(), started - asked)
         };
         let result = prepared.and_then(|outcome| {
             let mut v = match outcome {
@@ -533,7 +534,10 @@ impl WorkerPool {
             } else if ready {
                 // the timed loops alone on the GPU; the timed outputs' check and the
                 // figures after, in a shared pass
-                let mut seconds = TimingSeconds::default();
+                let mut seconds = TimingSeconds {
+                    prepare_queue_s: prepare_queue.as_secs_f64(),
+                    ..TimingSeconds::default()
+                };
                 let timed = {
                     let asked = Instant::now();
                     let _pass = whole.is_none().then(|| gate.exclusive());

@@ -275,9 +275,12 @@ pub struct BenchReport {
 }
 
 /// The timing pass of one request, in seconds: waiting for the GPU's exclusive pass, the
-/// timed loops in it, and the report after (the timed outputs checked, in a shared pass).
+/// timed loops in it, and the report after (the timed outputs checked, in a shared pass);
+/// also the wait for a shared pass before verification began (`prepare_queue_s`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimingSeconds {
+    #[serde(default)]
+    pub prepare_queue_s: f64,
     pub queue_s: f64,
     pub exclusive_s: f64,
     pub report_s: f64,

@@ -79,6 +79,15 @@ pub struct CheckSeconds {
     /// it was not done: too few compiles, the interpreter, `DRTC_PARALLEL_JIT=off`).
     #[serde(default)]
     pub jit_s: f64,
+    /// The first trial alone (where an answer's kernels compile unless compiled ahead).
+    #[serde(default)]
+    pub first_trial_s: f64,
+    /// The timing session built after verification (inputs made and staged).
+    #[serde(default)]
+    pub prepare_s: f64,
+    /// Waiting for a shared pass on the GPU before verification began.
+    #[serde(default)]
+    pub verify_queue_s: f64,
     /// The timing pass (0 when not timed): waiting for the GPU's exclusive pass, the timed
     /// loops in it, the report after (the timed outputs checked).
     #[serde(default)]

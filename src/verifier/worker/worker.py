@@ -130,7 +130,9 @@ class Worker:
                         if op == "bench":
                             result["timing"] = time_pair(pair, req)
                         else:
+                            built = time.perf_counter()
                             self.held = (pair, Session(pair, req))
+                            result["phases"]["prepare_s"] = time.perf_counter() - built
                             pair = None
                             result["prepared"] = True
                     except BaseException as e:

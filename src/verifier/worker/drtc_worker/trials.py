@@ -469,5 +469,6 @@ def verify_pair(req, tamper, spares):
     phases = result.setdefault("phases", {})
     phases["trials_s"] = sum(t.get("seconds", 0.0) for t in result["trials"])
     phases["truth_s"] = sum(t.get("truth_seconds", 0.0) for t in result["trials"])
+    phases["first_trial_s"] = result["trials"][0].get("seconds", 0.0) if result["trials"] else 0.0
     phases["total_s"] = time.perf_counter() - started
     return result, pair
