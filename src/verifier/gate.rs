@@ -1,9 +1,12 @@
 //! The timing gate of one GPU: workers sharing a GPU verify and compile side by side
 //! (shared passes), but a timing phase runs alone (an exclusive pass) so that no other
 //! worker's kernels run on the GPU while it is measured. A waiting timer stops new shared
-//! passes from starting, so timing is never starved by a stream of verifications.
+//! passes from starting, so timing is never starved by a stream of verifications, and a
+//! shared pass gives way between its steps (`SharedPass::give_way`: a worker between trials), so a
+//! timer waits for the trials in flight, not for whole verifications.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Default)]
 struct State {
@@ -83,6 +86,28 @@ impl DeviceGate {
     }
 }
 
+impl SharedPass<'_> {
+    /// Between two steps of this pass (a worker's trials): when a timing waits, the pass
+    /// is given up until every waiting timing has run, then held again; returns how long
+    /// that took (zero when nothing waited). The worker has finished its GPU work before
+    /// it asks.
+    pub fn give_way(&mut self) -> Duration {
+        let gate = self.gate;
+        let mut g = gate.lock();
+        if g.waiting_exclusive == 0 && !g.exclusive {
+            return Duration::ZERO;
+        }
+        let started = Instant::now();
+        g.shared -= 1;
+        gate.changed.notify_all();
+        while g.exclusive || g.waiting_exclusive > 0 {
+            g = gate.wait(g);
+        }
+        g.shared += 1;
+        started.elapsed()
+    }
+}
+
 impl Drop for SharedPass<'_> {
     fn drop(&mut self) {
         let mut g = self.gate.lock();
@@ -105,7 +130,6 @@ impl Drop for ExclusivePass<'_> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    use std::time::Duration;
 
     #[test]
     fn exclusive_passes_run_alone_and_shared_ones_together() {
@@ -150,6 +174,40 @@ mod tests {
             max_shared.load(Ordering::SeqCst) > 1,
             "shared passes never ran side by side"
         );
+        assert_eq!(gate.occupancy(), (0, false));
+    }
+
+    #[test]
+    fn a_shared_pass_gives_way_to_a_waiting_timer_between_its_steps() {
+        let gate = DeviceGate::default();
+        let mut long = gate.shared();
+        assert_eq!(long.give_way(), Duration::ZERO);
+        let timing = AtomicBool::new(false);
+        let overlap = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let timer = s.spawn(|| {
+                let _t = gate.exclusive();
+                timing.store(true, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(20));
+                timing.store(false, Ordering::SeqCst);
+            });
+            while gate.lock().waiting_exclusive == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // the long pass's next step: the timer runs first, and the pass is held again
+            let waited = long.give_way();
+            if timing.load(Ordering::SeqCst) {
+                overlap.store(true, Ordering::SeqCst);
+            }
+            assert!(
+                waited >= Duration::from_millis(15),
+                "did not wait: {waited:?}"
+            );
+            assert_eq!(gate.occupancy(), (1, false));
+            timer.join().unwrap();
+        });
+        assert!(!overlap.load(Ordering::SeqCst));
+        drop(long);
         assert_eq!(gate.occupancy(), (0, false));
     }
 

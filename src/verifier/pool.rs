@@ -16,7 +16,7 @@ use super::checks::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
-use super::gate::DeviceGate;
+use super::gate::{DeviceGate, Pass};
 pub use super::options::{DeviceKind, PoolOptions};
 use super::ray::bridge::{Bridge, BridgeStart};
 use super::ray::summary::RaySummary;
@@ -372,8 +372,14 @@ impl WorkerPool {
         let payload = verify_payload("verify", req, timeout)?;
         let i = self.acquire();
         let outcome = {
-            let _pass = self.gates[self.gate_of[i]].enter(alone);
-            self.call_on(i, payload, timeout, cancel)
+            let mut pass = self.gates[self.gate_of[i]].enter(alone);
+            match &mut pass {
+                Pass::Shared(shared) => {
+                    let mut give_way = || shared.give_way();
+                    self.call_giving_way(i, payload, timeout, cancel, Some(&mut give_way))
+                }
+                Pass::Exclusive(_) => self.call_on(i, payload, timeout, cancel),
+            }
         };
         self.release(i);
         self.requests.fetch_add(1, Ordering::Relaxed);
@@ -498,11 +504,27 @@ impl WorkerPool {
         let whole = alone.then(|| gate.exclusive());
         let asked = Instant::now();
         let (prepared, spent, prepare_queue) = {
-            let _pass = whole.is_none().then(|| gate.shared());
-            // the clock starts once the pass is held: waiting for the gate is not spent
+            let mut pass = whole.is_none().then(|| gate.shared());
+            // the clock starts once the pass is held: waiting for the gate is not spent,
+            // nor is giving way to other workers' timing between trials
             let started = Instant::now();
-            let prepared = self.call_on(i, payload, limit(budget), cancel);
-            (prepared, started.elapsed(), started - asked)
+            let mut gave_way = Duration::ZERO;
+            let prepared = match pass.as_mut() {
+                Some(shared) => {
+                    let mut give_way = || {
+                        let waited = shared.give_way();
+                        gave_way += waited;
+                        waited
+                    };
+                    self.call_giving_way(i, payload, limit(budget), cancel, Some(&mut give_way))
+                }
+                None => self.call_on(i, payload, limit(budget), cancel),
+            };
+            (
+                prepared,
+                started.elapsed().saturating_sub(gave_way),
+                started - asked,
+            )
         };
         let result = prepared.and_then(|outcome| {
             let mut v = match outcome {
@@ -615,6 +637,7 @@ impl WorkerPool {
         payload: Value,
         timeout: Duration,
         cancel: Option<&AtomicBool>,
+        give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> RuntimeResult<(Exchange, String)> {
         match slot {
             Slot::Local { spec, worker } => {
@@ -625,13 +648,14 @@ impl WorkerPool {
                         "worker without a ready message".into(),
                     ));
                 }
-                let exchange = w.request(payload, timeout, cancel);
+                let exchange = w.request(payload, timeout, cancel, give_way);
                 let stderr = w.stderr_tail();
                 if !w.is_alive() {
                     *worker = None;
                 }
                 Ok((exchange, stderr))
             }
+            // a Ray actor's worker runs its trials without stopping (no way to answer it)
             Slot::Ray { bridge, actor } => bridge.call(*actor, payload, timeout),
         }
     }
@@ -658,8 +682,21 @@ impl WorkerPool {
         timeout: Duration,
         cancel: Option<&AtomicBool>,
     ) -> RuntimeResult<Outcome> {
+        self.call_giving_way(i, payload, timeout, cancel, None)
+    }
+
+    /// [`WorkerPool::call_on`] where the worker gives way between its trials to timing
+    /// that waits for the GPU (`give_way`: the shared pass it holds, see `Worker::request`).
+    fn call_giving_way(
+        &self,
+        i: usize,
+        payload: Value,
+        timeout: Duration,
+        cancel: Option<&AtomicBool>,
+        give_way: Option<&mut dyn FnMut() -> Duration>,
+    ) -> RuntimeResult<Outcome> {
         let mut slot = self.slots[i].lock().unwrap_or_else(|p| p.into_inner());
-        let (exchange, stderr) = Self::exchange(&mut slot, payload, timeout, cancel)?;
+        let (exchange, stderr) = Self::exchange(&mut slot, payload, timeout, cancel, give_way)?;
         let outcome = match exchange {
             Exchange::Reply(v) => {
                 if v.get("fatal") == Some(&Value::Bool(true)) {

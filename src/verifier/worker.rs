@@ -329,16 +329,24 @@ impl Worker {
     }
 
     /// Sends one request and waits for its answer at most `timeout`. On a timeout or a
-    /// death the worker is killed (with its process group) and reaped.
+    /// death the worker is killed (with its process group) and reaped. With `give_way`,
+    /// the worker stops between its trials (`{"event": "gpu_yield"}`, its GPU work
+    /// finished) and goes on when told (`{"resume": true}`) after `give_way` returned how
+    /// long it held it back (a timing pass that waited ran meanwhile); that wait extends
+    /// the deadline.
     pub fn request(
         &mut self,
         mut req: Value,
         timeout: Duration,
         cancel: Option<&AtomicBool>,
+        mut give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> Exchange {
         self.next_id += 1;
         let id = self.next_id;
         req["id"] = Value::from(id);
+        if give_way.is_some() {
+            req["yield_gpu"] = Value::Bool(true);
+        }
         let line = format!("{req}\n");
         let sent = match self.stdin.as_mut() {
             Some(stdin) => stdin
@@ -350,10 +358,10 @@ impl Worker {
         if !sent {
             return self.died();
         }
-        let deadline = Instant::now() + timeout;
+        let mut deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            if let Some(cancel) = cancel {
+            let line = if let Some(cancel) = cancel {
                 if cancel.load(Ordering::SeqCst) {
                     self.kill();
                     return Exchange::Cancelled;
@@ -362,19 +370,48 @@ impl Worker {
                     // wait in short steps, looking at the flag between them
                     match self.lines.recv_timeout(CANCEL_POLL) {
                         Ok(line) => match serde_json::from_str::<Value>(&line) {
-                            Ok(v) if v["id"] == id => return self.answered(v),
-                            _ => continue,
+                            Ok(v) => v,
+                            Err(_) => continue,
                         },
                         Err(RecvTimeoutError::Timeout) => continue,
                         Err(RecvTimeoutError::Disconnected) => return self.died(),
                     }
+                } else {
+                    match self.read_line(left) {
+                        Exchange::Reply(v) => v,
+                        other => return other,
+                    }
                 }
+            } else {
+                match self.read_line(left) {
+                    Exchange::Reply(v) => v,
+                    other => return other,
+                }
+            };
+            if line["id"] != id {
+                continue; // a stale or unsolicited line
             }
-            match self.read_line(left) {
-                Exchange::Reply(v) if v["id"] == id => return self.answered(v),
-                Exchange::Reply(_) => continue, // a stale or unsolicited line
-                other => return other,
+            if line["event"] == "gpu_yield" {
+                if let Some(give_way) = give_way.as_mut() {
+                    deadline += give_way();
+                }
+                if !self.resume() {
+                    return self.died();
+                }
+                continue;
             }
+            return self.answered(line);
+        }
+    }
+
+    /// Tells a worker stopped between its trials to go on.
+    fn resume(&mut self) -> bool {
+        match self.stdin.as_mut() {
+            Some(stdin) => stdin
+                .write_all(b"{\"resume\": true}\n")
+                .and_then(|_| stdin.flush())
+                .is_ok(),
+            None => false,
         }
     }
 

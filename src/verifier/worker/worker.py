@@ -11,7 +11,10 @@ Requests (`op`): `verify`; `bench` (verify, then time); `prepare` (verify, then 
 timing session, torch.compile included, and hold it) followed by `time` (the held
 session's timed loops only: the caller's exclusive phase) and `timed_report` (the timed
 outputs checked, the figures; the session dropped), or by `release`; `warm` (start the spare candidate processes and wait
-until they are ready); `ping`; `exit`.
+until they are ready); `ping`; `exit`. A request with `yield_gpu` (drtc holds a shared pass
+on the GPU for it) stops before each trial and before the timing session is built, its GPU
+work finished, says `{"event": "gpu_yield"}` and goes on at drtc's `{"resume": true}`, sent
+once no other worker's timing waits for the GPU (`protocol.give_way`).
 
 A candidate runs in this process only when the request says `trusted` (drtc's own
 generated modules); every other one runs in a sandboxed process of its own
@@ -75,7 +78,7 @@ from drtc_worker.common import DEVICE, Failure, cuda_broken, exc_line, is_gpu_fa
 from drtc_worker.guards import Tamper  # noqa: E402
 from drtc_worker.isolated import Spares  # noqa: E402
 from drtc_worker.timing import Session, time_pair  # noqa: E402
-from drtc_worker.trials import verify_pair  # noqa: E402
+from drtc_worker.trials import settle_then_give_way, verify_pair  # noqa: E402
 
 _IMPORTED = time.perf_counter()
 
@@ -130,6 +133,7 @@ class Worker:
                         if op == "bench":
                             result["timing"] = time_pair(pair, req)
                         else:
+                            settle_then_give_way(req)
                             built = time.perf_counter()
                             self.held = (pair, Session(pair, req))
                             result["phases"]["prepare_s"] = time.perf_counter() - built

@@ -28,6 +28,21 @@ def send(obj):
     PROTO.flush()
 
 
+def give_way(req):
+    """Between two trials, when drtc asked for it (`yield_gpu`, the request's shared pass on
+    the GPU): says so and waits until drtc answers, which it does at once unless another
+    worker's timing waits for the GPU, and then once that timing has run. The caller has
+    finished its GPU work (synchronized) first."""
+    if not req.get("yield_gpu"):
+        return
+    send({"id": req.get("id"), "event": "gpu_yield"})
+    line = sys.stdin.readline()
+    if not line:  # drtc is gone
+        os._exit(75)
+    if json.loads(line).get("resume") is not True:
+        raise RuntimeError(f"expected drtc's resume after giving way, got {line.strip()!r}")
+
+
 def check_packages():
     """Says `fatal: missing_packages` and exits when numpy, torch or triton do not import."""
     missing = []
