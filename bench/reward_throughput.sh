@@ -48,10 +48,11 @@ server=$!
 trap 'kill $server 2>/dev/null' EXIT
 sleep 1
 # the workers start before the clock (a reward process keeps its pool between batches):
-# one answer through the verification service, which the timed run then finds warm
+# one answer per worker through the verification service, which the timed run then finds
+# warm (each worker with its spare sandboxed process ready)
 # shellcheck disable=SC2086
 "$DRTC" eval "$TASKS" --llm-url "http://127.0.0.1:$PORT/v1" --llm-model replay --limit 1 \
-  --samples 1 --mode whole --no-strict --device "$DEVICE" --jobs "${JOBS:-1}" -o "$OUT/$NAME.warmup.jsonl" ${EXTRA:-} \
+  --samples "${JOBS:-1}" --mode whole --no-strict --device "$DEVICE" --jobs "${JOBS:-1}" -o "$OUT/$NAME.warmup.jsonl" ${EXTRA:-} \
   > /dev/null 2>> "$OUT/$NAME.log"
 tasks=$(ls "$TASKS"/*.py | wc -l)
 start=$(date +%s.%N)

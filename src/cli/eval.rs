@@ -162,9 +162,11 @@ fn task_name(t: &Result<LoadedProgram, Unlowered>) -> &str {
 }
 
 /// Tasks judged at once: enough that `workers` verification workers are busy when each
-/// task brings `samples` answers (one task at a time when its samples fill them).
+/// task brings `samples` answers, and one more with several workers, whose answers take
+/// the workers that a task's quicker answers free while its slowest one is still checked
+/// (reward_breakdown tables: a task's answers are timed one after another).
 fn tasks_at_once(workers: usize, samples: usize) -> usize {
-    workers.div_ceil(samples.max(1)).max(1)
+    workers.div_ceil(samples.max(1)).max(1) + usize::from(workers > 1)
 }
 
 pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
@@ -196,7 +198,11 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
     setup.settings.compile_baseline = args.baseline == BaselineArg::Compile;
     // whole tasks at once, so that every worker has an answer to verify when --jobs
     // exceeds a task's samples (each task still asks for its samples at once)
-    let at_once = tasks_at_once(setup.pool.size(), setup.settings.samples);
+    let left = tasks
+        .iter()
+        .filter(|t| !done.contains(task_name(t)))
+        .count();
+    let at_once = tasks_at_once(setup.pool.size(), setup.settings.samples).min(left.max(1));
     eprintln!(
         "verifying up to {} answer(s) at once on {} (--jobs), each in its own sandboxed \
          process; {} task(s) at a time",
@@ -330,11 +336,12 @@ mod tests {
 
     #[test]
     fn tasks_at_once_fills_the_workers() {
-        assert_eq!(tasks_at_once(4, 4), 1);
-        assert_eq!(tasks_at_once(8, 4), 2);
-        assert_eq!(tasks_at_once(5, 4), 2);
-        assert_eq!(tasks_at_once(4, 1), 4);
+        assert_eq!(tasks_at_once(4, 4), 2);
+        assert_eq!(tasks_at_once(8, 4), 3);
+        assert_eq!(tasks_at_once(5, 4), 3);
+        assert_eq!(tasks_at_once(4, 1), 5);
         assert_eq!(tasks_at_once(1, 8), 1);
-        assert_eq!(tasks_at_once(3, 0), 3);
+        assert_eq!(tasks_at_once(1, 1), 1);
+        assert_eq!(tasks_at_once(3, 0), 4);
     }
 }

@@ -69,7 +69,9 @@ def _warm_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 def warm_device():
     """Builds Triton's driver module and warms its compiler in this process's private cache
     before any answer arrives: a spare that skipped it cost each answer about 1.5 s more on
-    an H200 (bench/results/isolation_cost_cuda.md). Returns what was done."""
+    an H200 (bench/results/isolation_cost_cuda.md). Also loads the libraries answers call
+    (cuBLAS for a matmul, cuDNN for a convolution), whose first use would otherwise fall in
+    the answer's first trial. Returns what was done."""
     if DEVICE != "cuda":
         return "not needed: kernels run under the interpreter"
     try:
@@ -77,9 +79,19 @@ def warm_device():
         y = torch.empty_like(x)
         _warm_kernel[(1,)](x, y, 256, BLOCK=256)
         torch.cuda.synchronize()
-        return "Triton driver built, one kernel compiled and run"
     except BaseException as e:
         return f"failed ({exc_line(e)}): the first answer pays it"
+    done = "Triton driver built, one kernel compiled and run"
+    try:
+        with torch.no_grad():
+            m = torch.ones(64, 64, device="cuda")
+            torch.mm(m, m)
+            torch.nn.functional.conv2d(torch.ones(1, 4, 8, 8, device="cuda"),
+                                       torch.ones(4, 4, 3, 3, device="cuda"))
+            torch.cuda.synchronize()
+        return done + "; cuBLAS and cuDNN loaded"
+    except BaseException as e:
+        return done + f"; cuBLAS/cuDNN warm-up failed ({exc_line(e)})"
 
 
 def scaled_into(dst, src, c):
