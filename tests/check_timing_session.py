@@ -2,7 +2,8 @@
 on a machine without a GPU: CUDA events, synchronize and device allocation are stood in
 for (every event reports `EVENT_MS`), a drtc module is timed in this process, an untrusted
 one through a stand-in for its sandboxed process (`stage`, `time_staged`,
-`timed_outputs`), whose timed outputs are right or wrong.
+`timed_outputs`), whose timed outputs are right or wrong, or right only on the calls
+checked in full (the others' fingerprints give it away).
 
     python check_timing_session.py WORKER_DIR
 
@@ -16,6 +17,7 @@ import types
 sys.path.insert(0, sys.argv[1])
 import torch  # noqa: E402
 import drtc_worker.timing as timing  # noqa: E402
+from drtc_worker.fingerprint import fingerprint, mismatch  # noqa: E402
 
 EVENT_MS = 2.0  # steady: every median settles at the minimum number of calls
 
@@ -50,17 +52,27 @@ def forward(xs):
 
 class Sandboxed:
     """The untrusted candidate's process: its timed calls' last outputs per buffer are
-    the right values for the scale of that call, or off by one when `wrong`."""
+    the right values for the scale of that call, or off by one when `wrong`; with
+    `adaptive`, every other call computed something else (its fingerprint says so), as
+    an answer that knows which calls are checked in full would."""
 
-    def __init__(self, wrong):
+    def __init__(self, wrong, adaptive):
         self.wrong = wrong
+        self.adaptive = adaptive
 
     def stage(self, sets):
         self.sets = sets
 
     def time_staged(self, warmup, scales, flush_bytes):
         self.scales = scales
-        return [EVENT_MS] * len(scales), [EVENT_MS] * len(scales), EVENT_MS * len(scales)
+        n, count = len(scales), len(self.sets)
+        fps = []
+        for i, c in enumerate(scales):
+            out = forward([self.sets[i % count][0] * c])
+            if self.adaptive and i < n - count:
+                out = [torch.zeros_like(out[0])]
+            fps.append(fingerprint(out))
+        return [EVENT_MS] * n, [EVENT_MS] * n, EVENT_MS * n, fps
 
     def timed_outputs(self, count):
         n = len(self.scales)
@@ -76,9 +88,9 @@ class Pair:
     base_seed = 0
     draws_random = False
 
-    def __init__(self, trusted, wrong=False):
+    def __init__(self, trusted, wrong=False, adaptive=False):
         self.trusted = trusted
-        self.cand = None if trusted else Sandboxed(wrong)
+        self.cand = None if trusted else Sandboxed(wrong, adaptive)
 
     def make_inputs(self, seed):
         torch.manual_seed(seed)
@@ -95,7 +107,8 @@ class Pair:
 
 
 for case, pair in (("trusted", Pair(True)), ("sandboxed", Pair(False)),
-                   ("sandboxed, wrong timed outputs", Pair(False, wrong=True))):
+                   ("sandboxed, wrong timed outputs", Pair(False, wrong=True)),
+                   ("sandboxed, adaptive", Pair(False, adaptive=True))):
     session = timing.Session(pair, {})
     session.measure({})
     report = session.report({})
@@ -108,4 +121,22 @@ for case, pair in (("trusted", Pair(True)), ("sandboxed", Pair(False)),
         "candidate_median_ms": report["candidate"]["median_ms"],
         "timed_outputs_ok": report["timed_outputs_ok"],
         "failures": report["timed_outputs_failures"],
+        "fingerprints_checked": report.get("fingerprints_checked"),
     }))
+
+# the fingerprints' bounds: values within the fp32 rule elementwise pass, values that are
+# not (a twentieth of them zeroed, or all off by 1%) fail
+torch.manual_seed(1)
+r = torch.randn(1000, 300) * 3
+u, v = torch.rand_like(r) * 2 - 1, torch.rand_like(r) * 2 - 1
+close = r + 1e-4 * v + 1e-4 * r.abs() * u
+zeroed = r.clone()
+zeroed[::20] = 0
+print(json.dumps({
+    "case": "fingerprint bounds",
+    "within_rule": mismatch(fingerprint([close]), fingerprint([r])),
+    "zeroed": mismatch(fingerprint([zeroed]), fingerprint([r])),
+    "scaled": mismatch(fingerprint([r * 1.02]), fingerprint([r])),
+    "shape": mismatch(fingerprint([r[:10]]), fingerprint([r])),
+    "missing": mismatch([], fingerprint([r])),
+}))

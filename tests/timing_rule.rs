@@ -31,12 +31,18 @@ fn the_timing_loop_stops_when_every_median_is_settled() {
 /// The whole timing session without a GPU (`tests/check_timing_session.py`: CUDA events
 /// stood in for, every call 2 ms): the loop stops at the settled minimum, an untrusted
 /// candidate gets as many calls as the reference needed, and its timed outputs, fetched
-/// after the loop, are checked.
+/// after the loop, are checked, with the fingerprints of four other calls picked after the
+/// loop (an answer right only on the calls it knows are checked in full fails).
 #[test]
 fn the_timing_session_measures_then_reports() {
     let cases = run_check("check_timing_session.py", &[]);
     let case = |name: &str| case(&cases, name);
-    for name in ["trusted", "sandboxed", "sandboxed, wrong timed outputs"] {
+    for name in [
+        "trusted",
+        "sandboxed",
+        "sandboxed, wrong timed outputs",
+        "sandboxed, adaptive",
+    ] {
         let c = case(name);
         assert_eq!(c["rounds"], 20, "settled at the minimum: {c}");
         assert_eq!(c["reference_calls"], 20, "{c}");
@@ -52,4 +58,23 @@ fn the_timing_session_measures_then_reports() {
         failures.contains("buffer 0") && failures.contains("buffer 1"),
         "{failures}"
     );
+    // four calls besides the last ones, picked after the loop, checked by fingerprint
+    assert_eq!(
+        case("sandboxed")["fingerprints_checked"]
+            .as_array()
+            .map(Vec::len),
+        Some(4)
+    );
+    let adaptive = case("sandboxed, adaptive");
+    assert_eq!(adaptive["timed_outputs_ok"], false, "{adaptive}");
+    let failures = adaptive["failures"].to_string();
+    assert!(
+        failures.contains("fingerprint") && !failures.contains("buffer"),
+        "{failures}"
+    );
+    let bounds = case("fingerprint bounds");
+    assert!(bounds["within_rule"].is_null(), "{bounds}");
+    for off in ["zeroed", "scaled", "shape", "missing"] {
+        assert!(bounds[off].is_string(), "{off}: {bounds}");
+    }
 }

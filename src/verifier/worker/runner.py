@@ -40,7 +40,8 @@ import triton.language as tl  # noqa: E402
 
 from drtc_worker import wire  # noqa: E402
 from drtc_worker.candidate import Candidate  # noqa: E402
-from drtc_worker.common import DEVICE, Failure, exc_line, to_device  # noqa: E402
+from drtc_worker.common import DEVICE, Failure, exc_line, flatten, to_device  # noqa: E402
+from drtc_worker.fingerprint import fingerprint  # noqa: E402
 from drtc_worker.memory import classify  # noqa: E402
 from drtc_worker.precompile import compile_then_reload  # noqa: E402
 
@@ -108,15 +109,17 @@ def time_calls(cand, staged, req):
     """The candidate's timed calls (timing.py's protocol: L2 flush, device-wide sync, CUDA
     events and wall clock per call), rotating over the staged input buffers, with new
     values before every timed call (the staged values times the call's scale, outside the
-    timed window), so no call sees values an earlier one saw. Says `done` as soon as the
-    loop ends (the checker's own clock stops there), then sends each call's times; returns
+    timed window), so no call sees values an earlier one saw. Fingerprints each call's
+    outputs after its timed window (`fingerprint.py`). Says `done` with the fingerprints as
+    soon as the loop ends (the checker's own clock stops there), then sends each call's
+    times; returns
     the last outputs of every buffer, which the `timed_outputs` request fetches later (the
     checker's exclusive phase holds the loop only)."""
     base, work = staged
     flush = torch.empty(int(req["flush_bytes"]) // 4, dtype=torch.float32, device=DEVICE)
     scales = [float(c) for c in req["scales"]]
     last = [None] * len(work)
-    events, walls = [], []
+    events, walls, fingerprints = [], [], []
     with torch.no_grad():
         for i in range(int(req["warmup_calls"])):
             cand.run(work[i % len(work)])
@@ -135,9 +138,11 @@ def time_calls(cand, staged, req):
             torch.cuda.synchronize()
             walls.append((time.perf_counter() - w0) * 1e3)
             events.append(start.elapsed_time(end))
+            # outside the timed window, inside the checker's clock over the loop
+            fingerprints.append(fingerprint(flatten(out)))
             if i >= len(scales) - len(work):
                 last[k] = out
-    send({"done": True})
+    send({"done": True, "fingerprints": fingerprints})
     outputs = [list(o) if isinstance(o, (list, tuple)) else [o] for o in last]
     return {"events_ms": events, "walls_ms": walls}, outputs
 

@@ -358,9 +358,10 @@ class IsolatedCandidate:
     def time_staged(self, warmup, scales, flush_bytes):
         """Times one call per scale in the candidate's process, rotating over the staged
         buffers (each call on its buffer's values times the scale: see runner.py). Returns
-        the per-call event and wall times it reports and this side's own clock over the
-        loop (which the candidate's process cannot shorten); the outputs stay there until
-        `timed_outputs`."""
+        the per-call event and wall times it reports, this side's own clock over the loop
+        (which the candidate's process cannot shorten) and the fingerprint it sent of each
+        call's outputs (`fingerprint.py`, checked by the caller); the outputs stay there
+        until `timed_outputs`."""
         if self.runner is None:
             raise Failure("worker_died", "the candidate's process is gone")
         t0 = time.perf_counter()
@@ -377,9 +378,11 @@ class IsolatedCandidate:
             raise Failure(f[0], f"while timing: {f[1]}")
         events = [float(x) for x in reply.get("events_ms") or []]
         walls = [float(x) for x in reply.get("walls_ms") or []]
-        if len(events) != len(scales) or len(walls) != len(scales):
+        fingerprints = done.get("fingerprints")
+        if len(events) != len(scales) or len(walls) != len(scales) \
+                or not isinstance(fingerprints, list) or len(fingerprints) != len(scales):
             raise Failure("crash", "the candidate's process sent a malformed timing reply")
-        return events, walls, observed_ms
+        return events, walls, observed_ms, fingerprints
 
     def timed_outputs(self, count):
         """The last outputs of each of the `count` staged buffers' timed calls."""

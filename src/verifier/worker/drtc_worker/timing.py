@@ -6,7 +6,8 @@ with CUDA events after a 256 MB L2 flush, until every contender's median is sett
 least 50 calls and 100 ms; medians reported. An untrusted candidate, timed in its own
 process after the loop, gets as many calls as the reference needed (at least 20). The outputs of the last timed calls are checked too, the
 candidate's and torch.compile's (by the same rules, so a table can say whether
-torch.compile itself meets the rule drtc is held to). The device's measured limits
+torch.compile itself meets the rule drtc is held to), and for an untrusted candidate the
+fingerprints of a few other timed calls, picked after the loop (`fingerprint.py`). The device's measured limits
 (`peaks.py`) ride along for speed-of-light figures.
 
 A timing `Session` is built first (inputs made, `torch.compile` compiled and warmed up),
@@ -17,6 +18,7 @@ while they run, never to the candidate, which runs with the process default."""
 import bisect
 import contextlib
 import math
+import random
 import statistics
 import time
 
@@ -25,6 +27,7 @@ import torch
 from .common import DEVICE, Failure, cuda_broken, exc_line, flatten, is_gpu_fault
 from . import truth
 from .comparison import DEFAULT_RULE, compare_outputs, rule_failures
+from .fingerprint import fingerprint, mismatch
 from .peaks import device_peaks
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
@@ -37,6 +40,9 @@ IMPLAUSIBLE_VS_EAGER = 20.0
 # before the difference is flagged
 OBSERVED_SLACK = 3.0
 OBSERVED_SLACK_MS = 50.0
+# an untrusted candidate's timed calls, besides the last of each buffer (checked in full),
+# whose outputs' fingerprints are checked against the reference's: picked after the loop
+FINGERPRINT_CHECKS = 4
 MATMUL_PRECISIONS = ("highest", "high", "medium")
 COMPILE_MODES = ("default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead")
 
@@ -269,7 +275,8 @@ class Session:
         peaks = device_peaks()
         # an untrusted candidate gets as many timed calls as the reference needed
         loop = self._isolated_loop(min_warmup, min(min_calls, max(
-            SETTLED_MIN_CALLS, len(times["reference"])))) if self.isolated else None
+            SETTLED_MIN_CALLS, len(times["reference"]))),
+            flatten(last["reference"])) if self.isolated else None
         self.measured = (last, times, walls, cycles, rounds, peaks, loop)
 
     def report(self, req):
@@ -349,16 +356,24 @@ class Session:
         return report
 
 
-    def _isolated_loop(self, warmup, calls):
+    def _isolated_loop(self, warmup, calls, ref_out):
         """Times an untrusted candidate in its own process on the two input buffers staged
         there (`stage`, in the shared phase): new values before every timed call (their
         staged values times a per-call scale), the larger of event and wall time per call,
         this side's clock over the whole loop as a bound on what the candidate's process
-        claims. Returns (scales, events, walls, observed ms, warm-up calls)."""
+        claims (which also pays a fingerprint of every call's outputs: what that costs on
+        the reference's outputs, `ref_out`, is measured here first). Returns (scales,
+        events, walls, observed ms, warm-up calls, fingerprints, ms per fingerprint)."""
+        costs = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            fingerprint(ref_out)  # its values come back to the host: synchronized
+            costs.append((time.perf_counter() - t0) * 1e3)
         n = max(calls, 2 * len(self.sets))
         scales = [1.0 - (i + 1) / (4.0 * n) for i in range(n)]
-        events, walls, observed = self.pair.cand.time_staged(warmup, scales, L2_FLUSH_BYTES)
-        return scales, events, walls, observed, warmup
+        events, walls, observed, fps = self.pair.cand.time_staged(warmup, scales,
+                                                                  L2_FLUSH_BYTES)
+        return scales, events, walls, observed, warmup, fps, statistics.median(costs)
 
     def _isolated_report(self, report, flags, overhead, loop):
         """The untrusted candidate's figures from `_isolated_loop`, and the last outputs of
@@ -366,7 +381,7 @@ class Session:
         values this side computes for them."""
         pair = self.pair
         sets = self.sets
-        scales, events, walls, observed, warmup = loop
+        scales, events, walls, observed, warmup, fps, fingerprint_ms = loop
         n = len(scales)
         samples = [max(e, w) for e, w in zip(events, walls)]
         report["candidate"] = summarize(samples)
@@ -374,28 +389,48 @@ class Session:
         report["candidate"]["event_median_ms"] = statistics.median(events)
         report["candidate"]["observed_loop_ms"] = observed
         claimed = sum(samples) + warmup * report["candidate"]["median_ms"]
-        expected = claimed + n * overhead
+        expected = claimed + n * (overhead + fingerprint_ms)
         if observed > OBSERVED_SLACK * expected + OBSERVED_SLACK_MS:
             flags.append(f"timing: the candidate's process reported {claimed:.2f} ms of calls "
                          f"but its loop took {observed:.2f} ms on the checker's clock")
         outs = pair.cand.timed_outputs(len(sets))
         ok, failures, metrics, strict_ok = True, [], [], True
+        last = set()
         for k, base in enumerate(sets):
             i = max(j for j in range(n) if j % len(sets) == k)
-            inputs = [x * scales[i] if isinstance(x, torch.Tensor) and x.is_floating_point()
-                      else x for x in base]
-            with torch.no_grad():
-                torch.manual_seed(pair.base_seed + 424242 + 1)
-                ref_out = flatten(pair.run_reference(inputs))
+            last.add(i)
+            inputs = _scaled(base, scales[i])
+            ref_out = self._reference_on(inputs)
             outputs, fails, strict = self._check(ref_out, flatten(outs[k]), inputs)
             ok = ok and not fails
             strict_ok = strict_ok and not strict
             failures += [f"buffer {k}: {m}" for _, _, m in fails]
             metrics = outputs
+        # calls picked now, after the loop, unknown to the candidate: their outputs'
+        # fingerprints against the reference's on the same inputs (a reference that draws
+        # random numbers cannot be reproduced call by call: none then)
+        others = [i for i in range(n) if i not in last]
+        picks = [] if getattr(pair, "draws_random", False) else sorted(
+            random.SystemRandom().sample(others, min(FINGERPRINT_CHECKS, len(others))))
+        for i in picks:
+            why = mismatch(fps[i], fingerprint(self._reference_on(
+                _scaled(sets[i % len(sets)], scales[i]))))
+            if why is not None:
+                ok = strict_ok = False
+                failures.append(f"timed call {i}: its outputs' fingerprint is not the "
+                                f"reference's on the same inputs ({why})")
+        report["fingerprints_checked"] = picks
+        report["fingerprint_ms"] = fingerprint_ms
         report["timed_outputs_ok"] = ok
         report["timed_outputs"] = metrics
         report["timed_outputs_failures"] = failures
         report["timed_outputs_ok_without_truth"] = strict_ok
+
+    def _reference_on(self, inputs):
+        """The reference's outputs on `inputs`, drawn under the timed calls' seed."""
+        with torch.no_grad():
+            torch.manual_seed(self.pair.base_seed + 424242 + 1)
+            return flatten(self.pair.run_reference(inputs))
 
     def close(self):
         """Drops the inputs and contenders; after torch.compile, clears dynamo's caches so
@@ -408,6 +443,12 @@ class Session:
                 torch._dynamo.reset()
             except BaseException:
                 pass
+
+
+def _scaled(base, c):
+    """A staged buffer's values as a timed call saw them: floating tensors times `c`."""
+    return [x * c if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+            for x in base]
 
 
 def _marked_steps(compiled):
