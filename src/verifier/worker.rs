@@ -71,6 +71,10 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         "drtc_worker/timing.py",
         include_str!("worker/drtc_worker/timing.py"),
     ),
+    (
+        "drtc_worker/fingerprint.py",
+        include_str!("worker/drtc_worker/fingerprint.py"),
+    ),
     ("runner.py", include_str!("worker/runner.py")),
     (
         "drtc_worker/wire.py",
@@ -528,4 +532,34 @@ pub fn describe_status(status: ExitStatus) -> String {
 /// when drtc is used as a library).
 pub(crate) fn absolute(path: &Path) -> RuntimeResult<PathBuf> {
     std::path::absolute(path).map_err(|e| RuntimeError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WORKER_FILES;
+
+    /// Every Python file of the worker's package is embedded (a module left out makes
+    /// every worker fail its start once installed).
+    #[test]
+    fn every_worker_module_is_embedded() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/verifier/worker");
+        for sub in ["", "drtc_worker"] {
+            let entries = std::fs::read_dir(std::path::Path::new(dir).join(sub)).unwrap();
+            for e in entries {
+                let path = e.unwrap().path();
+                if path.extension().is_some_and(|x| x == "py") {
+                    let name = path.file_name().unwrap().to_string_lossy().to_string();
+                    let rel = if sub.is_empty() {
+                        name
+                    } else {
+                        format!("{sub}/{name}")
+                    };
+                    assert!(
+                        WORKER_FILES.iter().any(|(n, _)| *n == rel),
+                        "{rel} is not in WORKER_FILES"
+                    );
+                }
+            }
+        }
+    }
 }
