@@ -13,7 +13,7 @@ import json
 import statistics
 
 KEYS = ("wall_s", "verify_s", "load_s", "trials_s", "truth_s", "redrawn_s", "jit_s",
-        "first_trial_s", "prepare_s", "verify_queue_s", "timing_queue_s", "timing_s",
+        "first_trial_s", "prepare_s", "worker_queue_s", "verify_queue_s", "timing_queue_s", "timing_s",
         "timing_report_s")
 
 
@@ -58,7 +58,8 @@ def main():
     m = medians(checks)
     waits = statistics.median(c["wall_s"] - c["verify_s"] for c in checks)
     print(f"per answer, median of {len(checks)}: request {m['wall_s']:.2f} s = waiting for a "
-          f"shared pass {m['verify_queue_s']:.2f} s + verification "
+          f"worker {m['worker_queue_s']:.2f} s and a shared pass {m['verify_queue_s']:.2f} s "
+          f"+ verification "
           f"{m['verify_s']:.2f} s (load {m['load_s']:.2f}, trials {m['trials_s']:.2f} of which "
           f"the first {m['first_trial_s']:.2f}, float64 "
           f"truth {m['truth_s']:.2f}, re-drawn parameters' setup {m['redrawn_s']:.2f}, kernels "
@@ -67,10 +68,11 @@ def main():
           f"waiting for the GPU's exclusive pass {m['timing_queue_s']:.2f}, the timed loops "
           f"{m['timing_s']:.2f}, their report {m['timing_report_s']:.2f})")
     if a.markdown:
-        lines = ["| task | verified | task wall s | request s | shared-pass queue s | "
+        lines = ["| task | verified | task wall s | request s | worker queue s | "
+                 "shared-pass queue s | "
                  "verification s | trials s | first trial s | timing setup s | "
                  "timing queue s | timed loops s | timing report s |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             cs = checks_of(r)
             if not cs:
@@ -79,7 +81,8 @@ def main():
             v = sum(1 for s in r.get("samples", []) if s.get("verified"))
             lines.append(f"| {r['task'].split('/')[-1].removesuffix('.py')} | "
                          f"{v}/{len(r.get('samples', []))} | {r.get('wall_ms', 0.0) / 1e3:.1f} | "
-                         f"{t['wall_s']:.2f} | {t['verify_queue_s']:.2f} | "
+                         f"{t['wall_s']:.2f} | {t['worker_queue_s']:.2f} | "
+                         f"{t['verify_queue_s']:.2f} | "
                          f"{t['verify_s']:.2f} | {t['trials_s']:.2f} | "
                          f"{t['first_trial_s']:.2f} | {t['prepare_s']:.2f} | "
                          f"{t['timing_queue_s']:.2f} | {t['timing_s']:.2f} | "

@@ -499,7 +499,9 @@ impl WorkerPool {
             payload["torch_precision"] = Value::from(p.as_str());
         }
         let limit = |left: Option<Duration>| left.map_or(phase_timeout, |b| b.min(phase_timeout));
+        let waited = Instant::now();
         let i = self.acquire();
+        let worker_queue = waited.elapsed();
         let gate = &self.gates[self.gate_of[i]];
         let whole = alone.then(|| gate.exclusive());
         let asked = Instant::now();
@@ -557,6 +559,7 @@ impl WorkerPool {
                 // the timed loops alone on the GPU; the timed outputs' check and the
                 // figures after, in a shared pass
                 let mut seconds = TimingSeconds {
+                    worker_queue_s: worker_queue.as_secs_f64(),
                     prepare_queue_s: prepare_queue.as_secs_f64(),
                     ..TimingSeconds::default()
                 };

@@ -276,9 +276,12 @@ pub struct BenchReport {
 
 /// The timing pass of one request, in seconds: waiting for the GPU's exclusive pass, the
 /// timed loops in it, and the report after (the timed outputs checked, in a shared pass);
-/// also the wait for a shared pass before verification began (`prepare_queue_s`).
+/// also the waits before verification began: for one of the pool's workers
+/// (`worker_queue_s`), then for a shared pass (`prepare_queue_s`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimingSeconds {
+    #[serde(default)]
+    pub worker_queue_s: f64,
     #[serde(default)]
     pub prepare_queue_s: f64,
     pub queue_s: f64,

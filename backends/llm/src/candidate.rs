@@ -88,6 +88,9 @@ pub struct CheckSeconds {
     /// Waiting for a shared pass on the GPU before verification began.
     #[serde(default)]
     pub verify_queue_s: f64,
+    /// Waiting for one of the pool's workers before that.
+    #[serde(default)]
+    pub worker_queue_s: f64,
     /// The timing pass (0 when not timed): waiting for the GPU's exclusive pass, the timed
     /// loops in it, the report after (the timed outputs checked).
     #[serde(default)]

@@ -93,6 +93,7 @@ pub fn evaluate(
             first_trial_s: p.first_trial_s,
             prepare_s: p.prepare_s,
             verify_queue_s: t.prepare_queue_s,
+            worker_queue_s: t.worker_queue_s,
             timing_queue_s: t.queue_s,
             timing_s: t.exclusive_s,
             timing_report_s: t.report_s,
