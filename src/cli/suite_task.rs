@@ -232,14 +232,20 @@ struct SuiteChecks<'r, 'c> {
 }
 
 impl Checks for SuiteChecks<'_, '_> {
-    type Report = ();
-    fn check(&mut self, module: &GeneratedModule) -> Result<(Verdict, ()), String> {
+    /// Whether the check ran out of GPU memory (the typed reports' verdict).
+    type Report = OutOfMemory;
+    fn check(&mut self, module: &GeneratedModule) -> Result<(Verdict, OutOfMemory), String> {
         module_fields(self.row, module);
         std::fs::write(self.cand, &module.source)
             .map_err(|e| format!("cannot write the module {}: {e}", self.cand.display()))?;
-        Ok((check(self.row, self.req, self.cx, self.started, false), ()))
+        Ok(check(self.row, self.req, self.cx, self.started, false))
     }
 }
+
+/// Whether a check ran out of GPU memory (`VerifyReport::ran_out_of_memory`,
+/// `BenchReport::ran_out_of_memory`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfMemory(pub bool);
 
 /// Runs one task; the row says what happened (never an error: a task's failure is data).
 pub fn run_task(path: &Path, cx: &TaskContext) -> Value {
@@ -354,7 +360,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     // the rungs' search context (a device scan and a Python query) only when they run
     let scx = cx
         .search
-        .filter(|_| first.failed())
+        .filter(|_| first.0.failed())
         .and_then(|hs| search_context(&refp, hs, cx).ok());
     let mut opts = cx.opts.clone();
     let mut checks = SuiteChecks {
@@ -368,26 +374,28 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
         &mut compiled,
         &form,
         &mut opts,
-        (first, ()),
+        first,
         &mut checks,
         scx.as_ref(),
     );
-    match climbed {
-        Ok(c) if !c.retries.is_empty() => row["retries"] = json!(c.retries),
-        Ok(_) => {}
+    let oom = match climbed {
+        Ok(c) => {
+            if !c.retries.is_empty() {
+                row["retries"] = json!(c.retries);
+            }
+            c.report
+        }
         Err(e) => {
             row["status"] = json!("failed");
             row["reasons"] = json!([e]);
             return;
         }
-    }
+    };
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
-    // more with the device to itself, and keep both answers.
-    let oom = row["reasons"].to_string().contains("out_of_memory: ")
-        || row["timing_error"]
-            .as_str()
-            .is_some_and(|e| e.contains("out of memory"));
-    if cx.pool.size() > 1 && oom {
+    // more with the device to itself, and keep both answers (the pool's own retry,
+    // `WorkerPool::verify` and `bench`, keeps only the second; the suite's rows keep both
+    // and spend the task's own time limit)
+    if cx.pool.size() > 1 && oom == OutOfMemory(true) {
         let first = row["reasons"].clone();
         if let Some(o) = row.as_object_mut() {
             o.remove("timing_error");
@@ -398,24 +406,25 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
 }
 
 /// Verifies (on CPU) or verifies and times (on CUDA), alone on the device or not: the
-/// row's fields, and the verdict the retry ladder reads.
+/// row's fields, the verdict the retry ladder reads, and whether it ran out of memory.
 fn check(
     row: &mut Value,
     req: &VerifyRequest,
     cx: &TaskContext,
     started: Instant,
     alone: bool,
-) -> Verdict {
+) -> (Verdict, OutOfMemory) {
     let left = cx.task_timeout.saturating_sub(started.elapsed());
     let limited = left < cx.request_timeout;
     let unanswered = |row: &mut Value, e: RuntimeError| {
         row["status"] = json!("failed");
         row["reasons"] = json!([e.to_string()]);
-        Verdict {
+        let v = Verdict {
             verified: false,
             reasons: vec![e.to_string()],
             retryable: false,
-        }
+        };
+        (v, OutOfMemory(false))
     };
     match cx.device {
         DeviceKind::Cpu => {
@@ -435,11 +444,12 @@ fn check(
                     if timeout {
                         timed_out(row, cx, limited);
                     }
-                    Verdict {
+                    let v = Verdict {
                         verified: rep.verified,
                         reasons: rep.reasons(),
                         retryable: !timeout,
-                    }
+                    };
+                    (v, OutOfMemory(rep.ran_out_of_memory()))
                 }
                 Err(e) => unanswered(row, e),
             }
@@ -456,7 +466,10 @@ fn check(
                 cx.pool.bench_within(&bench, Some(left))
             };
             match r {
-                Ok(b) => bench_fields(row, &b, cx, limited),
+                Ok(b) => (
+                    bench_fields(row, &b, cx, limited),
+                    OutOfMemory(b.ran_out_of_memory()),
+                ),
                 Err(e) => unanswered(row, e),
             }
         }
