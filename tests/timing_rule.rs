@@ -69,11 +69,14 @@ fn the_timing_session_measures_then_reports() {
     assert_eq!(adaptive["timed_outputs_ok"], false, "{adaptive}");
     let failures = adaptive["failures"].to_string();
     assert!(
-        failures.contains("fingerprint") && !failures.contains("buffer"),
+        failures.contains("fingerprint")
+            && failures.contains("against the float64 truth")
+            && !failures.contains("buffer"),
         "{failures}"
     );
     let bounds = case("fingerprint bounds");
     assert!(bounds["within_rule"].is_null(), "{bounds}");
+    assert!(bounds["tiny_within_atol"].is_null(), "{bounds}");
     for off in ["zeroed", "scaled", "shape", "missing"] {
         assert!(bounds[off].is_string(), "{off}: {bounds}");
     }

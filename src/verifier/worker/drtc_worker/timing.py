@@ -413,8 +413,10 @@ class Session:
         picks = [] if getattr(pair, "draws_random", False) else sorted(
             random.SystemRandom().sample(others, min(FINGERPRINT_CHECKS, len(others))))
         for i in picks:
-            why = mismatch(fps[i], fingerprint(self._reference_on(
-                _scaled(sets[i % len(sets)], scales[i]))))
+            inputs = _scaled(sets[i % len(sets)], scales[i])
+            why = mismatch(fps[i], fingerprint(self._reference_on(inputs)))
+            if why is not None:
+                why = self._fingerprint_against_truth(fps[i], inputs, why)
             if why is not None:
                 ok = strict_ok = False
                 failures.append(f"timed call {i}: its outputs' fingerprint is not the "
@@ -425,6 +427,21 @@ class Session:
         report["timed_outputs"] = metrics
         report["timed_outputs_failures"] = failures
         report["timed_outputs_ok_without_truth"] = strict_ok
+
+    def _fingerprint_against_truth(self, fp, inputs, why):
+        """A fingerprint outside the reference's bounds, judged against the float64
+        truth's on the same inputs (a candidate more accurate than the fp32 reference may
+        be that far from it): None when within the truth's bounds, else why not."""
+        exact = truth.Truth(self.pair, (self.pair.base_seed + 424242, inputs), None, flatten,
+                            getattr(self.pair, "draws_random", False))
+        try:
+            (outputs, _), _ = exact.get()
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt) or is_gpu_fault(e) or cuda_broken():
+                raise
+            return f"{why}; the float64 truth could not be computed ({exc_line(e)})"
+        again = mismatch(fp, fingerprint(outputs))
+        return None if again is None else f"{why}; against the float64 truth: {again}"
 
     def _reference_on(self, inputs):
         """The reference's outputs on `inputs`, drawn under the timed calls' seed."""
