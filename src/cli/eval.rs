@@ -198,11 +198,9 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
     setup.settings.compile_baseline = args.baseline == BaselineArg::Compile;
     // whole tasks at once, so that every worker has an answer to verify when --jobs
     // exceeds a task's samples (each task still asks for its samples at once)
-    let left = tasks
-        .iter()
-        .filter(|t| !done.contains(task_name(t)))
-        .count();
-    let at_once = tasks_at_once(setup.pool.size(), setup.settings.samples).min(left.max(1));
+    let skipped = tasks.iter().filter(|t| done.contains(task_name(t))).count();
+    let at_once = tasks_at_once(setup.pool.size(), setup.settings.samples)
+        .min((tasks.len() - skipped).max(1));
     eprintln!(
         "verifying up to {} answer(s) at once on {} (--jobs), each in its own sandboxed \
          process; {} task(s) at a time",
@@ -245,7 +243,6 @@ pub fn run(args: EvalArgs) -> DriverResult<ExitCode> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} tasks {msg} [{elapsed}<{eta}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let skipped = tasks.iter().filter(|t| done.contains(task_name(t))).count();
     bar.inc(skipped as u64);
     let pending: Vec<Pending> = tasks
         .into_iter()

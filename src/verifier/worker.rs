@@ -365,32 +365,24 @@ impl Worker {
         let mut deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = if let Some(cancel) = cancel {
-                if cancel.load(Ordering::SeqCst) {
+            let line = match cancel {
+                Some(c) if c.load(Ordering::SeqCst) => {
                     self.kill();
                     return Exchange::Cancelled;
                 }
-                if left > CANCEL_POLL {
-                    // wait in short steps, looking at the flag between them
-                    match self.lines.recv_timeout(CANCEL_POLL) {
-                        Ok(line) => match serde_json::from_str::<Value>(&line) {
-                            Ok(v) => v,
-                            Err(_) => continue,
-                        },
-                        Err(RecvTimeoutError::Timeout) => continue,
-                        Err(RecvTimeoutError::Disconnected) => return self.died(),
-                    }
-                } else {
-                    match self.read_line(left) {
-                        Exchange::Reply(v) => v,
-                        other => return other,
-                    }
-                }
-            } else {
-                match self.read_line(left) {
+                // wait in short steps, looking at the flag between them
+                Some(_) if left > CANCEL_POLL => match self.lines.recv_timeout(CANCEL_POLL) {
+                    Ok(line) => match serde_json::from_str::<Value>(&line) {
+                        Ok(v) => v,
+                        Err(_) => continue,
+                    },
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return self.died(),
+                },
+                _ => match self.read_line(left) {
                     Exchange::Reply(v) => v,
                     other => return other,
-                }
+                },
             };
             if line["id"] != id {
                 continue; // a stale or unsolicited line
