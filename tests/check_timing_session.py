@@ -143,4 +143,9 @@ print(json.dumps({
     "scaled": mismatch(fingerprint([r * 1.02]), fingerprint([r])),
     "shape": mismatch(fingerprint([r[:10]]), fingerprint([r])),
     "missing": mismatch([], fingerprint([r])),
+    # half-precision values whose sum passes float16's largest value on one side only:
+    # reduced in fp32, both sums are finite and within the bounds
+    "half_near_overflow": mismatch(
+        fingerprint([torch.full((65,), 1000.0, dtype=torch.float16)]),
+        fingerprint([torch.full((65,), 1008.0, dtype=torch.float16)])),
 }))

@@ -77,6 +77,7 @@ fn the_timing_session_measures_then_reports() {
     let bounds = case("fingerprint bounds");
     assert!(bounds["within_rule"].is_null(), "{bounds}");
     assert!(bounds["tiny_within_atol"].is_null(), "{bounds}");
+    assert!(bounds["half_near_overflow"].is_null(), "{bounds}");
     for off in ["zeroed", "scaled", "shape", "missing"] {
         assert!(bounds[off].is_string(), "{off}: {bounds}");
     }

@@ -34,8 +34,11 @@ def fingerprint(outputs):
                 if x.numel() == 0:
                     fps.append([0.0, 0.0, 0.0, 0.0])
                     continue
-                v = torch.stack([x.sum(), torch.linalg.vector_norm(x, 1),
-                                 torch.linalg.vector_norm(x, 2)]).to(torch.float64)
+                # reduced in fp32 at least: a half-precision sum can overflow where the
+                # values do not (one side finite, the other inf, for honest values)
+                acc = x.dtype if x.dtype == torch.float64 else torch.float32
+                v = torch.stack([x.sum(dtype=acc), torch.linalg.vector_norm(x, 1, dtype=acc),
+                                 torch.linalg.vector_norm(x, 2, dtype=acc)]).to(torch.float64)
                 fps.append([float(x.numel())] + [float(t) for t in v.tolist()])
             elif isinstance(o, (int, float, bool)):
                 f = float(o)
