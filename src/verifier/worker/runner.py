@@ -221,8 +221,15 @@ def serve(work):
 def main():
     config = CONFIG
     if DEVICE == "cuda":
-        torch.cuda.init()
-        torch.empty(1, device="cuda")
+        try:
+            torch.cuda.init()
+            torch.empty(1, device="cuda")
+        except BaseException as e:
+            # no answer here yet: the device is full or broken; typed for the checker (out
+            # of memory there is retried, not the answer's fault)
+            check, msg, _ = classify(e, "the candidate's process, starting,")
+            send({"event": "start_failed", "failure": [check, msg]})
+            return 1
     work = sandbox.confine(REPORT, MADE, config.get("hide") or [], int(config.get("uid", 65534)),
                            int(config.get("memory") or 0), int(config.get("cpu_seconds", 86400)))
     warmed = warm_device()

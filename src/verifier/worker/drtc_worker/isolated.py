@@ -21,6 +21,8 @@ from .common import DEVICE, Failure, to_device
 
 RUNNER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner.py")
 STARTUP_SECONDS = 180.0
+# what a process that failed its start may say it failed by (else `worker_died`)
+START_CHECKS = ("out_of_memory", "gpu_fault")
 STDERR_TAIL_LINES = 30
 # how long a keeper may take to end its candidate's processes before its group is killed
 KEEPER_GRACE_SECONDS = 2.0
@@ -79,6 +81,13 @@ class Runner:
     def wait_ready(self):
         if self.ready is None:
             msg = self.recv(time.monotonic() + STARTUP_SECONDS, "start")
+            if isinstance(msg, dict) and msg.get("event") == "start_failed":
+                # sent before any answer reached the process: its own word on why
+                f = msg.get("failure")
+                check = f[0] if isinstance(f, list) and f and f[0] in START_CHECKS \
+                    else "worker_died"
+                self.kill()
+                raise Failure(check, f"the candidate's process could not start: {f!r}"[:500])
             if not isinstance(msg, dict) or msg.get("event") != "ready":
                 self.kill()
                 raise Failure("worker_died", f"the candidate process did not start: {msg!r}"[:500])
@@ -211,9 +220,21 @@ class Spares:
         return len(self.waiting)
 
     def take(self):
+        """A ready process for the next answer. A spare that died starting (started
+        earlier, maybe while the GPU's memory was full) is replaced once by a fresh start
+        before anything is judged by it; a start that timed out is not tried again."""
         runner = self.waiting.pop(0) if self.waiting else self._start()
         self.fill()
-        runner.wait_ready()
+        try:
+            runner.wait_ready()
+            if runner.proc.poll() is not None:
+                raise Failure("worker_died", "the spare exited while it waited")
+        except Failure as e:
+            if e.check == "timeout":
+                raise
+            runner.kill()
+            runner = self._start()
+            runner.wait_ready()
         return runner
 
     def terminate(self):
