@@ -168,7 +168,8 @@ fn judge_whole(
             Some(r) => SampleResult {
                 sample: j,
                 verified: true,
-                reason: None,
+                // a verified sample's reason: why it was not timed, if it was not
+                reason: r.reason.clone(),
                 time_ms: r.time_ms,
                 eager_ms: r.reference_ms,
                 compile_ms: r.compile_ms,

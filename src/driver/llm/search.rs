@@ -253,6 +253,8 @@ fn judge(
             r.check_s = e.seconds;
             if e.verified {
                 r.status = Status::Verified;
+                // verified but not timed: why (on a GPU every verified answer is timed)
+                r.reason = (!e.reasons.is_empty()).then(|| e.reasons.join("; "));
                 match (e.time_ms, task.baseline_ms) {
                     (Some(t), Some(b)) if t > b => Some(format!(
                         "It is correct, but it takes {t:.4} ms where the best kernel so far \
