@@ -36,6 +36,7 @@ use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use std::path::Path;
+use std::time::Instant;
 
 /// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
 /// it the two implementations differ by microseconds, less than the timing's noise.
@@ -309,9 +310,13 @@ pub fn search(
             }
             let module = emit_module(g, plan, &trial, form);
             out.timed += 1;
-            match bench_module(cx, &module.source, &format!("{i}_{k}")) {
+            let started = Instant::now();
+            let benched = bench_module(cx, &module.source, &format!("{i}_{k}"));
+            // what each candidate's verification and timing cost, in the search's log
+            let spent = format!("checked in {:.1} s", started.elapsed().as_secs_f64());
+            match benched {
                 Ok(t) => {
-                    tried.push(format!("{} {}", cand.describe(), t.describe()));
+                    tried.push(format!("{} {}, {spent}", cand.describe(), t.describe()));
                     if best
                         .as_ref()
                         .is_none_or(|(b, _)| t.relative() < b.relative())
@@ -319,7 +324,7 @@ pub fn search(
                         best = Some((t, cand.clone()));
                     }
                 }
-                Err(why) => tried.push(format!("{} {why}", cand.describe())),
+                Err(why) => tried.push(format!("{} {why} ({spent})", cand.describe())),
             }
         }
         match best {
