@@ -24,6 +24,7 @@ use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
 use crate::driver::search_context::{bench_module, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
+use crate::verifier::BenchReport;
 use drtc_backends::attention_choice::{attention_precisions, region_attention};
 use drtc_backends::conv_choice::{conv_precisions, region_conv};
 use drtc_backends::layout::{LayoutChoice, LayoutPlan};
@@ -313,7 +314,10 @@ pub fn search(
             let started = Instant::now();
             let benched = bench_module(cx, &module.source, &format!("{i}_{k}"));
             // what each candidate's verification and timing cost, in the search's log
-            let spent = format!("checked in {:.1} s", started.elapsed().as_secs_f64());
+            let mut spent = format!("checked in {:.1} s", started.elapsed().as_secs_f64());
+            if let Some(b) = cx.benched(&module.source) {
+                spent += &phase_split(&b);
+            }
             match benched {
                 Ok(t) => {
                     tried.push(format!("{} {}, {spent}", cand.describe(), t.describe()));
@@ -371,6 +375,19 @@ pub fn search(
         }
     }
     out
+}
+
+/// Where a benched candidate's seconds went: the worker's verification (its kernels
+/// compiled ahead, the first trial, all trials), the timing session's setup, the timed
+/// loops and their report.
+fn phase_split(b: &BenchReport) -> String {
+    let p = b.verify.phases.clone().unwrap_or_default();
+    let t = b.timing_seconds.unwrap_or_default();
+    format!(
+        " (verification {:.1}: jit {:.1}, first trial {:.1}, trials {:.1}; timing setup {:.1}, \
+         loops {:.1}, report {:.1})",
+        p.total_s, p.jit_s, p.first_trial_s, p.trials_s, p.prepare_s, t.exclusive_s, t.report_s
+    )
 }
 
 /// Candidate `c` of region `i` as an edit of `lowering` (`why`: the reason reported).
