@@ -3,7 +3,10 @@
 //! worker's kernels run on the GPU while it is measured. A waiting timer stops new shared
 //! passes from starting, so timing is never starved by a stream of verifications, and a
 //! shared pass gives way between its steps (`SharedPass::give_way`: a worker between trials), so a
-//! timer waits for the trials in flight, not for whole verifications.
+//! timer waits for the trials in flight, not for whole verifications. A request run alone
+//! (a retry after running out of memory beside other workers) also waits until no
+//! prepared timing session holds the GPU's memory (`DeviceGate::alone`): those still time
+//! and report meanwhile, while new work waits.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -13,6 +16,9 @@ struct State {
     shared: usize,
     exclusive: bool,
     waiting_exclusive: usize,
+    /// Timing sessions prepared and not yet reported (their inputs and outputs in memory).
+    prepared: usize,
+    waiting_alone: usize,
 }
 
 /// Shared/exclusive access to one device, preferring exclusive waiters.
@@ -32,6 +38,11 @@ pub struct ExclusivePass<'a> {
     gate: &'a DeviceGate,
 }
 
+/// Held from a timing session's preparation to its report: the session's memory.
+pub struct PreparedSession<'a> {
+    gate: &'a DeviceGate,
+}
+
 /// Either pass.
 pub enum Pass<'a> {
     Shared(SharedPass<'a>),
@@ -39,10 +50,10 @@ pub enum Pass<'a> {
 }
 
 impl DeviceGate {
-    /// An exclusive pass when `alone`, else a shared one.
+    /// A pass of its own ([`DeviceGate::alone`]) when `alone`, else a shared one.
     pub fn enter(&self, alone: bool) -> Pass<'_> {
         if alone {
-            Pass::Exclusive(self.exclusive())
+            Pass::Exclusive(self.alone())
         } else {
             Pass::Shared(self.shared())
         }
@@ -56,14 +67,46 @@ impl DeviceGate {
         self.changed.wait(g).unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits until no timing runs or waits, then enters a shared pass.
+    /// Waits until no timing runs or waits and no request waits to run alone, then enters
+    /// a shared pass (new work: a verification, a preparation).
     pub fn shared(&self) -> SharedPass<'_> {
+        let mut g = self.lock();
+        while g.exclusive || g.waiting_exclusive > 0 || g.waiting_alone > 0 {
+            g = self.wait(g);
+        }
+        g.shared += 1;
+        SharedPass { gate: self }
+    }
+
+    /// A shared pass for a prepared session's report: waits for timings only (a request
+    /// waiting to run alone waits for this report).
+    pub fn report(&self) -> SharedPass<'_> {
         let mut g = self.lock();
         while g.exclusive || g.waiting_exclusive > 0 {
             g = self.wait(g);
         }
         g.shared += 1;
         SharedPass { gate: self }
+    }
+
+    /// Counts a prepared timing session until the guard drops (after its report).
+    pub fn prepared(&self) -> PreparedSession<'_> {
+        self.lock().prepared += 1;
+        PreparedSession { gate: self }
+    }
+
+    /// The exclusive pass once, besides every shared pass and timing, every prepared
+    /// session has ended too (timed and reported): the GPU's memory as free as the other
+    /// workers leave it. New shared passes wait meanwhile; timings and reports do not.
+    pub fn alone(&self) -> ExclusivePass<'_> {
+        let mut g = self.lock();
+        g.waiting_alone += 1;
+        while g.exclusive || g.shared > 0 || g.prepared > 0 {
+            g = self.wait(g);
+        }
+        g.waiting_alone -= 1;
+        g.exclusive = true;
+        ExclusivePass { gate: self }
     }
 
     /// Waits until every shared pass and any other timing have ended, then enters the
@@ -87,20 +130,21 @@ impl DeviceGate {
 }
 
 impl SharedPass<'_> {
-    /// Between two steps of this pass (a worker's trials): when a timing waits, the pass
-    /// is given up until every waiting timing has run, then held again; returns how long
+    /// Between two steps of this pass (a worker's trials): when a timing or a request
+    /// alone waits, the pass is given up until every one of them has run, then held
+    /// again; returns how long
     /// that took (zero when nothing waited). The worker has finished its GPU work before
     /// it asks.
     pub fn give_way(&mut self) -> Duration {
         let gate = self.gate;
         let mut g = gate.lock();
-        if g.waiting_exclusive == 0 && !g.exclusive {
+        if g.waiting_exclusive == 0 && g.waiting_alone == 0 && !g.exclusive {
             return Duration::ZERO;
         }
         let started = Instant::now();
         g.shared -= 1;
         gate.changed.notify_all();
-        while g.exclusive || g.waiting_exclusive > 0 {
+        while g.exclusive || g.waiting_exclusive > 0 || g.waiting_alone > 0 {
             g = gate.wait(g);
         }
         g.shared += 1;
@@ -112,6 +156,15 @@ impl Drop for SharedPass<'_> {
     fn drop(&mut self) {
         let mut g = self.gate.lock();
         g.shared -= 1;
+        drop(g);
+        self.gate.changed.notify_all();
+    }
+}
+
+impl Drop for PreparedSession<'_> {
+    fn drop(&mut self) {
+        let mut g = self.gate.lock();
+        g.prepared -= 1;
         drop(g);
         self.gate.changed.notify_all();
     }
@@ -208,6 +261,38 @@ mod tests {
         });
         assert!(!overlap.load(Ordering::SeqCst));
         drop(long);
+        assert_eq!(gate.occupancy(), (0, false));
+    }
+
+    #[test]
+    fn a_request_alone_waits_for_prepared_sessions_which_still_time_and_report() {
+        let gate = DeviceGate::default();
+        let session = gate.prepared();
+        std::thread::scope(|s| {
+            let alone = s.spawn(|| {
+                let _a = gate.alone();
+                Instant::now()
+            });
+            while gate.lock().waiting_alone == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // new work waits behind the request alone
+            let late = s.spawn(|| {
+                let _p = gate.shared();
+                Instant::now()
+            });
+            std::thread::sleep(Duration::from_millis(10));
+            // the prepared session times and reports meanwhile
+            drop(gate.exclusive());
+            drop(gate.report());
+            assert!(!alone.is_finished(), "ran alone beside a prepared session");
+            let ended = Instant::now();
+            drop(session);
+            let alone_at = alone.join().unwrap();
+            let late_at = late.join().unwrap();
+            assert!(alone_at >= ended, "ran alone before the session ended");
+            assert!(alone_at <= late_at, "new work overtook the request alone");
+        });
         assert_eq!(gate.occupancy(), (0, false));
     }
 

@@ -503,9 +503,9 @@ impl WorkerPool {
         let i = self.acquire();
         let worker_queue = waited.elapsed();
         let gate = &self.gates[self.gate_of[i]];
-        let whole = alone.then(|| gate.exclusive());
+        let whole = alone.then(|| gate.alone());
         let asked = Instant::now();
-        let (prepared, spent, prepare_queue) = {
+        let (prepared, spent, prepare_queue, session) = {
             let mut pass = whole.is_none().then(|| gate.shared());
             // the clock starts once the pass is held: waiting for the gate is not spent,
             // nor is giving way to other workers' timing between trials
@@ -522,10 +522,15 @@ impl WorkerPool {
                 }
                 None => self.call_on(i, payload, limit(budget), cancel),
             };
+            // counted before the shared pass ends: a request alone waits for its report
+            let session = matches!(&prepared, Ok(Outcome::Reply(v))
+                if v.get("prepared") == Some(&Value::Bool(true)))
+            .then(|| gate.prepared());
             (
                 prepared,
                 started.elapsed().saturating_sub(gave_way),
                 started - asked,
+                session,
             )
         };
         let result = prepared.and_then(|outcome| {
@@ -575,7 +580,7 @@ impl WorkerPool {
                 let reported = match timed {
                     Outcome::Reply(t) if t.get("measured") == Some(&Value::Bool(true)) => {
                         let asked = Instant::now();
-                        let _pass = whole.is_none().then(|| gate.shared());
+                        let _pass = whole.is_none().then(|| gate.report());
                         let op = serde_json::json!({"op": "timed_report"});
                         let r = self.call_on(i, op, limit(left), cancel);
                         seconds.report_s = asked.elapsed().as_secs_f64();
@@ -615,6 +620,7 @@ impl WorkerPool {
                 timing_seconds,
             })
         });
+        drop(session);
         drop(whole);
         self.release(i);
         self.requests.fetch_add(1, Ordering::Relaxed);
