@@ -269,38 +269,6 @@ fn exports_share_one_warm_server_that_stop_ends() {
     assert!(exporters().is_empty());
 }
 
-/// The export server's own process sees no GPU (so nothing in it can initialize CUDA and
-/// leave its forks unable to), but each export sees the devices drtc was given: a program
-/// whose input width follows `CUDA_VISIBLE_DEVICES` exports with drtc's value.
-#[test]
-fn an_export_through_the_server_sees_the_devices_drtc_was_given() {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("h");
-    let program = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/export/visible_devices.py"
-    ));
-    let o = drtc(&home, "120")
-        .env("CUDA_VISIBLE_DEVICES", "7")
-        .args(["parse", "--frontend", "export"])
-        .arg(&program)
-        .output()
-        .unwrap();
-    let graph = ok(&o);
-    assert!(graph.contains("f32[2, 4]"), "{graph}");
-    let servers: Vec<Value> = services(&home)
-        .into_iter()
-        .filter_map(|s| s.get("export_server").cloned())
-        .collect();
-    assert_eq!(servers.len(), 1, "{servers:?}");
-    assert_eq!(servers[0]["exports"].as_u64(), Some(1), "{servers:?}");
-    let o = drtc(&home, "60")
-        .args(["service", "stop"])
-        .output()
-        .unwrap();
-    ok(&o);
-}
-
 /// An export server whose forked processes could not use CUDA (a fork left unable to
 /// initialize it) refuses every export, and the command exports in a process of its own:
 /// the same graph. Here every process forked in the server's Python exits at once (a

@@ -15,8 +15,7 @@ writes the graph or the failure to `O` as a standalone helper process would, its
 `signal` or `timed_out`), or `{"reply": "refused"}` where a forked process could not use
 CUDA (a check at start; the client then runs the helper itself). The parent never runs a
 tensor computation (the warm-up is on the meta device), so the children may use torch's
-thread pools, and sees no GPU (`CUDA_VISIBLE_DEVICES` empty: code in it that would
-initialize CUDA finds none); each child gets drtc's devices back before anything else.
+thread pools.
 
 It exits after `--idle` seconds without a connection (default 600), on `stop`, or when its
 socket file is removed."""
@@ -42,25 +41,6 @@ def load_helper(path):
     helper = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(helper)
     return helper
-
-
-# CUDA_VISIBLE_DEVICES as drtc started the server (None: unset), which its children get back
-VISIBLE = None
-
-
-def hide_devices():
-    global VISIBLE
-    VISIBLE = os.environ.get("CUDA_VISIBLE_DEVICES")
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""
-
-
-def see_devices():
-    """In a forked child, before any CUDA call: the devices drtc gave the server (CUDA
-    reads the variable when it initializes, in this process)."""
-    if VISIBLE is None:
-        os.environ.pop("CUDA_VISIBLE_DEVICES", None)
-    else:
-        os.environ["CUDA_VISIBLE_DEVICES"] = VISIBLE
 
 
 def warm_up(torch):
@@ -96,7 +76,6 @@ def fork_safe(torch):
     (it initializes CUDA where a GPU is visible, and exits)."""
     pid = os.fork()
     if pid == 0:
-        see_devices()
         status = 0
         try:
             if torch.cuda.is_available():
@@ -115,7 +94,6 @@ def fork_safe(torch):
 def worker(helper, req):
     """In the grandchild: the helper's main on the request's program; exits with its
     status."""
-    see_devices()
     out = req["out"]
     err = os.open(out + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(err, 2)
@@ -191,10 +169,6 @@ def main():
     # torch.cuda.is_available() asks the CUDA runtime for the device count, which leaves
     # every process forked afterwards unable to use CUDA; asking NVML does not
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    # and this process sees no GPU at all: code that holds its own reference to
-    # `is_available` (torch._dynamo's device interfaces) and initializes CUDA where it says
-    # yes then finds none; each forked child sees the devices again (`see_devices`)
-    hide_devices()
     import torch
 
     helper = load_helper(helper_path)
