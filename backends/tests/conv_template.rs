@@ -65,6 +65,7 @@ fn every_template_precision_matches_pytorch() {
         "conv_template_alone",
         "conv_template_grouped",
         "conv_template_transposed",
+        "conv_template_depthwise",
     ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
@@ -101,6 +102,8 @@ fn every_template_precision_matches_pytorch() {
                 assert!(name.ends_with("_conv"), "{name}");
             }
             match dot {
+                // a depthwise convolution is per-channel FMAs at every precision
+                _ if prog.contains("depthwise") => assert!(m.source.contains("acc += a * b")),
                 DotPrecision::Ieee => assert!(m.source.contains("acc += a * b")),
                 DotPrecision::Tf32 | DotPrecision::Tf32x3 => {
                     let want = format!("input_precision=\"{}\"", dot.name());
@@ -135,6 +138,22 @@ fn the_grouped_kernel_snapshot() {
 }
 
 /// A transposed convolution: each tap gathers from the input pixel it lands on.
+/// A depthwise convolution's tile stops at 64 channels (`conv_config`): 96 channels are a
+/// full tile and a masked one.
+#[test]
+fn the_depthwise_kernel_snapshot() {
+    let source = template_module(
+        "conv_template_depthwise",
+        ConvImpl::triton(DotPrecision::Ieee),
+    );
+    assert!(source.contains("BLOCK_N=64"), "{source}");
+    assert!(
+        source.contains("[(1, 2,)]"),
+        "a grid of 2 channel tiles: {source}"
+    );
+    insta::assert_snapshot!(kernel_text(&source));
+}
+
 #[test]
 fn the_transposed_kernel_snapshot() {
     insta::assert_snapshot!(first_template_kernel("conv_template_transposed"));

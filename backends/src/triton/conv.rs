@@ -253,9 +253,16 @@ pub fn conv_shape(g: &Graph, n: NodeId) -> Option<ConvShape> {
 /// 128 pixels, BLOCK_K = 32, 4 warps: the fastest of `bench/conv_direct_probe.py`'s list
 /// at tf32x3 on the H200 (128x8x128x128 -> 64, 3x3: 0.52 ms with bias and ReLU, against
 /// cuDNN NCHW's 0.66 without them; BLOCK_K = 16 with 8 warps ran the fused level-2 task
-/// 57 in 1.00 ms).
+/// 57 in 1.00 ms). A depthwise convolution's tile stops at 64 channels: its taps are FMAs
+/// into a `[BLOCK_M, BLOCK_N]` accumulator beside a loaded tile of the same size, 64 + 64
+/// registers a thread at 128 x 64 with 4 warps; level-1 82 (64 channels) ran that at 49% of
+/// its limit and 1.74x cuDNN, while 128 channels (level-1 84, level-3 MBConv's 672)
+/// doubled both, ran 1.15-13x slower than cuDNN and took MBConv's 25 unrolled taps 17 s to
+/// compile (`bench/results/level1_conv_h100_b6e7965_default_vs_compile.md`,
+/// `bench/results/compile_latency_level3_h100_6197a8f.md`).
 pub fn conv_config(shape: &ConvShape) -> LaunchConfig {
-    let bn = shape.group_n().next_power_of_two().clamp(16, 128);
+    let widest = if shape.depthwise { 64 } else { 128 };
+    let bn = shape.group_n().next_power_of_two().clamp(16, widest);
     LaunchConfig {
         blocks: vec![("BLOCK_M", 128), ("BLOCK_N", bn), ("BLOCK_K", 32)],
         num_warps: 4,

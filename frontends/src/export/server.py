@@ -44,8 +44,17 @@ def load_helper(path):
 
 
 def warm_up(torch):
-    """One export of a small module on the meta device: torch.export's imports and caches
-    are ready before the first fork."""
+    """torch.export's imports, and where no GPU is visible one export of a small module on
+    the meta device (its caches), ready before the first fork. Where a GPU is visible the
+    export is left out: even with `torch.cuda.is_available` patched off it initialized
+    CUDA in this process on an H100 machine (a forked child's `torch.cuda.init()` failed
+    with "initialization error" after it, not after the imports), and every export would
+    be refused; each fork pays torch.export's first use instead."""
+    import torch._dynamo  # noqa: F401
+    import torch.export  # noqa: F401
+
+    if torch.cuda.device_count() > 0:  # through NVML: does not initialize CUDA
+        return
 
     class Tiny(torch.nn.Module):
         def __init__(self):
