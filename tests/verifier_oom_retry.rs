@@ -51,6 +51,22 @@ fn out_of_memory_beside_other_workers_is_verified_again_alone() {
     assert!(single.retried_alone.is_none());
 }
 
+/// A value failure that only the float64 truth could judge, whose truth ran out of memory,
+/// is an out-of-memory failure (retried alone), not a verdict on the values.
+#[test]
+fn a_truth_out_of_memory_is_retried_alone_not_a_value_verdict() {
+    let req = VerifyRequest::new(data("seed_truth_oom.py"), data("off_relu_add.py"));
+    let r = pool(2).verify(&req).expect("runtime works");
+    assert!(!r.verified);
+    assert!(r.ran_out_of_memory(), "{:?}", r.reasons());
+    assert!(r.retried_alone.is_some(), "{:?}", r.reasons());
+    assert!(
+        r.reasons().iter().any(|m| m.contains("float64 truth could not be computed")),
+        "{:?}",
+        r.reasons()
+    );
+}
+
 /// `tests/check_spare_start.py`: a spare killed before or after it said ready is replaced
 /// by a fresh process when an answer takes it; a process whose start failed for want of
 /// memory fails by `out_of_memory` (retried alone), any other word it sends by

@@ -25,7 +25,7 @@ import time
 import torch
 
 from .common import DEVICE, Failure, cuda_broken, exc_line, flatten, is_gpu_fault
-from . import truth
+from . import memory, truth
 from .comparison import DEFAULT_RULE, compare_outputs, rule_failures
 from .fingerprint import fingerprint, mismatch
 from .peaks import device_peaks
@@ -437,7 +437,9 @@ class Session:
         try:
             (outputs, _), _ = exact.get()
         except BaseException as e:
-            if isinstance(e, KeyboardInterrupt) or is_gpu_fault(e) or cuda_broken():
+            # out of memory: the timing fails as such (retried alone), no verdict here
+            if isinstance(e, KeyboardInterrupt) or is_gpu_fault(e) or cuda_broken() \
+                    or memory.is_oom(e):
                 raise
             return f"{why}; the float64 truth could not be computed ({exc_line(e)})"
         again = mismatch(fp, fingerprint(outputs))

@@ -181,7 +181,7 @@ def _trial_body(pair, t, seed, kind, opts, result, tamper, peaks, trial, inputs)
                                         exact)
         trial["state"] = state_report
         for msg in state_fails:
-            fail("state", msg)
+            fail("out_of_memory" if exact.out_of_memory else "state", msg)
     if violations:
         names = ", ".join(f"{k} x{v}" for k, v in sorted(violations.items()))
         fail("strict", f"strict mode: forbidden PyTorch calls: {names}")

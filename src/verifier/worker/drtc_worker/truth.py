@@ -33,6 +33,7 @@ import time
 import torch
 
 from .common import DEVICE, exc_line
+from .memory import is_oom
 from .comparison import UNTRUSTED_FP32_REL_NORM, error_figures
 
 ACCURACY_FACTOR = 2.0
@@ -111,6 +112,9 @@ class Truth:
                         "numbers") if draws_random else None
         self.runs = None
         self.seconds = 0.0  # spent computing the runs
+        # it could not be computed for want of memory: the failures it would have judged
+        # are out of memory (retried alone), not a verdict on the values
+        self.out_of_memory = False
 
     def get(self):
         """((outputs, state) in float64, (outputs, state) in fp32 without TF32)."""
@@ -123,6 +127,7 @@ class Truth:
                 if isinstance(e, KeyboardInterrupt):
                     raise
                 self.why_not = f"the float64 truth could not be computed ({exc_line(e)})"
+                self.out_of_memory = is_oom(e)
                 raise
             finally:
                 self.seconds += time.perf_counter() - started
@@ -179,7 +184,8 @@ def apply(outputs, fails, ref_out, cand_out, truth, untrusted=False):
         except BaseException:
             pass
     if truth.why_not is not None:
-        return [(c, i, f"{msg}; {truth.why_not}") for c, i, msg in fails]
+        check = "out_of_memory" if truth.out_of_memory else None
+        return [(check or c, i, f"{msg}; {truth.why_not}") for c, i, msg in fails]
     accepted = set()
     notes = {}
     for i in failing:
