@@ -61,7 +61,9 @@ fn a_truth_out_of_memory_is_retried_alone_not_a_value_verdict() {
     assert!(r.ran_out_of_memory(), "{:?}", r.reasons());
     assert!(r.retried_alone.is_some(), "{:?}", r.reasons());
     assert!(
-        r.reasons().iter().any(|m| m.contains("float64 truth could not be computed")),
+        r.reasons()
+            .iter()
+            .any(|m| m.contains("float64 truth could not be computed")),
         "{:?}",
         r.reasons()
     );
