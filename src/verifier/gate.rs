@@ -70,19 +70,20 @@ impl DeviceGate {
     /// Waits until no timing runs or waits and no request waits to run alone, then enters
     /// a shared pass (new work: a verification, a preparation).
     pub fn shared(&self) -> SharedPass<'_> {
-        let mut g = self.lock();
-        while g.exclusive || g.waiting_exclusive > 0 || g.waiting_alone > 0 {
-            g = self.wait(g);
-        }
-        g.shared += 1;
-        SharedPass { gate: self }
+        self.enter_shared(true)
     }
 
     /// A shared pass for a prepared session's report: waits for timings only (a request
     /// waiting to run alone waits for this report).
     pub fn report(&self) -> SharedPass<'_> {
+        self.enter_shared(false)
+    }
+
+    /// A shared pass once no timing runs or waits (nor, with `behind_alone`, a request
+    /// waiting to run alone).
+    fn enter_shared(&self, behind_alone: bool) -> SharedPass<'_> {
         let mut g = self.lock();
-        while g.exclusive || g.waiting_exclusive > 0 {
+        while g.exclusive || g.waiting_exclusive > 0 || (behind_alone && g.waiting_alone > 0) {
             g = self.wait(g);
         }
         g.shared += 1;
