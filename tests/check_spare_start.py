@@ -54,7 +54,7 @@ def failed_start(message):
     r.dead = False
     r.kill = lambda: None
     try:
-        r.wait_ready()
+        r.wait_ready(isolated.Deadline())
     except Failure as e:
         return e.check, e.message
     return None, None

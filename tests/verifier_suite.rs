@@ -308,15 +308,60 @@ fn broken_candidates_fail_for_the_right_reason_and_correct_ones_pass() {
     // Isolated hangs, aborts and out-of-memory errors end the candidate's own process,
     // not the checker; tampering in the checker's process (trusted) replaced its worker.
     // The pool still works.
+    // A hung answer is the checker's own timeout (its deadline counts from the request,
+    // spare's start included, inside this side's): the checker answers, nothing kills it.
+    let hang = report_for(&reports, "bad_hang.py", false);
+    assert!(
+        hang.reasons()[0].contains("before the deadline"),
+        "{:?}",
+        hang.reasons()
+    );
+    let replaced: Vec<String> = CASES
+        .iter()
+        .zip(&reports)
+        .filter(|(_, r)| r.reasons().iter().any(|m| m.contains("replaced")))
+        .map(|(c, r)| format!("{} (trusted={}): {:?}", c.candidate, c.trusted, r.reasons()))
+        .collect();
     assert!(
         (1..=2).contains(&pool.restarts()),
-        "restarts {}",
+        "restarts {}; reports that replaced their worker: {replaced:#?}",
         pool.restarts()
     );
     let again = pool
         .verify(&VerifyRequest::new(data(SEED), data("ok_relu_add.py")))
         .unwrap();
     assert!(again.verified, "{:?}", again.reasons());
+}
+
+#[test]
+fn a_hang_after_slow_set_up_is_the_checkers_timeout_and_keeps_its_worker() {
+    // 12 s for the request: the checker's share is 9.6 s from its reading of it, and the
+    // reference's import alone takes 4 s of that; a deadline counted from the candidate's
+    // own step (9.6 s more) would outlive this side's and cost the worker.
+    let pool = pool(1, Duration::from_secs(12));
+    let hang = pool
+        .verify(&VerifyRequest::new(
+            data("seed_slow_import.py"),
+            data("bad_hang.py"),
+        ))
+        .expect("the runtime itself works");
+    assert_eq!(
+        hang.failed_checks(),
+        [Check::Timeout],
+        "{:?}",
+        hang.reasons()
+    );
+    assert!(
+        hang.reasons()[0].contains("before the deadline"),
+        "{:?}",
+        hang.reasons()
+    );
+    assert_eq!(pool.restarts(), 0, "{:?}", hang.reasons());
+    let next = pool
+        .verify(&VerifyRequest::new(data(SEED), data("ok_relu_add.py")))
+        .expect("the runtime itself works");
+    assert!(next.verified, "{:?}", next.reasons());
+    assert_eq!(pool.restarts(), 0);
 }
 
 #[test]

@@ -369,7 +369,7 @@ impl WorkerPool {
                 other => Err(client::unexpected(&other)),
             };
         }
-        let payload = verify_payload("verify", req, timeout)?;
+        let payload = verify_payload("verify", req)?;
         let i = self.acquire();
         let outcome = {
             let mut pass = self.gates[self.gate_of[i]].enter(alone);
@@ -493,7 +493,7 @@ impl WorkerPool {
                     .into(),
             });
         }
-        let mut payload = verify_payload("prepare", &req.verify, phase_timeout)?;
+        let mut payload = verify_payload("prepare", &req.verify)?;
         payload["compile_modes"] = req.compile_modes.iter().map(|m| m.name()).collect();
         if let Some(p) = &req.torch_precision {
             payload["torch_precision"] = Value::from(p.as_str());
@@ -648,6 +648,8 @@ impl WorkerPool {
         cancel: Option<&AtomicBool>,
         give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> RuntimeResult<(Exchange, String)> {
+        let mut payload = payload;
+        payload["timeout_s"] = Value::from(checker_budget(timeout).as_secs_f64());
         match slot {
             Slot::Local { spec, worker } => {
                 let was_running = worker.is_some();
@@ -798,17 +800,28 @@ fn absolute_paths(req: &VerifyRequest) -> RuntimeResult<VerifyRequest> {
     Ok(req)
 }
 
-/// The request a worker receives. `timeout_s` is the checker's own deadline for each
-/// step of an isolated candidate (it kills that process and reports a timeout, keeping
-/// the checker), shorter than `timeout`, after which this side kills the checker.
-fn verify_payload(op: &str, req: &VerifyRequest, timeout: Duration) -> RuntimeResult<Value> {
+/// The checker's own deadline for a request this side waits `timeout` for (the
+/// request's `timeout_s`, counted from the checker's reading of it and moved by the same
+/// give-way waits as this side's): by then it has killed a hung candidate's process and
+/// answered with a timeout, keeping the checker; the rest is the margin after which this
+/// side kills the checker (`Worker::request`).
+/// The margin is a fifth of `timeout`, 2 to 30 s (at most half of it): room to kill a
+/// candidate's processes (a keeper's 2 s grace, `isolated.py`) and answer on a busy machine.
+fn checker_budget(timeout: Duration) -> Duration {
+    let margin = (timeout / 5)
+        .clamp(Duration::from_secs(2), Duration::from_secs(30))
+        .min(timeout / 2);
+    timeout - margin
+}
+
+/// The request a worker receives for `op` on `req` (the deadline is added per exchange).
+fn verify_payload(op: &str, req: &VerifyRequest) -> RuntimeResult<Value> {
     let mut req = req.clone();
     req.reference = worker::absolute(&req.reference)?;
     req.candidate = worker::absolute(&req.candidate)?;
     req.trials = req.trials.max(MIN_TRIALS);
     let mut v = serde_json::to_value(&req).map_err(|e| RuntimeError::Protocol(e.to_string()))?;
     v["op"] = Value::from(op);
-    v["timeout_s"] = Value::from((timeout.as_secs_f64() * 0.8).max(1.0));
     Ok(v)
 }
 

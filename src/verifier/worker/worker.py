@@ -119,6 +119,9 @@ class Worker:
 
     def handle(self, req):
         op = req.get("op")
+        # drtc's deadline for this request, less its margin: every wait on a candidate's
+        # process ends by it
+        self.spares.deadline.start(req.get("timeout_s"))
         if op == "ping":
             return {"ok": True}
         if op == "warm":
@@ -133,7 +136,7 @@ class Worker:
                         if op == "bench":
                             result["timing"] = time_pair(pair, req)
                         else:
-                            settle_then_give_way(req)
+                            settle_then_give_way(req, self.spares.deadline)
                             built = time.perf_counter()
                             self.held = (pair, Session(pair, req))
                             result["phases"]["prepare_s"] = time.perf_counter() - built

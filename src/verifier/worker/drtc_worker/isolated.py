@@ -21,6 +21,8 @@ from .common import DEVICE, Failure, to_device
 
 RUNNER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runner.py")
 STARTUP_SECONDS = 180.0
+# the longest one step of a candidate's process may take where no request bounds it (scripts)
+STEP_SECONDS = 300.0
 # what a process that failed its start may say it failed by (else `worker_died`)
 START_CHECKS = ("out_of_memory", "gpu_fault")
 STDERR_TAIL_LINES = 30
@@ -78,9 +80,11 @@ class Runner:
         for line in self.proc.stderr:
             self.stderr_tail.append(line.decode(errors="replace").rstrip())
 
-    def wait_ready(self):
+    def wait_ready(self, deadline):
+        """The process's ready message, waited for until STARTUP_SECONDS or `deadline`
+        (the request's, a `Deadline`)."""
         if self.ready is None:
-            msg = self.recv(time.monotonic() + STARTUP_SECONDS, "start")
+            msg = self.recv(deadline.step(STARTUP_SECONDS), "its process's start")
             if isinstance(msg, dict) and msg.get("event") == "start_failed":
                 # sent before any answer reached the process: its own word on why
                 f = msg.get("failure")
@@ -184,6 +188,33 @@ class Runner:
         self.reap(time.monotonic() + KEEPER_GRACE_SECONDS)
 
 
+class Deadline:
+    """When the request being answered is due by this checker's clock: `seconds` after it
+    was read (drtc's deadline for it, less the margin drtc keeps to kill a checker that does
+    not answer), later by each wait for drtc while giving way (drtc moves its own by the
+    same waits). Without a request's bound (scripts) each step gets STEP_SECONDS. Every wait
+    on a candidate's process ends by it, its start included, so a hung answer gets the
+    checker's timeout verdict, never drtc's kill of the checker. One per checker, started
+    again by each request (`start`)."""
+
+    def __init__(self):
+        self.at = None
+
+    def start(self, seconds):
+        """A new request, due in `seconds` (None: no bound)."""
+        self.at = None if seconds is None else time.monotonic() + float(seconds)
+
+    def extend(self, seconds):
+        if self.at is not None:
+            self.at += seconds
+
+    def step(self, seconds=STEP_SECONDS):
+        """The deadline of a step that may take `seconds`: the earlier of that and the
+        request's."""
+        own = time.monotonic() + seconds
+        return own if self.at is None else min(own, self.at)
+
+
 class Spares:
     """Pre-started candidate processes. Started from the checker's main thread only (the
     keeper's parent-death signal follows the thread that started it)."""
@@ -198,6 +229,8 @@ class Spares:
                        if p]
         self.hidden += [p for p in os.environ.get("DRTC_RUNNER_HIDE", "").split(os.pathsep) if p]
         self.pid_namespace = None  # asked before the first start
+        # the request being answered (the checker's loop sets it per request)
+        self.deadline = Deadline()
 
     def _start(self):
         self.started += 1
@@ -216,7 +249,7 @@ class Spares:
         """Starts the spares and waits until each is ready; returns how many are."""
         self.fill()
         for r in self.waiting:
-            r.wait_ready()
+            r.wait_ready(self.deadline)
         return len(self.waiting)
 
     def take(self):
@@ -226,7 +259,7 @@ class Spares:
         runner = self.waiting.pop(0) if self.waiting else self._start()
         self.fill()
         try:
-            runner.wait_ready()
+            runner.wait_ready(self.deadline)
             if runner.proc.poll() is not None:
                 raise Failure("worker_died", "the spare exited while it waited")
         except Failure as e:
@@ -234,7 +267,7 @@ class Spares:
                 raise
             runner.kill()
             runner = self._start()
-            runner.wait_ready()
+            runner.wait_ready(self.deadline)
         return runner
 
     def terminate(self):
@@ -268,9 +301,8 @@ def _failure(reply):
 class IsolatedCandidate:
     """A candidate loaded in its own sandboxed process."""
 
-    def __init__(self, spares, path, kind, init_args, seed, ref_state, timeout):
+    def __init__(self, spares, path, kind, init_args, seed, ref_state):
         self.kind = kind
-        self.timeout = timeout
         self.spares = spares
         with open(path, encoding="utf-8", errors="replace") as f:
             source = f.read()
@@ -318,7 +350,8 @@ class IsolatedCandidate:
         return (n, time.perf_counter() - t0) if n else None
 
     def _deadline(self):
-        return time.monotonic() + self.timeout
+        # the request being answered bounds each step (`Spares.deadline`)
+        return self.spares.deadline.step()
 
     def call(self, inputs, seed, trial_kind, opts, poison_sizes, ref_out=None):
         strict, library_ops = opts

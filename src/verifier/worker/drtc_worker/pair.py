@@ -8,8 +8,6 @@ from .candidate import Candidate, failure, load_module, tensor_attributes, unloa
 from .common import Failure, build_module, exc_line, made_on_device, to_device
 from .isolated import IsolatedCandidate
 
-DEFAULT_TIMEOUT_S = 300.0
-
 
 class Pair:
     """A reference program and a candidate, built once; trials reuse both instances."""
@@ -19,6 +17,8 @@ class Pair:
         self.cand = None
         self.ref_model = None
         self.base_seed = int(req.get("seed", 0))
+        # the request being answered (`isolated.Deadline`): its trials' give-way moves it
+        self.deadline = spares.deadline
         try:
             self.ref_mod = load_module(req["reference"], "ref")
         except BaseException as e:
@@ -54,9 +54,8 @@ class Pair:
         if self.trusted:
             self.cand = Candidate(req["candidate"], self.kind, init, self.base_seed, ref_state)
         else:
-            timeout = float(req.get("timeout_s") or DEFAULT_TIMEOUT_S)
             self.cand = IsolatedCandidate(spares, req["candidate"], self.kind, init,
-                                          self.base_seed, ref_state, timeout)
+                                          self.base_seed, ref_state)
 
     def drawn_inputs(self, seed):
         """The reference's `get_inputs()` under `seed`, drawn on the device where it can

@@ -8,6 +8,7 @@ Importing this module switches fd 1 to stderr; it must happen before torch is im
 import json
 import os
 import sys
+import time
 
 PROTOCOL_VERSION = 2
 
@@ -32,15 +33,18 @@ def give_way(req):
     """Between two trials, when drtc asked for it (`yield_gpu`, the request's shared pass on
     the GPU): says so and waits until drtc answers, which it does at once unless another
     worker's timing waits for the GPU, and then once that timing has run. The caller has
-    finished its GPU work (synchronized) first."""
+    finished its GPU work (synchronized) first. Returns the seconds it waited (drtc's
+    deadline for the request moved by as much)."""
     if not req.get("yield_gpu"):
-        return
+        return 0.0
+    asked = time.monotonic()
     send({"id": req.get("id"), "event": "gpu_yield"})
     line = sys.stdin.readline()
     if not line:  # drtc is gone
         os._exit(75)
     if json.loads(line).get("resume") is not True:
         raise RuntimeError(f"expected drtc's resume after giving way, got {line.strip()!r}")
+    return time.monotonic() - asked
 
 
 def check_packages():
