@@ -95,13 +95,13 @@ fn build(
             message: m,
         }),
     };
-    // a program shrunk too far for its own downsampling: wider spatial caps first
+    // a program shrunk too far for its own downsampling (wider spatial caps) or whose
+    // shapes no longer match (coupled sizes)
     let loaded = match loaded {
         Err(_) if shrink => {
             let mut again = loaded;
             let mut used_wider = None;
-            for cap in drtc::driver::shrink::WIDER_SPATIAL_CAPS {
-                let wider = drtc::driver::shrink::shrink_overrides_with(&text, cap);
+            for wider in drtc::driver::shrink::fallbacks(&text) {
                 if wider == overrides {
                     continue;
                 }

@@ -10,7 +10,26 @@ const SPATIAL_CAP: i64 = 12;
 
 /// Larger spatial caps to try, in order, when a program shrunk with [`SPATIAL_CAP`] no
 /// longer loads (a whole model that halves its image five times needs more than 12).
-pub const WIDER_SPATIAL_CAPS: [i64; 2] = [32, 64];
+const WIDER_SPATIAL_CAPS: [i64; 2] = [32, 64];
+
+/// The overrides to try, in order, when [`shrink_overrides`]' no longer load: wider
+/// spatial caps, then each cap again with shape coincidences kept ([`coupled_overrides`]);
+/// none twice, none equal to the first.
+pub fn fallbacks(source: &str) -> Vec<Vec<ConstantOverride>> {
+    let first = shrink_overrides(source);
+    let mut out: Vec<Vec<ConstantOverride>> = vec![];
+    let wider = WIDER_SPATIAL_CAPS.map(|c| shrink_overrides_with(source, c));
+    let coupled = [SPATIAL_CAP]
+        .iter()
+        .chain(&WIDER_SPATIAL_CAPS)
+        .map(|&c| coupled_overrides(source, c));
+    for o in wider.into_iter().chain(coupled) {
+        if o != first && !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    out
+}
 
 /// Every integer in a constant's value (`3`, `(3, 5)`, `16 * 2`).
 fn ints_in(text: &str) -> Vec<i64> {
@@ -228,6 +247,126 @@ pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOver
     out
 }
 
+/// [`shrink_overrides_with`] keeping the program's shape coincidences: every other
+/// top-level integer, alone or in a tuple or list (`input_shape = (32768,)`), equal to a
+/// shrunk constant's value as written takes that constant's shrunk value too, so two sizes
+/// the program broadcasts against each other (`batch_size = 32768` rows against a
+/// `(32768,)` row shape) stay equal. A value two shrunk constants shared but shrank
+/// differently is left alone. What a suite tries when the plain caps broke the program.
+pub fn coupled_overrides(source: &str, spatial_cap: i64) -> Vec<ConstantOverride> {
+    let mut out = shrink_overrides_with(source, spatial_cap);
+    let bindings = top_level_bindings(source);
+    // a shrunk constant's value as written -> its shrunk value (None: ambiguous)
+    let mut shrunk: Vec<(i64, Option<i64>)> = vec![];
+    for o in &out {
+        let (Some(from), Some(to)) = (
+            bindings
+                .iter()
+                .find(|(n, _)| *n == o.name)
+                .and_then(|(_, v)| int_value(v)),
+            int_value(&o.value),
+        ) else {
+            continue;
+        };
+        match shrunk.iter_mut().find(|(f, _)| *f == from) {
+            Some((_, t)) if *t != Some(to) => *t = None,
+            Some(_) => {}
+            None => shrunk.push((from, Some(to))),
+        }
+    }
+    let coupled = |v: i64| shrunk.iter().find(|(f, _)| *f == v).and_then(|(_, t)| *t);
+    for (name, value) in &bindings {
+        if out.iter().any(|o| o.name == *name) {
+            continue;
+        }
+        let rewritten = match int_value(value) {
+            Some(v) => coupled(v).map(|t| t.to_string()),
+            None => coupled_literal(value, &coupled),
+        };
+        if let Some(value) = rewritten {
+            out.push(ConstantOverride {
+                name: name.clone(),
+                value,
+            });
+        }
+    }
+    out
+}
+
+/// `(name, value text)` for every top-level `name = value` and `a, b = v1, v2`, and each
+/// name of a chained `a = b = v`.
+fn top_level_bindings(source: &str) -> Vec<(String, String)> {
+    let mut out = vec![];
+    for line in source.lines() {
+        if line.starts_with([' ', '\t', '#']) || line.contains("==") {
+            continue;
+        }
+        let code = line.split('#').next().unwrap_or("");
+        let parts: Vec<&str> = code.split('=').map(str::trim).collect();
+        if parts.len() < 2 || parts.iter().any(|p| p.ends_with(['!', '<', '>'])) {
+            continue;
+        }
+        let value = parts[parts.len() - 1];
+        if parts.len() > 2 {
+            out.extend(
+                parts[..parts.len() - 1]
+                    .iter()
+                    .map(|n| (n.to_string(), value.to_string())),
+            );
+            continue;
+        }
+        let names: Vec<&str> = parts[0].split(',').map(str::trim).collect();
+        let values: Vec<&str> = value.split(',').map(str::trim).collect();
+        if names.len() > 1 && names.len() == values.len() {
+            out.extend(
+                names
+                    .iter()
+                    .zip(&values)
+                    .map(|(n, v)| (n.to_string(), v.to_string())),
+            );
+        } else if names.len() == 1 {
+            out.push((names[0].to_string(), value.to_string()));
+        }
+    }
+    out
+}
+
+/// A tuple or list literal of integers (`(32768,)`, `[64, 64]`) with each element that
+/// `coupled` maps replaced; `None` when it is no such literal or nothing changed.
+fn coupled_literal(text: &str, coupled: &dyn Fn(i64) -> Option<i64>) -> Option<String> {
+    let t = text.trim();
+    let (open, close) = match t.chars().next()? {
+        '(' => ('(', ')'),
+        '[' => ('[', ']'),
+        _ => return None,
+    };
+    let inner = t.strip_prefix(open)?.strip_suffix(close)?;
+    let items: Vec<&str> = inner.split(',').map(str::trim).collect();
+    let trailing = items.last() == Some(&"");
+    let items = if trailing {
+        &items[..items.len() - 1]
+    } else {
+        &items[..]
+    };
+    let values: Vec<i64> = items.iter().map(|x| int_value(x)).collect::<Option<_>>()?;
+    if values.is_empty() || values.iter().all(|&v| coupled(v).is_none()) {
+        return None;
+    }
+    let new: Vec<String> = values
+        .iter()
+        .map(|&v| coupled(v).unwrap_or(v).to_string())
+        .collect();
+    Some(format!(
+        "{open}{}{}{close}",
+        new.join(", "),
+        if trailing || (open == '(' && new.len() == 1) {
+            ","
+        } else {
+            ""
+        }
+    ))
+}
+
 fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {
         a.abs()
@@ -338,6 +477,48 @@ mod tests {
             ]
         );
         assert!(shrink_overrides("block_widths = [8, 16]\nsizes = foo()\n").is_empty());
+    }
+
+    #[test]
+    fn coupled_shrinking_keeps_equal_sizes_equal() {
+        // a (32768, 32768) product broadcast against a row of 32768 targets
+        let src = "batch_size = 32768\ninput_shape = (32768,)\ndim = 1\n";
+        let plain: Vec<(String, String)> = shrink_overrides(src)
+            .into_iter()
+            .map(|o| (o.name, o.value))
+            .collect();
+        assert_eq!(plain, vec![("batch_size".to_string(), "2".to_string())]);
+        let coupled: Vec<(String, String)> = coupled_overrides(src, SPATIAL_CAP)
+            .into_iter()
+            .map(|o| (o.name, o.value))
+            .collect();
+        assert_eq!(
+            coupled,
+            vec![
+                ("batch_size".to_string(), "2".to_string()),
+                ("input_shape".to_string(), "(2,)".to_string())
+            ]
+        );
+        // lists, plain integers, values left alone, and a value two constants shrank
+        // differently (ambiguous: kept)
+        let src = "in_channels = 64\nheight = 64\nshape = [64, 3, 64]\nextra = 64\n\
+                   widths = (100, 7)\nbatch_size = 100\nsize = 100\n";
+        let coupled: Vec<(String, String)> = coupled_overrides(src, SPATIAL_CAP)
+            .into_iter()
+            .map(|o| (o.name, o.value))
+            .collect();
+        assert!(
+            coupled.iter().all(|(n, _)| n != "shape" && n != "extra"),
+            "{coupled:?}"
+        );
+        assert!(
+            coupled.contains(&("widths".to_string(), "(2, 7)".to_string())),
+            "{coupled:?}"
+        );
+        assert!(
+            coupled.contains(&("size".to_string(), "2".to_string())),
+            "{coupled:?}"
+        );
     }
 
     #[test]
