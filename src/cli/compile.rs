@@ -90,7 +90,8 @@ pub struct CompileArgs {
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<ConstantOverride>,
     /// Cap size constants by name (batch, spatial, channel, matrix dims) so the program runs
-    /// quickly on the CPU interpreter; explicit --set values win.
+    /// quickly on the CPU interpreter; explicit --set values win. A program that no longer
+    /// loads is tried with wider spatial caps, then with sizes that were equal kept equal.
     #[arg(long)]
     pub shrink: bool,
     /// For `.jsonl` input: compile only this line (1-based).
@@ -350,15 +351,34 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
     });
     let types: Vec<drtc_ir::TensorType> = args.input_types.iter().map(|t| t.0.clone()).collect();
     let frontend_started = std::time::Instant::now();
-    let programs = load_programs_with_types(
-        &args.file,
+    // a single program that no longer loads shrunk tries the shrink's fallbacks (wider
+    // spatial caps, sizes that coincide kept equal)
+    let load = |o: &[drtc::driver::constants::ConstantOverride]| {
+        let v = load_programs_with_types(
+            &args.file,
+            &contents,
+            o,
+            args.line,
+            (!types.is_empty()).then_some(types.as_slice()),
+            args.frontend,
+        )?;
+        match v.iter().find_map(|p| p.as_ref().err()) {
+            Some(e) if !multi => Err(e.message.clone()),
+            _ => Ok(v),
+        }
+    };
+    let (programs, used) = drtc::driver::shrink::load_with_fallbacks(
         &contents,
         &overrides,
-        args.line,
-        (!types.is_empty()).then_some(types.as_slice()),
-        args.frontend,
-    )
-    .map_err(DriverError::Reported)?;
+        &args.set,
+        args.shrink && !multi,
+        load,
+    );
+    if used != overrides {
+        super::overrides::say_fallback(&used);
+    }
+    let overrides = used;
+    let programs = programs.map_err(DriverError::Reported)?;
     let frontend_time = frontend_started.elapsed();
     let waited = std::time::Instant::now();
     let (pool, worker_start) = match pool_start {

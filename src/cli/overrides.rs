@@ -20,6 +20,18 @@ pub fn say_overrides(all: &[ConstantOverride], set: &[ConstantOverride]) {
     }
 }
 
+/// Says which sizes a shrunk program was loaded with after the first ones failed.
+pub fn say_fallback(used: &[ConstantOverride]) {
+    let all: Vec<String> = used
+        .iter()
+        .map(|o| format!("{}={}", o.name, o.value))
+        .collect();
+    eprintln!(
+        "--shrink: the program did not load with those sizes; loaded with {} instead",
+        all.join(", ")
+    );
+}
+
 pub fn overrides(
     file: &Path,
     contents: &str,

@@ -78,52 +78,29 @@ fn build(
     frontend: Frontend,
 ) -> Front {
     let t0 = Instant::now();
-    let load = |overrides: &[drtc::driver::constants::ConstantOverride]| {
-        load_programs_with_types(&path, &text, overrides, None, None, frontend)
-    };
-    let mut used = overrides.clone();
-    let loaded = match load(&overrides) {
-        Ok(mut v) if v.len() == 1 => v.remove(0),
-        Ok(_) => Err(drtc::driver::load::LoadError {
-            name: task,
-            line: None,
-            message: "not one program".into(),
-        }),
-        Err(m) => Err(drtc::driver::load::LoadError {
-            name: task,
-            line: None,
-            message: m,
-        }),
-    };
     // a program shrunk too far for its own downsampling (wider spatial caps) or whose
-    // shapes no longer match (coupled sizes)
-    let loaded = match loaded {
-        Err(_) if shrink => {
-            let mut again = loaded;
-            let mut used_wider = None;
-            for wider in drtc::driver::shrink::fallbacks(&text) {
-                if wider == overrides {
-                    continue;
-                }
-                match load(&wider) {
-                    Ok(mut v) if v.len() == 1 && v[0].is_ok() => {
-                        again = v.remove(0);
-                        used_wider = Some(wider);
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(w) = used_wider {
-                used = w;
-            }
-            again
-        }
-        other => other,
-    };
+    // shapes no longer match (coupled sizes): the shrink's fallbacks
+    let load =
+        |overrides: &[drtc::driver::constants::ConstantOverride]| match load_programs_with_types(
+            &path, &text, overrides, None, None, frontend,
+        ) {
+            Ok(mut v) if v.len() == 1 => v.remove(0),
+            Ok(_) => Err(drtc::driver::load::LoadError {
+                name: task.clone(),
+                line: None,
+                message: "not one program".into(),
+            }),
+            Err(m) => Err(drtc::driver::load::LoadError {
+                name: task.clone(),
+                line: None,
+                message: m,
+            }),
+        };
+    let (loaded, used) =
+        drtc::driver::shrink::load_with_fallbacks(&text, &overrides, &[], shrink, &load);
     let p = match loaded {
         Ok(p) => p,
-        Err(e) if shrink && load(&[]).is_ok_and(|v| v.iter().all(|p| p.is_ok())) => {
+        Err(e) if shrink && load(&[]).is_ok() => {
             // the program is fine at its own sizes: shrinking broke a shape coincidence
             return Front::Rejected {
                 status: "unshrinkable",

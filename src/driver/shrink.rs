@@ -15,7 +15,7 @@ const WIDER_SPATIAL_CAPS: [i64; 2] = [32, 64];
 /// The overrides to try, in order, when [`shrink_overrides`]' no longer load: wider
 /// spatial caps, then each cap again with shape coincidences kept ([`coupled_overrides`]);
 /// none twice, none equal to the first.
-pub fn fallbacks(source: &str) -> Vec<Vec<ConstantOverride>> {
+fn fallbacks(source: &str) -> Vec<Vec<ConstantOverride>> {
     let first = shrink_overrides(source);
     let mut out: Vec<Vec<ConstantOverride>> = vec![];
     let wider = WIDER_SPATIAL_CAPS.map(|c| shrink_overrides_with(source, c));
@@ -409,6 +409,36 @@ fn capped_list(text: &str, cap: i64) -> Option<String> {
         Some(n) => format!("[{}] * {n}", capped.join(", ")),
         None => format!("[{}]", capped.join(", ")),
     })
+}
+
+/// Loads with `overrides` (`load`: `Ok` when the program loads at those sizes); when that
+/// fails under `shrink`, tries each of [`fallbacks`] with `set` over it, in order, and keeps
+/// the first that loads. Returns the result (on failure, the first attempt's error) and
+/// the overrides it was loaded with.
+pub fn load_with_fallbacks<T, E>(
+    source: &str,
+    overrides: &[ConstantOverride],
+    set: &[ConstantOverride],
+    shrink: bool,
+    mut load: impl FnMut(&[ConstantOverride]) -> Result<T, E>,
+) -> (Result<T, E>, Vec<ConstantOverride>) {
+    let first = load(overrides);
+    if first.is_ok() || !shrink {
+        return (first, overrides.to_vec());
+    }
+    for mut wider in fallbacks(source) {
+        for o in set {
+            wider.retain(|a| a.name != o.name);
+            wider.push(o.clone());
+        }
+        if wider == overrides {
+            continue;
+        }
+        if let Ok(loaded) = load(&wider) {
+            return (Ok(loaded), wider);
+        }
+    }
+    (first, overrides.to_vec())
 }
 
 /// The overrides a command applies: `--shrink`'s size caps for `source` (a Python
