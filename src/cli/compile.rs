@@ -342,7 +342,11 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
         let home = home.clone();
         std::thread::spawn(move || -> DriverResult<(WorkerPool, Option<StartPhases>)> {
             let python = PythonEnv::locate(&home).map_err(runtime_error)?;
-            let pool = super::pool::worker_pool(python, &home, PoolOptions::new(device))?;
+            let mut options = PoolOptions::new(device);
+            if search_on.is_some() {
+                options.workers_per_gpu = drtc::driver::search_context::SEARCH_WORKERS_PER_GPU;
+            }
+            let pool = super::pool::worker_pool(python, &home, options)?;
             // a worker that fails to start is reported by the first verification
             let started = pool.warm_up_next().ok();
             let phases = started.as_ref().and_then(StartPhases::of_ready);

@@ -9,7 +9,9 @@ pub enum SearchArg {
     Off,
     /// On a GPU, each GEMM region of at least 1 GFLOP races the library call against
     /// the Triton template, and a module whose cost rule turns CUDA graphs on races its
-    /// replay against the eager forward; the faster verified one is kept and cached.
+    /// replay against the eager forward; the faster verified one is kept and cached. A
+    /// region's candidates are verified side by side (three workers per GPU) and timed one
+    /// at a time.
     Quick,
     /// Quick, plus every kernel's reasonable launch configurations (minutes per program).
     Full,

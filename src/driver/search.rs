@@ -18,7 +18,9 @@
 //! and the precision policy; an entry whose recorded device, version or policy differs is
 //! ignored. Regions are searched one after another, earlier regions' choices fixed: each
 //! candidate is an edit of the lowering plan chosen so far (`plan/edit.rs`: "region 3:
-//! library call"), emitted as a module; the winner's edit is kept.
+//! library call"), emitted as a module; the winner's edit is kept. A region's candidates
+//! are verified and timed at once, as many as the pool has workers (the device gate
+//! still times one at a time).
 
 use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
@@ -301,21 +303,58 @@ pub fn search(
             out.cache_hits += 1;
             continue;
         }
+        // every candidate's module first, then all verified and timed at once: the pool's
+        // workers verify and compile side by side (as many as it has), and each timing
+        // still runs alone on the GPU (the device gate's exclusive pass)
+        let modules: Vec<Result<String, String>> = cands
+            .iter()
+            .map(|cand| {
+                let mut trial = out.plan.clone();
+                apply(&mut trial, gp, i, cand, "search candidate")
+                    .map(|()| emit_module(g, plan, &trial, form).source)
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        let benched: Vec<Option<(Result<Timed, String>, f64)>> = std::thread::scope(|s| {
+            let runs: Vec<_> = modules
+                .iter()
+                .enumerate()
+                .map(|(k, m)| {
+                    m.as_ref().ok().map(|source| {
+                        s.spawn(move || {
+                            let started = Instant::now();
+                            let r = bench_module(cx, source, &format!("{i}_{k}"));
+                            (r, started.elapsed().as_secs_f64())
+                        })
+                    })
+                })
+                .collect();
+            runs.into_iter()
+                .map(|h| {
+                    h.map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            (Err("failed: the candidate's check panicked".into()), 0.0)
+                        })
+                    })
+                })
+                .collect()
+        });
         let mut best: Option<(Timed, Candidate)> = None;
         let mut tried = vec![];
-        for (k, cand) in cands.iter().enumerate() {
-            let mut trial = out.plan.clone();
-            if let Err(e) = apply(&mut trial, gp, i, cand, "search candidate") {
-                tried.push(format!("{} {e}", cand.describe()));
-                continue;
-            }
-            let module = emit_module(g, plan, &trial, form);
+        for ((cand, module), run) in cands.iter().zip(&modules).zip(benched) {
+            let (module, (benched, secs)) = match (module, run) {
+                (Ok(m), Some(r)) => (m, r),
+                (Err(e), _) => {
+                    tried.push(format!("{} {e}", cand.describe()));
+                    continue;
+                }
+                (Ok(_), None) => continue,
+            };
             out.timed += 1;
-            let started = Instant::now();
-            let benched = bench_module(cx, &module.source, &format!("{i}_{k}"));
-            // what each candidate's verification and timing cost, in the search's log
-            let mut spent = format!("checked in {:.1} s", started.elapsed().as_secs_f64());
-            if let Some(b) = cx.benched(&module.source) {
+            // what each candidate's verification and timing cost, in the search's log (its
+            // wall time includes waiting for a worker and for the GPU's timing pass)
+            let mut spent = format!("checked in {secs:.1} s");
+            if let Some(b) = cx.benched(module) {
                 spent += &phase_split(&b);
             }
             match benched {

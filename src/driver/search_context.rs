@@ -26,6 +26,12 @@ impl SearchScope {
     }
 }
 
+/// Workers per GPU of a compile that searches: a quick search's region races up to three
+/// implementations (library, template, library in NCHW), verified side by side and timed
+/// one at a time (`bench/results/compile_latency_level3_h100_59810c6.md`: one after
+/// another, each took 1.5-8.5 s, most of it its kernels' compile).
+pub const SEARCH_WORKERS_PER_GPU: usize = 3;
+
 /// Where and how to search.
 pub struct SearchContext<'a> {
     /// How much is tried.
