@@ -64,8 +64,15 @@ pub fn race_graphs(
             cache_hit: true,
         });
     }
-    let with = bench_module(cx, &module.source, "graphs_on");
-    let without = bench_module(cx, &eager.source, "graphs_off");
+    // both at once: side by side on the pool's workers, timed one at a time (the gate)
+    let (with, without) = std::thread::scope(|s| {
+        let with = s.spawn(|| bench_module(cx, &module.source, "graphs_on"));
+        let without = bench_module(cx, &eager.source, "graphs_off");
+        let with = with
+            .join()
+            .unwrap_or_else(|_| Err("failed: the check panicked".into()));
+        (with, without)
+    });
     let Some((replay, why)) = verdict(&with, &without) else {
         return Some(GraphRace {
             log: format!(
