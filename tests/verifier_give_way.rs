@@ -32,13 +32,6 @@ fn a_lone_pass_runs_between_another_workers_trials() {
             let r = pool.verify(&slow).expect("runtime works");
             assert!(r.verified, "{:?}", r.reasons());
             assert!(r.trials.len() >= 3, "{} trials", r.trials.len());
-            // it freed its processes' cached memory for the request alone first
-            let trim = r.phases.as_ref().map_or(0.0, |p| p.trim_s);
-            assert!(
-                trim > 0.0,
-                "no memory freed for the request alone: {:?}",
-                r.phases
-            );
             started.elapsed()
         });
         // the slow verification is in its trials by now (each call sleeps 0.4 s)

@@ -274,10 +274,6 @@ pub struct Phases {
     /// candidate's process (0 when it did not run).
     #[serde(default)]
     pub redrawn_s: f64,
-    /// Freeing the request's cached GPU memory (the checker's and the candidate process's)
-    /// while giving way to a request that runs alone (0 when none waited).
-    #[serde(default)]
-    pub trim_s: f64,
     /// The whole request in the worker.
     #[serde(default)]
     pub total_s: f64,
@@ -302,14 +298,8 @@ impl Phases {
         } else {
             String::new()
         };
-        let trim = if self.trim_s > 0.0 {
-            format!(", memory freed for a request alone {:.2} s", self.trim_s)
-        } else {
-            String::new()
-        };
         format!(
-            "load {:.2} s{jit}, {trials} trial{} {:.2} s{truth}{redrawn}{trim}, {:.2} s in the \
-             worker",
+            "load {:.2} s{jit}, {trials} trial{} {:.2} s{truth}{redrawn}, {:.2} s in the worker",
             self.load_s,
             if trials == 1 { "" } else { "s" },
             self.trials_s,
@@ -633,13 +623,6 @@ mod tests {
             p.line(6),
             "load 0.36 s, 6 trials 5.73 s (float64 truth 0.34 s), re-drawn parameters' setup \
              2.90 s, 12.53 s in the worker"
-        );
-        p.redrawn_s = 0.0;
-        p.trim_s = 0.04;
-        assert_eq!(
-            p.line(6),
-            "load 0.36 s, 6 trials 5.73 s (float64 truth 0.34 s), memory freed for a request \
-             alone 0.04 s, 12.53 s in the worker"
         );
     }
 

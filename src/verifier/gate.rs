@@ -31,19 +31,6 @@ pub struct DeviceGate {
 /// Held while a worker verifies or prepares on the device.
 pub struct SharedPass<'a> {
     gate: &'a DeviceGate,
-    /// Told to free its cached memory since it last waited ([`SharedPass::give_way`]).
-    trimmed: bool,
-}
-
-/// What a shared pass's worker, stopped between two steps, does next
-/// ([`SharedPass::give_way`]).
-#[derive(Debug, PartialEq, Eq)]
-pub enum Yield {
-    /// Free its cached memory first (a request alone waits for the GPU's memory), then
-    /// stop again.
-    Trim,
-    /// Go on: it was held back this long (zero when nothing waited).
-    Waited(Duration),
 }
 
 /// Held while a worker times on the device: nothing else runs there.
@@ -100,10 +87,7 @@ impl DeviceGate {
             g = self.wait(g);
         }
         g.shared += 1;
-        SharedPass {
-            gate: self,
-            trimmed: false,
-        }
+        SharedPass { gate: self }
     }
 
     /// Counts a prepared timing session until the guard drops (after its report).
@@ -149,19 +133,14 @@ impl DeviceGate {
 impl SharedPass<'_> {
     /// Between two steps of this pass (a worker's trials): when a timing or a request
     /// alone waits, the pass is given up until every one of them has run, then held
-    /// again ([`Yield::Waited`], how long that took; zero when nothing waited). A request
-    /// alone needs the memory this worker's processes cache: the first answer while one
-    /// waits is [`Yield::Trim`], and the worker asks again once it has freed it. The
-    /// worker has finished its GPU work before it asks.
-    pub fn give_way(&mut self) -> Yield {
+    /// again; returns how long
+    /// that took (zero when nothing waited). The worker has finished its GPU work before
+    /// it asks.
+    pub fn give_way(&mut self) -> Duration {
         let gate = self.gate;
         let mut g = gate.lock();
         if g.waiting_exclusive == 0 && g.waiting_alone == 0 && !g.exclusive {
-            return Yield::Waited(Duration::ZERO);
-        }
-        if g.waiting_alone > 0 && !self.trimmed {
-            self.trimmed = true;
-            return Yield::Trim;
+            return Duration::ZERO;
         }
         let started = Instant::now();
         g.shared -= 1;
@@ -170,8 +149,7 @@ impl SharedPass<'_> {
             g = gate.wait(g);
         }
         g.shared += 1;
-        self.trimmed = false;
-        Yield::Waited(started.elapsed())
+        started.elapsed()
     }
 }
 
@@ -257,7 +235,7 @@ mod tests {
     fn a_shared_pass_gives_way_to_a_waiting_timer_between_its_steps() {
         let gate = DeviceGate::default();
         let mut long = gate.shared();
-        assert_eq!(long.give_way(), Yield::Waited(Duration::ZERO));
+        assert_eq!(long.give_way(), Duration::ZERO);
         let timing = AtomicBool::new(false);
         let overlap = AtomicBool::new(false);
         std::thread::scope(|s| {
@@ -271,9 +249,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
             // the long pass's next step: the timer runs first, and the pass is held again
-            let Yield::Waited(waited) = long.give_way() else {
-                panic!("a timer waits, not a request alone: nothing to trim")
-            };
+            let waited = long.give_way();
             if timing.load(Ordering::SeqCst) {
                 overlap.store(true, Ordering::SeqCst);
             }
@@ -285,26 +261,6 @@ mod tests {
             timer.join().unwrap();
         });
         assert!(!overlap.load(Ordering::SeqCst));
-        drop(long);
-        assert_eq!(gate.occupancy(), (0, false));
-    }
-
-    #[test]
-    fn a_shared_pass_frees_its_memory_before_giving_way_to_a_request_alone() {
-        let gate = DeviceGate::default();
-        let mut long = gate.shared();
-        std::thread::scope(|s| {
-            let alone = s.spawn(|| drop(gate.alone()));
-            while gate.lock().waiting_alone == 0 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            assert_eq!(long.give_way(), Yield::Trim);
-            // freed: now it waits for the request alone, which runs meanwhile
-            assert!(matches!(long.give_way(), Yield::Waited(_)));
-            assert!(alone.is_finished() || alone.join().is_ok());
-        });
-        // nothing waits: no trim, no wait
-        assert_eq!(long.give_way(), Yield::Waited(Duration::ZERO));
         drop(long);
         assert_eq!(gate.occupancy(), (0, false));
     }

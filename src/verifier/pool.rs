@@ -16,7 +16,7 @@ use super::checks::{Check, VerifyReport, VerifyRequest, MIN_TRIALS};
 use super::devices::{self, DeviceScan};
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
-use super::gate::{DeviceGate, Pass, Yield};
+use super::gate::{DeviceGate, Pass};
 pub use super::options::{DeviceKind, PoolOptions};
 use super::ray::bridge::{Bridge, BridgeStart};
 use super::ray::summary::RaySummary;
@@ -514,11 +514,9 @@ impl WorkerPool {
             let prepared = match pass.as_mut() {
                 Some(shared) => {
                     let mut give_way = || {
-                        let next = shared.give_way();
-                        if let Yield::Waited(waited) = next {
-                            gave_way += waited;
-                        }
-                        next
+                        let waited = shared.give_way();
+                        gave_way += waited;
+                        waited
                     };
                     self.call_giving_way(i, payload, limit(budget), cancel, Some(&mut give_way))
                 }
@@ -648,7 +646,7 @@ impl WorkerPool {
         payload: Value,
         timeout: Duration,
         cancel: Option<&AtomicBool>,
-        give_way: Option<&mut dyn FnMut() -> Yield>,
+        give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> RuntimeResult<(Exchange, String)> {
         let mut payload = payload;
         payload["timeout_s"] = Value::from(checker_budget(timeout).as_secs_f64());
@@ -706,7 +704,7 @@ impl WorkerPool {
         payload: Value,
         timeout: Duration,
         cancel: Option<&AtomicBool>,
-        give_way: Option<&mut dyn FnMut() -> Yield>,
+        give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> RuntimeResult<Outcome> {
         let mut slot = self.slots[i].lock().unwrap_or_else(|p| p.into_inner());
         let (exchange, stderr) = Self::exchange(&mut slot, payload, timeout, cancel, give_way)?;

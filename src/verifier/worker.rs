@@ -4,7 +4,6 @@
 
 use super::env::{DrtcHome, PythonEnv};
 use super::error::{RuntimeError, RuntimeResult};
-use super::gate::Yield;
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -338,14 +337,13 @@ impl Worker {
     /// the worker stops between its trials (`{"event": "gpu_yield"}`, its GPU work
     /// finished) and goes on when told (`{"resume": true}`) after `give_way` returned how
     /// long it held it back (a timing pass that waited ran meanwhile); that wait extends
-    /// the deadline. Told `{"trim": true}` instead, it frees its processes' cached memory
-    /// and stops again.
+    /// the deadline.
     pub fn request(
         &mut self,
         mut req: Value,
         timeout: Duration,
         cancel: Option<&AtomicBool>,
-        mut give_way: Option<&mut dyn FnMut() -> Yield>,
+        mut give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> Exchange {
         self.next_id += 1;
         let id = self.next_id;
@@ -390,18 +388,10 @@ impl Worker {
                 continue; // a stale or unsolicited line
             }
             if line["event"] == "gpu_yield" {
-                let next = give_way
-                    .as_mut()
-                    .map_or(Yield::Waited(Duration::ZERO), |g| g());
-                let told = match next {
-                    // it frees its cached memory and stops again
-                    Yield::Trim => self.tell(b"{\"trim\": true}\n"),
-                    Yield::Waited(waited) => {
-                        deadline += waited;
-                        self.tell(b"{\"resume\": true}\n")
-                    }
-                };
-                if !told {
+                if let Some(give_way) = give_way.as_mut() {
+                    deadline += give_way();
+                }
+                if !self.resume() {
                     return self.died();
                 }
                 continue;
@@ -410,11 +400,13 @@ impl Worker {
         }
     }
 
-    /// Tells a worker stopped between its trials what to do (`line`: go on, or free its
-    /// cached memory first).
-    fn tell(&mut self, line: &[u8]) -> bool {
+    /// Tells a worker stopped between its trials to go on.
+    fn resume(&mut self) -> bool {
         match self.stdin.as_mut() {
-            Some(stdin) => stdin.write_all(line).and_then(|_| stdin.flush()).is_ok(),
+            Some(stdin) => stdin
+                .write_all(b"{\"resume\": true}\n")
+                .and_then(|_| stdin.flush())
+                .is_ok(),
             None => false,
         }
     }

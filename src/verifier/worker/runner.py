@@ -42,7 +42,7 @@ from drtc_worker import wire  # noqa: E402
 from drtc_worker.candidate import Candidate  # noqa: E402
 from drtc_worker.common import DEVICE, Failure, exc_line, flatten, to_device  # noqa: E402
 from drtc_worker.fingerprint import fingerprint  # noqa: E402
-from drtc_worker.memory import classify, release  # noqa: E402
+from drtc_worker.memory import classify  # noqa: E402
 from drtc_worker.precompile import compile_then_reload  # noqa: E402
 
 # the checker's shared memory for tensors, one arena per direction (`wire.Arena`)
@@ -201,10 +201,6 @@ def serve(work):
             elif op == "timed_outputs":
                 reply = {"outputs": timed}
                 timed = None
-            elif op == "trim":
-                # the checker gives way to a request alone: unused blocks back to the GPU
-                release()
-                reply = {"ok": True}
             elif op == "graph_stats":
                 reply = {"stats": cand.graph_stats() if cand is not None else None}
             else:

@@ -14,10 +14,7 @@ outputs checked, the figures; the session dropped), or by `release`; `warm` (sta
 until they are ready); `ping`; `exit`. A request with `yield_gpu` (drtc holds a shared pass
 on the GPU for it) stops before each trial and before the timing session is built, its GPU
 work finished, says `{"event": "gpu_yield"}` and goes on at drtc's `{"resume": true}`, sent
-once no other worker's timing waits for the GPU (`protocol.give_way`); told
-`{"trim": true}` instead (a request alone waits for the GPU's memory), it frees what its
-processes cache and says `gpu_yield` again. Every request's `timeout_s` is its deadline
-here, counted from its reading (`isolated.Deadline`).
+once no other worker's timing waits for the GPU (`protocol.give_way`).
 
 A candidate runs in this process only when the request says `trusted` (drtc's own
 generated modules); every other one runs in a sandboxed process of its own
@@ -139,8 +136,7 @@ class Worker:
                         if op == "bench":
                             result["timing"] = time_pair(pair, req)
                         else:
-                            settle_then_give_way(req, pair)
-                            result["phases"]["trim_s"] = pair.trim_s
+                            settle_then_give_way(req, self.spares.deadline)
                             built = time.perf_counter()
                             self.held = (pair, Session(pair, req))
                             result["phases"]["prepare_s"] = time.perf_counter() - built

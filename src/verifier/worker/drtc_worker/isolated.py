@@ -349,14 +349,6 @@ class IsolatedCandidate:
         n = n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0
         return (n, time.perf_counter() - t0) if n else None
 
-    def trim(self):
-        """Has the candidate's process free its cached memory (`memory.release` there)."""
-        if self.runner is None:
-            return
-        f = _failure(self.runner.request({"op": "trim"}, self._deadline(), "trim"))
-        if f is not None:
-            raise Failure(f[0], f[1])
-
     def _deadline(self):
         # the request being answered bounds each step (`Spares.deadline`)
         return self.spares.deadline.step()

@@ -2,11 +2,8 @@
 process for drtc's own generated modules (`trusted` requests), in a sandboxed process of its
 own for every other answer (`isolated.py`)."""
 
-import time
-
 import torch
 
-from . import memory
 from .candidate import Candidate, failure, load_module, tensor_attributes, unload
 from .common import Failure, build_module, exc_line, made_on_device, to_device
 from .isolated import IsolatedCandidate
@@ -22,7 +19,6 @@ class Pair:
         self.base_seed = int(req.get("seed", 0))
         # the request being answered (`isolated.Deadline`): its trials' give-way moves it
         self.deadline = spares.deadline
-        self.trim_s = 0.0  # freeing cached memory for a request alone (`trim`)
         try:
             self.ref_mod = load_module(req["reference"], "ref")
         except BaseException as e:
@@ -113,16 +109,6 @@ class Pair:
                 if k in cand_attrs and k not in cand:
                     cand[k] = cand_attrs[k].detach()
         return ref, cand
-
-    def trim(self):
-        """Frees the memory this request's processes cache, for a request alone that waits
-        for the GPU's memory: the checker's unused blocks, and those of the candidate's
-        own process where it has one."""
-        started = time.perf_counter()
-        memory.release()
-        if self.cand is not None and not self.trusted:
-            self.cand.trim()
-        self.trim_s += time.perf_counter() - started
 
     def close(self):
         if self.cand is not None:

@@ -29,30 +29,22 @@ def send(obj):
     PROTO.flush()
 
 
-def give_way(req, trim=None):
+def give_way(req):
     """Between two trials, when drtc asked for it (`yield_gpu`, the request's shared pass on
     the GPU): says so and waits until drtc answers, which it does at once unless another
-    worker's timing waits for the GPU, and then once that timing has run. Told to trim
-    first (a request alone waits for the GPU's memory), calls `trim` (frees this request's
-    cached memory) and says so again. The caller has finished its GPU work (synchronized)
-    first. Returns the seconds of the last wait (drtc's deadline for the request moved by
-    as much)."""
+    worker's timing waits for the GPU, and then once that timing has run. The caller has
+    finished its GPU work (synchronized) first. Returns the seconds it waited (drtc's
+    deadline for the request moved by as much)."""
     if not req.get("yield_gpu"):
         return 0.0
-    while True:
-        asked = time.monotonic()
-        send({"id": req.get("id"), "event": "gpu_yield"})
-        line = sys.stdin.readline()
-        if not line:  # drtc is gone
-            os._exit(75)
-        told = json.loads(line)
-        if told.get("trim") is True:
-            if trim is not None:
-                trim()
-            continue
-        if told.get("resume") is not True:
-            raise RuntimeError(f"expected drtc's resume after giving way, got {line.strip()!r}")
-        return time.monotonic() - asked
+    asked = time.monotonic()
+    send({"id": req.get("id"), "event": "gpu_yield"})
+    line = sys.stdin.readline()
+    if not line:  # drtc is gone
+        os._exit(75)
+    if json.loads(line).get("resume") is not True:
+        raise RuntimeError(f"expected drtc's resume after giving way, got {line.strip()!r}")
+    return time.monotonic() - asked
 
 
 def check_packages():

@@ -245,16 +245,16 @@ def graph_report(pair, result):
                                    + f" (trials: {result['cuda_graphs']['trials']})"})
 
 
-def settle_then_give_way(req, pair):
+def settle_then_give_way(req, deadline):
     """Between trials: this process's GPU work finished, then a timing pass that waits for
-    the GPU (another worker's) runs first (`protocol.give_way`; `pair.trim` when told to
-    free memory first); the request's deadline moves by the wait, as drtc's does."""
+    the GPU (another worker's) runs first (`protocol.give_way`); the request's `deadline`
+    moves by the wait, as drtc's does."""
     if not req.get("yield_gpu"):
         return
     from . import protocol  # the worker's own (imported first there); not for scripts
 
     sync()
-    pair.deadline.extend(protocol.give_way(req, pair.trim))
+    deadline.extend(protocol.give_way(req))
 
 
 def run_trials(pair, req, result, tamper, peaks):
@@ -284,7 +284,7 @@ def run_trials(pair, req, result, tamper, peaks):
     for t, kind in enumerate(kinds):
         seed = pair.base_seed + 1000 + 7919 * t + salt
         kind = "fresh" if buffers is None else kind
-        settle_then_give_way(req, pair)
+        settle_then_give_way(req, pair.deadline)
         try:
             buffers = _trial(pair, t, seed, kind, buffers, opts, result, tamper, peaks)
         except Stop:
@@ -296,7 +296,7 @@ def run_trials(pair, req, result, tamper, peaks):
             kinds.append("moved")
     if not pair.trusted and pair.kind == "kernelbench" \
             and all(f["check"] == "strict_source" for f in result["failures"]):
-        settle_then_give_way(req, pair)
+        settle_then_give_way(req, pair.deadline)
         started = time.perf_counter()
         done = len(result["trials"])
         _redrawn_trial(pair, done, pair.base_seed + 999_983 + salt, opts, result, tamper, peaks)
@@ -484,6 +484,5 @@ def verify_pair(req, tamper, spares):
     phases["trials_s"] = sum(t.get("seconds", 0.0) for t in result["trials"])
     phases["truth_s"] = sum(t.get("truth_seconds", 0.0) for t in result["trials"])
     phases["first_trial_s"] = result["trials"][0].get("seconds", 0.0) if result["trials"] else 0.0
-    phases["trim_s"] = pair.trim_s if pair is not None else 0.0
     phases["total_s"] = time.perf_counter() - started
     return result, pair
