@@ -4,9 +4,12 @@
 //! passes from starting, so timing is never starved by a stream of verifications, and a
 //! shared pass gives way between its steps (`SharedPass::give_way`: a worker between trials), so a
 //! timer waits for the trials in flight, not for whole verifications. A request run alone
-//! (a retry after running out of memory beside other workers) also waits until no
-//! prepared timing session holds the GPU's memory (`DeviceGate::alone`): those still time
-//! and report meanwhile, while new work waits.
+//! (a retry after running out of memory beside other workers) waits until the
+//! verifications in flight have ended, not paused (a paused one keeps its inputs, models
+//! and cached blocks: level-2 65's answers, 11-30 GB a process, left a retry alone 9 MiB on
+//! an H100 in `bench/results/reward_ab_h100_0a577e2.md`), and until no prepared timing
+//! session holds the GPU's memory (`DeviceGate::alone`): those still time and report
+//! meanwhile, while new work waits.
 
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -18,6 +21,8 @@ struct State {
     waiting_exclusive: usize,
     /// Timing sessions prepared and not yet reported (their inputs and outputs in memory).
     prepared: usize,
+    /// Shared passes given way to a timing (`SharedPass::give_way`), their memory held.
+    paused: usize,
     waiting_alone: usize,
 }
 
@@ -96,13 +101,14 @@ impl DeviceGate {
         PreparedSession { gate: self }
     }
 
-    /// The exclusive pass once, besides every shared pass and timing, every prepared
-    /// session has ended too (timed and reported): the GPU's memory as free as the other
-    /// workers leave it. New shared passes wait meanwhile; timings and reports do not.
+    /// The exclusive pass once every shared pass (paused ones included) and timing has
+    /// ended and every prepared session too (timed and reported): the GPU's memory as free
+    /// as the other workers leave it. New shared passes wait meanwhile; timings and reports
+    /// do not.
     pub fn alone(&self) -> ExclusivePass<'_> {
         let mut g = self.lock();
         g.waiting_alone += 1;
-        while g.exclusive || g.shared > 0 || g.prepared > 0 {
+        while g.exclusive || g.shared > 0 || g.paused > 0 || g.prepared > 0 {
             g = self.wait(g);
         }
         g.waiting_alone -= 1;
@@ -131,23 +137,25 @@ impl DeviceGate {
 }
 
 impl SharedPass<'_> {
-    /// Between two steps of this pass (a worker's trials): when a timing or a request
-    /// alone waits, the pass is given up until every one of them has run, then held
-    /// again; returns how long
-    /// that took (zero when nothing waited). The worker has finished its GPU work before
-    /// it asks.
+    /// Between two steps of this pass (a worker's trials): when a timing waits, the pass
+    /// is given up until every waiting timing has run, then held again; returns how long
+    /// that took (zero when nothing waited). Paused, it still counts as memory in use: a
+    /// request alone waits for it to end. The worker has finished its GPU work before it
+    /// asks.
     pub fn give_way(&mut self) -> Duration {
         let gate = self.gate;
         let mut g = gate.lock();
-        if g.waiting_exclusive == 0 && g.waiting_alone == 0 && !g.exclusive {
+        if g.waiting_exclusive == 0 && !g.exclusive {
             return Duration::ZERO;
         }
         let started = Instant::now();
         g.shared -= 1;
+        g.paused += 1;
         gate.changed.notify_all();
-        while g.exclusive || g.waiting_exclusive > 0 || g.waiting_alone > 0 {
+        while g.exclusive || g.waiting_exclusive > 0 {
             g = gate.wait(g);
         }
+        g.paused -= 1;
         g.shared += 1;
         started.elapsed()
     }
@@ -262,6 +270,43 @@ mod tests {
         });
         assert!(!overlap.load(Ordering::SeqCst));
         drop(long);
+        assert_eq!(gate.occupancy(), (0, false));
+    }
+
+    #[test]
+    fn a_request_alone_waits_for_verifications_in_flight_to_end_paused_or_not() {
+        let gate = DeviceGate::default();
+        let mut long = gate.shared();
+        std::thread::scope(|s| {
+            let alone = s.spawn(|| {
+                let _a = gate.alone();
+                Instant::now()
+            });
+            while gate.lock().waiting_alone == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // no timing waits: the verification goes on, holding its memory
+            assert_eq!(long.give_way(), Duration::ZERO);
+            // a timing waits: the verification pauses for it, and the request alone still
+            // waits (the paused verification's memory is in use)
+            let timer = s.spawn(|| drop(gate.exclusive()));
+            while gate.lock().waiting_exclusive == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            long.give_way();
+            timer.join().unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+            assert!(
+                !alone.is_finished(),
+                "ran alone beside a paused verification"
+            );
+            let ended = Instant::now();
+            drop(long);
+            assert!(
+                alone.join().unwrap() >= ended,
+                "ran alone before the verification ended"
+            );
+        });
         assert_eq!(gate.occupancy(), (0, false));
     }
 
