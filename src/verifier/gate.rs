@@ -273,18 +273,27 @@ mod tests {
         assert_eq!(gate.occupancy(), (0, false));
     }
 
+    /// A request alone on its own thread, once it waits: the instant it got its pass.
+    fn spawn_alone<'s>(
+        s: &'s std::thread::Scope<'s, '_>,
+        gate: &'s DeviceGate,
+    ) -> std::thread::ScopedJoinHandle<'s, Instant> {
+        let alone = s.spawn(|| {
+            let _a = gate.alone();
+            Instant::now()
+        });
+        while gate.lock().waiting_alone == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        alone
+    }
+
     #[test]
     fn a_request_alone_waits_for_verifications_in_flight_to_end_paused_or_not() {
         let gate = DeviceGate::default();
         let mut long = gate.shared();
         std::thread::scope(|s| {
-            let alone = s.spawn(|| {
-                let _a = gate.alone();
-                Instant::now()
-            });
-            while gate.lock().waiting_alone == 0 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            let alone = spawn_alone(s, &gate);
             // no timing waits: the verification goes on, holding its memory
             assert_eq!(long.give_way(), Duration::ZERO);
             // a timing waits: the verification pauses for it, and the request alone still
@@ -315,13 +324,7 @@ mod tests {
         let gate = DeviceGate::default();
         let session = gate.prepared();
         std::thread::scope(|s| {
-            let alone = s.spawn(|| {
-                let _a = gate.alone();
-                Instant::now()
-            });
-            while gate.lock().waiting_alone == 0 {
-                std::thread::sleep(Duration::from_millis(1));
-            }
+            let alone = spawn_alone(s, &gate);
             // new work waits behind the request alone
             let late = s.spawn(|| {
                 let _p = gate.shared();
