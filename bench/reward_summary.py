@@ -52,6 +52,11 @@ def main():
     print(f"drtc eval exit {a.rc}; {len(rows)} of {a.tasks or len(rows)} tasks x "
           f"{a.samples or '?'} samples: {len(samples)} answers ({verified} verified, {timed} "
           f"timed) in {wall:.1f} s ({how}): {rate:.2f} answers/s")
+    retried = [c for r in rows for c in r.get("candidates", []) if c.get("retried_alone")]
+    if retried:
+        after = sum(1 for c in retried if c.get("status") == "verified")
+        print(f"retried alone after running out of memory beside other workers: "
+              f"{len(retried)} answers ({after} verified on the retry)")
     checks = [c for r in rows for c in checks_of(r)]
     if not checks:
         return

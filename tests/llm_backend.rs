@@ -480,6 +480,78 @@ fn eval_measures_pass_at_k_and_resumes() {
         .contains("| pass@2 | 50.0% |"));
 }
 
+/// An answer that runs out of memory beside another worker is judged again alone, and
+/// its row says so (the first attempt's reasons), with the verdict of the second.
+#[test]
+fn eval_rows_say_when_an_answer_was_retried_alone() {
+    let dir = scratch("eval_retried");
+    let bench = dir.join("bench.jsonl");
+    let task = std::fs::read_to_string(data("mul_sigmoid.py")).unwrap();
+    std::fs::write(
+        &bench,
+        serde_json::json!({"pytorch": task, "difficulty": 1}).to_string() + "\n",
+    )
+    .unwrap();
+    let server = ReplayServer::start(
+        None,
+        vec![Rule::new(
+            "torch.sigmoid(tensor_0)",
+            vec![Reply::Answers(vec![
+                answer("seed_oom.md"),
+                answer("seed_ok.md"),
+            ])],
+        )],
+    );
+    let results = dir.join("results.jsonl");
+    let o = drtc(
+        &dir,
+        &[
+            "eval",
+            s(&bench),
+            "--llm-url",
+            &server.url,
+            "--llm-model",
+            "m",
+            "--samples",
+            "2",
+            "--mode",
+            "whole",
+            "--device",
+            "cpu",
+            "--retries",
+            "0",
+            "--no-strict",
+            "--jobs",
+            "2",
+            "-o",
+            s(&results),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let row: Value =
+        serde_json::from_str(std::fs::read_to_string(&results).unwrap().trim()).unwrap();
+    let cands = row["candidates"].as_array().unwrap();
+    let oom = cands
+        .iter()
+        .find(|c| c["retried_alone"].is_array())
+        .unwrap_or_else(|| panic!("no candidate retried alone: {cands:#?}"));
+    assert_eq!(oom["status"], "rejected", "{oom:#?}");
+    assert!(
+        oom["retried_alone"][0]
+            .as_str()
+            .unwrap()
+            .contains("out of memory"),
+        "{oom:#?}"
+    );
+    // the honest answer was not retried
+    assert!(
+        cands
+            .iter()
+            .any(|c| c["status"] == "verified" && c.get("retried_alone").is_none()),
+        "{cands:#?}"
+    );
+}
+
 #[test]
 fn eval_region_mode_stitches_each_sample() {
     let server = ReplayServer::start(

@@ -54,6 +54,10 @@ pub struct CandidateRecord {
     /// Where the check's time went (a candidate that reached the verifier).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_s: Option<CheckSeconds>,
+    /// The first attempt's reasons when the check ran out of GPU memory beside other
+    /// workers and was run again alone (the verdict is the second attempt's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried_alone: Option<Vec<String>>,
     /// The candidate's code, when there was any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -119,6 +123,7 @@ impl CandidateRecord {
             cached: false,
             chosen: false,
             check_s: None,
+            retried_alone: None,
             code: None,
         }
     }

@@ -189,6 +189,7 @@ fn whole(
                 reference_ms: records[i].reference_ms,
                 compiled_ms: None,
                 seconds: records[i].check_s,
+                retried_alone: records[i].retried_alone.clone(),
             };
             (code, "llm", e)
         }

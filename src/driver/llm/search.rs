@@ -40,6 +40,9 @@ pub struct Evaluation {
     pub compiled_ms: Option<f64>,
     /// Where the check's time went (None when it never reached a worker).
     pub seconds: Option<CheckSeconds>,
+    /// The first attempt's reasons when it was run again alone after running out of
+    /// memory beside other workers.
+    pub retried_alone: Option<Vec<String>>,
 }
 
 impl Evaluation {
@@ -105,6 +108,7 @@ pub fn evaluate(
                 verified: r.verified,
                 reasons: r.reasons(),
                 seconds: seconds(r.phases.as_ref(), None),
+                retried_alone: r.retried_alone.clone(),
                 ..Default::default()
             },
             Err(e) => Evaluation::failed(e.to_string()),
@@ -136,6 +140,7 @@ pub fn evaluate(
                         .as_ref()
                         .and_then(|t| t.compiled.as_ref().map(|c| c.median_ms)),
                     seconds: seconds(b.verify.phases.as_ref(), b.timing_seconds),
+                    retried_alone: b.verify.retried_alone.clone(),
                 }
             }
             Err(e) => Evaluation::failed(e.to_string()),
@@ -158,6 +163,7 @@ pub fn template_record(label: &str, module: &str, eval: &Evaluation) -> Candidat
     r.reference_ms = eval.reference_ms;
     r.compile_ms = eval.compiled_ms;
     r.check_s = eval.seconds;
+    r.retried_alone = eval.retried_alone.clone();
     r.code = Some(module.to_string());
     r
 }
@@ -251,6 +257,7 @@ fn judge(
             r.reference_ms = e.reference_ms;
             r.compile_ms = e.compiled_ms;
             r.check_s = e.seconds;
+            r.retried_alone = e.retried_alone.clone();
             if e.verified {
                 r.status = Status::Verified;
                 // verified but not timed: why (on a GPU every verified answer is timed)
