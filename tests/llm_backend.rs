@@ -41,6 +41,25 @@ fn drtc(home: &Path, args: &[&str]) -> Output {
         .expect("run drtc")
 }
 
+/// `drtc eval` of `tasks` on CPU against the replay server at `url` (model `m`, `samples`
+/// answers a task), then `extra`.
+fn eval(home: &Path, tasks: &Path, url: &str, samples: &str, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "eval",
+        s(tasks),
+        "--llm-url",
+        url,
+        "--llm-model",
+        "m",
+        "--samples",
+        samples,
+        "--device",
+        "cpu",
+    ];
+    args.extend_from_slice(extra);
+    drtc(home, &args)
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
@@ -392,18 +411,8 @@ fn eval_measures_pass_at_k_and_resumes() {
     let (results, table) = (dir.join("results.jsonl"), dir.join("table.md"));
     let run = |extra: &[&str]| {
         let mut args = vec![
-            "eval",
-            s(&bench),
-            "--llm-url",
-            &server.url,
-            "--llm-model",
-            "m",
-            "--samples",
-            "2",
             "--mode",
             "whole",
-            "--device",
-            "cpu",
             "--retries",
             "0",
             // four workers over two samples: both tasks are judged at once
@@ -415,7 +424,7 @@ fn eval_measures_pass_at_k_and_resumes() {
             s(&table),
         ];
         args.extend_from_slice(extra);
-        drtc(&dir, &args)
+        eval(&dir, &bench, &server.url, "2", &args)
     };
     let o = run(&[]);
     assert!(o.status.success(), "{}", text(&o));
@@ -503,21 +512,14 @@ fn eval_rows_say_when_an_answer_was_retried_alone() {
         )],
     );
     let results = dir.join("results.jsonl");
-    let o = drtc(
+    let o = eval(
         &dir,
+        &bench,
+        &server.url,
+        "2",
         &[
-            "eval",
-            s(&bench),
-            "--llm-url",
-            &server.url,
-            "--llm-model",
-            "m",
-            "--samples",
-            "2",
             "--mode",
             "whole",
-            "--device",
-            "cpu",
             "--retries",
             "0",
             "--no-strict",
@@ -575,23 +577,16 @@ fn eval_region_mode_stitches_each_sample() {
     );
     let dir = scratch("eval_regions");
     let results = dir.join("results.jsonl");
-    let o = drtc(
+    let o = eval(
         &dir,
+        &data("mul_sigmoid.py"),
+        &server.url,
+        "2",
         &[
-            "eval",
-            s(&data("mul_sigmoid.py")),
-            "--llm-url",
-            &server.url,
-            "--llm-model",
-            "m",
-            "--samples",
-            "2",
             "--mode",
             "regions",
             "--max-region-ops",
             "1",
-            "--device",
-            "cpu",
             "--jobs",
             "2",
             "-o",
@@ -643,24 +638,12 @@ fn eval_whole_mode_judges_programs_the_frontend_cannot_lower() {
     );
     let dir = scratch("eval_unlowered");
     let results = dir.join("results.jsonl");
-    let o = drtc(
+    let o = eval(
         &dir,
-        &[
-            "eval",
-            s(&data("unlowered")),
-            "--llm-url",
-            &server.url,
-            "--llm-model",
-            "m",
-            "--samples",
-            "1",
-            "--mode",
-            "whole",
-            "--device",
-            "cpu",
-            "-o",
-            s(&results),
-        ],
+        &data("unlowered"),
+        &server.url,
+        "1",
+        &["--mode", "whole", "-o", s(&results)],
     );
     assert!(o.status.success(), "{}", text(&o));
     let row: Value =
