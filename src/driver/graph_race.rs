@@ -7,7 +7,7 @@
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
-use crate::driver::search_context::{bench_module, SearchContext, Timed};
+use crate::driver::search_context::{bench_modules, SearchContext, Timed};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::stitch::{emit_module, GeneratedModule, ModuleForm};
 use drtc_backends::variants::fnv1a;
@@ -65,14 +65,16 @@ pub fn race_graphs(
         });
     }
     // both at once: side by side on the pool's workers, timed one at a time (the gate)
-    let (with, without) = std::thread::scope(|s| {
-        let with = s.spawn(|| bench_module(cx, &module.source, "graphs_on"));
-        let without = bench_module(cx, &eager.source, "graphs_off");
-        let with = with
-            .join()
-            .unwrap_or_else(|_| Err("failed: the check panicked".into()));
-        (with, without)
-    });
+    let mut both = bench_modules(
+        cx,
+        &[
+            (module.source.as_str(), "graphs_on".to_string()),
+            (eager.source.as_str(), "graphs_off".to_string()),
+        ],
+    )
+    .into_iter()
+    .map(|(r, _)| r);
+    let (with, without) = (both.next()?, both.next()?);
     let Some((replay, why)) = verdict(&with, &without) else {
         return Some(GraphRace {
             log: format!(

@@ -24,7 +24,7 @@
 
 use crate::driver::compile::Compiled;
 use crate::driver::graph_race::race_graphs;
-use crate::driver::search_context::{bench_module, Timed};
+use crate::driver::search_context::{bench_modules, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use crate::verifier::BenchReport;
 use drtc_backends::attention_choice::{attention_precisions, region_attention};
@@ -39,7 +39,6 @@ use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 use std::path::Path;
-use std::time::Instant;
 
 /// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
 /// it the two implementations differ by microseconds, less than the timing's noise.
@@ -303,9 +302,8 @@ pub fn search(
             out.cache_hits += 1;
             continue;
         }
-        // every candidate's module first, then all verified and timed at once: the pool's
-        // workers verify and compile side by side (as many as it has), and each timing
-        // still runs alone on the GPU (the device gate's exclusive pass)
+        // every candidate's module first, then all verified and timed at once
+        // (`bench_modules`)
         let modules: Vec<Result<String, String>> = cands
             .iter()
             .map(|cand| {
@@ -315,40 +313,24 @@ pub fn search(
                     .map_err(|e| e.to_string())
             })
             .collect();
-        let benched: Vec<Option<(Result<Timed, String>, f64)>> = std::thread::scope(|s| {
-            let runs: Vec<_> = modules
-                .iter()
-                .enumerate()
-                .map(|(k, m)| {
-                    m.as_ref().ok().map(|source| {
-                        s.spawn(move || {
-                            let started = Instant::now();
-                            let r = bench_module(cx, source, &format!("{i}_{k}"));
-                            (r, started.elapsed().as_secs_f64())
-                        })
-                    })
-                })
-                .collect();
-            runs.into_iter()
-                .map(|h| {
-                    h.map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            (Err("failed: the candidate's check panicked".into()), 0.0)
-                        })
-                    })
-                })
-                .collect()
-        });
+        let emitted: Vec<(&str, String)> = modules
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| m.as_ref().ok().map(|m| (m.as_str(), format!("{i}_{k}"))))
+            .collect();
+        let mut benched = bench_modules(cx, &emitted).into_iter();
         let mut best: Option<(Timed, Candidate)> = None;
         let mut tried = vec![];
-        for ((cand, module), run) in cands.iter().zip(&modules).zip(benched) {
-            let (module, (benched, secs)) = match (module, run) {
-                (Ok(m), Some(r)) => (m, r),
-                (Err(e), _) => {
+        for (cand, module) in cands.iter().zip(&modules) {
+            let module = match module {
+                Ok(m) => m,
+                Err(e) => {
                     tried.push(format!("{} {e}", cand.describe()));
                     continue;
                 }
-                (Ok(_), None) => continue,
+            };
+            let Some((benched, secs)) = benched.next() else {
+                continue;
             };
             out.timed += 1;
             // what each candidate's verification and timing cost, in the search's log (its

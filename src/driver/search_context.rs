@@ -196,6 +196,34 @@ pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed
     result
 }
 
+/// [`bench_module`] of every `(source, tag)` at once, one thread each: the pool's workers
+/// verify and compile them side by side (as many as it has), and each timing still runs
+/// alone on the GPU (the device gate's exclusive pass). Each result with its wall seconds
+/// (waiting for a worker and for the timing pass included), in the order given.
+pub fn bench_modules(
+    cx: &SearchContext,
+    modules: &[(&str, String)],
+) -> Vec<(Result<Timed, String>, f64)> {
+    std::thread::scope(|s| {
+        let runs: Vec<_> = modules
+            .iter()
+            .map(|(source, tag)| {
+                s.spawn(move || {
+                    let started = std::time::Instant::now();
+                    let r = bench_module(cx, source, tag);
+                    (r, started.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| (Err("failed: the check panicked".into()), 0.0))
+            })
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,8 @@ const SPATIAL_CAP: i64 = 12;
 /// longer loads (a whole model that halves its image five times needs more than 12).
 const WIDER_SPATIAL_CAPS: [i64; 2] = [32, 64];
 
-/// The overrides to try, in order, when [`shrink_overrides`]' no longer load: wider
+/// The overrides to try, in order, when a program no longer loads with
+/// [`shrink_overrides`]' caps: wider
 /// spatial caps, then each cap again with shape coincidences kept ([`coupled_overrides`]);
 /// none twice, none equal to the first.
 fn fallbacks(source: &str) -> Vec<Vec<ConstantOverride>> {
@@ -252,8 +253,9 @@ pub fn shrink_overrides_with(source: &str, spatial_cap: i64) -> Vec<ConstantOver
 /// shrunk constant's value as written takes that constant's shrunk value too, so two sizes
 /// the program broadcasts against each other (`batch_size = 32768` rows against a
 /// `(32768,)` row shape) stay equal. A value two shrunk constants shared but shrank
-/// differently is left alone. What a suite tries when the plain caps broke the program.
-pub fn coupled_overrides(source: &str, spatial_cap: i64) -> Vec<ConstantOverride> {
+/// differently is left alone. One of [`fallbacks`], tried when the plain caps broke the
+/// program.
+fn coupled_overrides(source: &str, spatial_cap: i64) -> Vec<ConstantOverride> {
     let mut out = shrink_overrides_with(source, spatial_cap);
     let bindings = top_level_bindings(source);
     // a shrunk constant's value as written -> its shrunk value (None: ambiguous)

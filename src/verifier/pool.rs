@@ -643,12 +643,11 @@ impl WorkerPool {
     /// of the worker's stderr.
     fn exchange(
         slot: &mut Slot,
-        payload: Value,
+        mut payload: Value,
         timeout: Duration,
         cancel: Option<&AtomicBool>,
         give_way: Option<&mut dyn FnMut() -> Duration>,
     ) -> RuntimeResult<(Exchange, String)> {
-        let mut payload = payload;
         payload["timeout_s"] = Value::from(checker_budget(timeout).as_secs_f64());
         match slot {
             Slot::Local { spec, worker } => {
@@ -805,6 +804,7 @@ fn absolute_paths(req: &VerifyRequest) -> RuntimeResult<VerifyRequest> {
 /// give-way waits as this side's): by then it has killed a hung candidate's process and
 /// answered with a timeout, keeping the checker; the rest is the margin after which this
 /// side kills the checker (`Worker::request`).
+///
 /// The margin is a fifth of `timeout`, 2 to 30 s (at most half of it): room to kill a
 /// candidate's processes (a keeper's 2 s grace, `isolated.py`) and answer on a busy machine.
 fn checker_budget(timeout: Duration) -> Duration {
