@@ -197,31 +197,56 @@ pub(super) fn row_kernel(
                     writeln!(body, "    {} = {code}", s.var).unwrap();
                     emitted[i] = true;
                 }
-                (Code::Reduce { kind, input }, _) => {
-                    let (acc, idx) = (format!("acc{i}"), format!("idx{i}"));
-                    let ct = compute_ty(prog.stmts[*input].dtype);
-                    acc_init(&mut body, *kind, &acc, &idx, "BLOCK_R", ct);
+                (Code::Reduce { .. }, _) => {
+                    // this reduction and every later one that needs nothing but the loaded
+                    // blocks share one loop: the row is read once for all of them
+                    let group = sibling_reductions(prog, b, i, &emitted);
+                    let reduce = |j: usize| match prog.stmts[j].code {
+                        Code::Reduce { kind, input } => (kind, input),
+                        Code::Expr(_) | Code::Scan { .. } => unreachable!("a reduction"),
+                    };
+                    for &j in &group {
+                        let (kind, input) = reduce(j);
+                        let ct = compute_ty(prog.stmts[input].dtype);
+                        acc_init(
+                            &mut body,
+                            kind,
+                            &format!("acc{j}"),
+                            &format!("idx{j}"),
+                            "BLOCK_R",
+                            ct,
+                        );
+                    }
                     writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
                     col_header(&mut body, "        ", "cstart + ", false);
-                    let need = prog.closure(&[*input], &|j| emitted[j]);
+                    let inputs: Vec<usize> = group.iter().map(|&j| reduce(j).1).collect();
+                    let need = prog.closure(&inputs, &|j| emitted[j]);
                     emit_stmts(&mut body, prog, &need, "        ");
-                    acc_update(
-                        &mut body,
-                        *kind,
-                        prog.var(*input),
-                        s.dtype,
-                        &acc,
-                        &idx,
-                        "cstart",
-                    );
-                    acc_finish(&mut body, *kind, &acc);
-                    let fin = if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
-                        idx
-                    } else {
-                        acc
-                    };
-                    writeln!(body, "    {} = {fin}[:, None]", s.var).unwrap();
-                    emitted[i] = true;
+                    for &j in &group {
+                        let (kind, input) = reduce(j);
+                        let (acc, idx) = (format!("acc{j}"), format!("idx{j}"));
+                        let dtype = prog.stmts[j].dtype;
+                        acc_update(
+                            &mut body,
+                            kind,
+                            prog.var(input),
+                            dtype,
+                            &acc,
+                            &idx,
+                            "cstart",
+                        );
+                    }
+                    for &j in &group {
+                        let kind = reduce(j).0;
+                        acc_finish(&mut body, kind, &format!("acc{j}"));
+                        let fin = if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+                            "idx"
+                        } else {
+                            "acc"
+                        };
+                        writeln!(body, "    {} = {fin}{j}[:, None]", prog.var(j)).unwrap();
+                        emitted[j] = true;
+                    }
                 }
                 _ => {}
             }
@@ -301,6 +326,32 @@ pub(super) fn row_kernel(
         given: None,
         placed: super::full_outputs_only(stores, placed),
     }
+}
+
+/// The plain reduction `first` and every later one (not a Welford or online pair's) whose
+/// input needs only statements on the loaded block, so one loop over the columns computes
+/// them all. Level-1 99's two distances, each over its own pass, read the anchor twice.
+fn sibling_reductions(prog: &Program, b: &Builder, first: usize, emitted: &[bool]) -> Vec<usize> {
+    let paired = |j: usize| {
+        b.welford.iter().any(|w| w.0 == j || w.1 == j)
+            || b.online.iter().any(|o| o.0 == j || o.1 == j)
+    };
+    let mut group = vec![first];
+    for j in first + 1..prog.stmts.len() {
+        if emitted[j] || paired(j) {
+            continue;
+        }
+        if let Code::Reduce { input, .. } = prog.stmts[j].code {
+            let need = prog.closure(&[input], &|k| emitted[k]);
+            let on_block = need.iter().all(|&k| {
+                matches!(prog.stmts[k].code, Code::Expr(_)) && prog.stmts[k].space == Sp::Full
+            });
+            if on_block {
+                group.push(j);
+            }
+        }
+    }
+    group
 }
 
 /// The type a scan's running value of `dtype` data is kept in: float64 for floating data.
