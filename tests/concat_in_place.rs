@@ -27,6 +27,24 @@ fn kernel_operands_are_written_into_their_slices_and_verify() {
     assert!(src.contains(" * 70 + "), "{src}");
 }
 
+/// Products drtc's GEMM template computes are written into their slices too: along a
+/// batch dim and along N (two products side by side), each stored through the result's
+/// strides; the input operand is copied.
+#[test]
+fn products_are_written_into_their_slices_and_verify() {
+    let src = compile_verified("concat_products");
+    let body = forward_body(&src);
+    for slice in [".narrow(1, 1, 3)", ".narrow(1, 0, 32)", ".narrow(1, 32, 16)"] {
+        assert!(body.contains(slice), "{slice}: {body}");
+    }
+    assert!(body.contains(".narrow(1, 0, 1).copy_(z)"), "{body}");
+    assert_eq!(body.matches(".copy_(").count(), 1, "{body}");
+    assert!(!body.contains("torch.cat("), "{body}");
+    // batch strides of the [2, 4, 24, 32] result, rows of the [48, 48] one
+    assert!(src.contains("b0 * 3072 + b1 * 768 + offs_m * 32"), "{src}");
+    assert_eq!(src.matches("offs_m * 48 + offs_n").count(), 2, "{src}");
+}
+
 /// Convolution branches concatenated along the channels, in both layouts: each
 /// convolution runs without its bias (`conv-bias`), and the bias add is a kernel that
 /// writes its slice of the result, channels-last when the convolutions are; the input

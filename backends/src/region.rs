@@ -103,9 +103,18 @@ pub(crate) fn region_kernel(
             };
             let interpret = lowering.options.interpret;
             let region = (&r.nodes[..], &r.outputs[..]);
-            contraction_kernel(g, name, region, &gemm.shape, mode, interpret, config)
-                .map(one)
-                .ok_or_else(uncovered)
+            contraction_kernel(
+                g,
+                name,
+                region,
+                &gemm.shape,
+                mode,
+                interpret,
+                config,
+                &placed,
+            )
+            .map(one)
+            .ok_or_else(uncovered)
         }
         RegionKind::Window => {
             let order = channels_last.then(|| channels_last_order(r.iteration.len()));

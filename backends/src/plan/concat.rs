@@ -1,5 +1,5 @@
-//! Concatenation without copies: an operand of a `cat` that a pointwise or reduction
-//! kernel computes, and that nothing else reads, is written by that kernel into its slice
+//! Concatenation without copies: an operand of a `cat` that a pointwise, reduction or
+//! contraction (drtc's GEMM template) kernel computes, and that nothing else reads, is written by that kernel into its slice
 //! of the concatenation's result (the host allocates the result first and passes the
 //! slice's view as the kernel's output); the `cat` then copies only its other operands.
 //! Without this, every operand is written once by its producer and copied once more by
@@ -12,7 +12,9 @@ use super::implementation::Implementation;
 use super::region_plan::RegionPlan;
 use crate::layout::channels_last_order;
 use crate::layout::LayoutPlan;
-use crate::triton::{reduction_kernel, Placements, StoreMap};
+use crate::triton::{
+    contraction_kernel, reduction_kernel, DotMode, GemmImpl, Placements, StoreMap,
+};
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
@@ -162,6 +164,9 @@ pub(super) fn honored(
     map: StoreMap,
 ) -> bool {
     let r = &fusion.regions[producer];
+    if r.kind == RegionKind::Contraction {
+        return contraction_honors(g, rp, r, value, map);
+    }
     if rp.implementation != Implementation::Template
         || rp.epilogue_of.is_some()
         || rp.moments_from.is_some()
@@ -199,12 +204,53 @@ pub(super) fn honored(
                 )
                 .is_some_and(|code| code.placed)
         }),
+        // answered above
         RegionKind::Contraction
         | RegionKind::Window
         | RegionKind::Library
         | RegionKind::View
         | RegionKind::Fallback => false,
     }
+}
+
+/// Whether contraction region `r` (plan `rp`) stores its output `value` through `map`: a
+/// GEMM drtc's template computes (not the library's, which writes a tensor of its own),
+/// with no tile moments for a later region, whose output is the product's whole domain.
+fn contraction_honors(
+    g: &Graph,
+    rp: &RegionPlan,
+    r: &drtc_passes::fuse::Region,
+    value: ValueId,
+    map: StoreMap,
+) -> bool {
+    let Implementation::Gemm(gemm) = &rp.implementation else {
+        return false;
+    };
+    let GemmImpl::Triton { dot } = gemm.imp else {
+        return false;
+    };
+    if rp.moments.is_some() || rp.channels_last || rp.epilogue_of.is_some() {
+        return false;
+    }
+    let Some(k) = r.outputs.iter().position(|&v| v == value) else {
+        return false;
+    };
+    let mut placed: Vec<Option<StoreMap>> = vec![None; r.outputs.len()];
+    placed[k] = Some(map);
+    let mode = DotMode { dot, moments: None };
+    let region = (&r.nodes[..], &r.outputs[..]);
+    g.ty(value).shape == g.ty(g.node(gemm.shape.main).outputs[0]).shape
+        && contraction_kernel(
+            g,
+            "drtc_placement_probe",
+            region,
+            &gemm.shape,
+            mode,
+            false,
+            rp.config.clone(),
+            &placed,
+        )
+        .is_some()
 }
 
 #[cfg(test)]

@@ -22,7 +22,10 @@
 //! and a program per tile.
 
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
-use super::kernel::{decompose, emit_stmts, ops_comment, signature, LaunchConfig, TritonKernel};
+use super::kernel::{
+    decompose, emit_stmts, ops_comment, placement, signature, LaunchConfig, Placements,
+    TritonKernel,
+};
 use super::precision::DotPrecision;
 use super::statements::{IndexSource, InputArg, Program, Sp};
 use super::ty::{compute_ty, storage_ty};
@@ -247,6 +250,7 @@ pub fn contraction_kernel(
     mode: DotMode,
     interpret: bool,
     config: Option<LaunchConfig>,
+    placed: &Placements,
 ) -> Option<TritonKernel> {
     let main = shape.main;
     let mn = g.node(main);
@@ -453,9 +457,15 @@ pub fn contraction_kernel(
     writeln!(body, "{ind}mask = (offs_m < {m}) & (offs_n < {n})").unwrap();
     let order = prog.closure(&roots, &|_| false);
     emit_stmts(&mut body, &prog, &order, ind);
-    let off = contiguous_offset(&domain, &|d| ix.dims[d].clone());
+    let index = |d: usize| ix.dims[d].clone();
+    let contiguous = contiguous_offset(&domain, &index);
     for (kk, (&v, &rt)) in outputs.iter().zip(&roots).enumerate() {
         let st = storage_ty(g.ty(v).dtype);
+        // an output stored elsewhere: its slice of a concatenation's result
+        let off = match placement(placed, kk) {
+            Some(map) => map.offset(&domain, &index),
+            None => contiguous.clone(),
+        };
         writeln!(
             body,
             "{ind}tl.store(out{kk} + {off} + offs_m * 0 + offs_n * 0, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st}), mask=mask)",
