@@ -242,6 +242,7 @@ pub struct TileMoments {
 
 /// Generates the kernel of a contraction region whose product is `shape` (the lowering
 /// plan's, [`gemm_shape`]).
+#[allow(clippy::too_many_arguments)]
 pub fn contraction_kernel(
     g: &Graph,
     name: &str,
