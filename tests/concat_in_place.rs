@@ -34,7 +34,11 @@ fn kernel_operands_are_written_into_their_slices_and_verify() {
 fn products_are_written_into_their_slices_and_verify() {
     let src = compile_verified("concat_products");
     let body = forward_body(&src);
-    for slice in [".narrow(1, 1, 3)", ".narrow(1, 0, 32)", ".narrow(1, 32, 16)"] {
+    for slice in [
+        ".narrow(1, 1, 3)",
+        ".narrow(1, 0, 32)",
+        ".narrow(1, 32, 16)",
+    ] {
         assert!(body.contains(slice), "{slice}: {body}");
     }
     assert!(body.contains(".narrow(1, 0, 1).copy_(z)"), "{body}");

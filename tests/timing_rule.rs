@@ -74,6 +74,23 @@ fn the_timing_session_measures_then_reports() {
             && !failures.contains("buffer"),
         "{failures}"
     );
+    // torch.compile's outputs: none kept from call to call in the loops, each mode's
+    // taken once after them, parked in host memory and still checked (one is off by one)
+    let modes = case("modes parked");
+    assert_eq!(modes["most_alive_at_a_call"], 0, "{modes}");
+    assert_eq!(
+        modes["parked"],
+        serde_json::json!([
+            "compiled",
+            "compiled:max-autotune",
+            "compiled:reduce-overhead"
+        ]),
+        "{modes}"
+    );
+    assert_eq!(modes["outputs_ok"]["default"], true, "{modes}");
+    assert_eq!(modes["outputs_ok"]["reduce-overhead"], true, "{modes}");
+    assert_eq!(modes["outputs_ok"]["max-autotune"], false, "{modes}");
+    assert_eq!(modes["samples"]["max-autotune"], 20, "{modes}");
     let bounds = case("fingerprint bounds");
     assert!(bounds["within_rule"].is_null(), "{bounds}");
     assert!(bounds["tiny_within_atol"].is_null(), "{bounds}");

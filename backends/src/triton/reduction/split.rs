@@ -64,6 +64,45 @@ pub(super) fn split_scratch(
     out
 }
 
+/// The first stages' reductions, grouped: a moment pair's first alone, and each plain
+/// reduction with the later plain ones whose inputs need only statements on the loaded
+/// chunk (one stage reads the chunk once for all of them; level-1 95's two sums).
+fn stage_groups(b: &Builder, reduces: &[usize]) -> Vec<Vec<usize>> {
+    let prog = &b.prog;
+    let paired = |j: usize| b.welford.iter().any(|w| w.0 == j || w.1 == j);
+    // a stage starting at reduction `i` has every row statement before `i` (earlier
+    // reductions combined from their partials, row math); `j` joins when its input needs
+    // nothing else but statements on the loaded chunk
+    let on_chunk = |i: usize, j: usize| match prog.stmts[j].code {
+        Code::Reduce { input, .. } => prog
+            .closure(&[input], &|k| k < i && prog.stmts[k].space == Sp::Row)
+            .iter()
+            .all(|&k| {
+                matches!(prog.stmts[k].code, Code::Expr(_)) && prog.stmts[k].space == Sp::Full
+            }),
+        Code::Expr(_) | Code::Scan { .. } => false,
+    };
+    let mut groups: Vec<Vec<usize>> = vec![];
+    let mut taken = vec![false; prog.stmts.len()];
+    for (n, &i) in reduces.iter().enumerate() {
+        if taken[i] {
+            continue;
+        }
+        let mut group = vec![i];
+        if !paired(i) {
+            for &j in &reduces[n + 1..] {
+                if !taken[j] && !paired(j) && on_chunk(i, j) {
+                    group.push(j);
+                    taken[j] = true;
+                }
+            }
+        }
+        taken[i] = true;
+        groups.push(group);
+    }
+    groups
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn split_kernels(
     g: &Graph,
@@ -108,16 +147,17 @@ pub(super) fn split_kernels(
         .into_iter()
         .filter(|i| !second_moments.contains(i))
         .collect();
+    let groups = stage_groups(b, &reduces);
     let mut kernels = vec![];
     // given partials: only the last stage runs (the producer wrote the first's)
-    let first = if given.is_some() { reduces.len() } else { 0 };
-    for stage in first..=reduces.len() {
-        let last = stage == reduces.len();
+    let first = if given.is_some() { groups.len() } else { 0 };
+    for stage in first..=groups.len() {
+        let last = stage == groups.len();
         let mut warps = 8;
         let kname = if last {
             format!("{name}_out")
         } else {
-            format!("{name}_part{}", reduces[stage])
+            format!("{name}_part{}", groups[stage][0])
         };
         let mut body = String::new();
         writeln!(
@@ -135,7 +175,7 @@ pub(super) fn split_kernels(
         let upto = if last {
             prog.stmts.len()
         } else {
-            reduces[stage]
+            groups[stage][0]
         };
         #[allow(clippy::needless_range_loop)] // statements refer to each other by index
         for i in 0..upto {
@@ -210,7 +250,7 @@ pub(super) fn split_kernels(
             runs_decompose(out, "        ", dims);
         };
         let pair = (!last)
-            .then(|| b.welford.iter().find(|w| w.0 == reduces[stage]))
+            .then(|| b.welford.iter().find(|w| w.0 == groups[stage][0]))
             .flatten();
         if let Some(&(sum, m2, x)) = pair {
             let ct = compute_ty(prog.stmts[x].dtype);
@@ -245,39 +285,58 @@ pub(super) fn split_kernels(
             )
             .unwrap();
         } else if !last {
-            let i = reduces[stage];
-            let Code::Reduce { kind, input } = &prog.stmts[i].code else {
-                unreachable!()
+            // the group's reductions (siblings on the loaded block) share the chunk's loop
+            let group = &groups[stage];
+            let reduce = |j: usize| match prog.stmts[j].code {
+                Code::Reduce { kind, input } => (kind, input),
+                Code::Expr(_) | Code::Scan { .. } => unreachable!("a reduction"),
             };
-            let ct = compute_ty(prog.stmts[*input].dtype);
-            let (acc, idx) = ("acc", "idx");
-            acc_init(&mut body, *kind, acc, idx, "BLOCK_R", ct);
-            let is_arg = matches!(kind, RedKind::ArgMax | RedKind::ArgMin);
+            for &i in group {
+                let (kind, input) = reduce(i);
+                let ct = compute_ty(prog.stmts[input].dtype);
+                acc_init(
+                    &mut body,
+                    kind,
+                    &format!("acc{i}"),
+                    &format!("idx{i}"),
+                    "BLOCK_R",
+                    ct,
+                );
+            }
             header(&mut body);
-            let need = prog.closure(&[*input], &|j| available[j]);
+            let inputs: Vec<usize> = group.iter().map(|&i| reduce(i).1).collect();
+            let need = prog.closure(&inputs, &|j| available[j]);
             emit_stmts(&mut body, prog, &need, "        ");
             let first_col = format!("{start} + cstart");
-            acc_update(
-                &mut body,
-                *kind,
-                prog.var(*input),
-                prog.stmts[i].dtype,
-                acc,
-                idx,
-                &first_col,
-            );
-            acc_finish(&mut body, *kind, acc);
-            writeln!(
-                body,
-                "    tl.store({name}_ws{i} + rows * {chunks} + s, {acc}[:, None], mask=rmask)"
-            )
-            .unwrap();
-            if is_arg {
+            for &i in group {
+                let (kind, input) = reduce(i);
+                let (acc, idx) = (format!("acc{i}"), format!("idx{i}"));
+                let dtype = prog.stmts[i].dtype;
+                acc_update(
+                    &mut body,
+                    kind,
+                    prog.var(input),
+                    dtype,
+                    &acc,
+                    &idx,
+                    &first_col,
+                );
+            }
+            for &i in group {
+                let kind = reduce(i).0;
+                acc_finish(&mut body, kind, &format!("acc{i}"));
                 writeln!(
                     body,
-                    "    tl.store({name}_wsidx{i} + rows * {chunks} + s, idx[:, None], mask=rmask)"
+                    "    tl.store({name}_ws{i} + rows * {chunks} + s, acc{i}[:, None], mask=rmask)"
                 )
                 .unwrap();
+                if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
+                    writeln!(
+                        body,
+                        "    tl.store({name}_wsidx{i} + rows * {chunks} + s, idx{i}[:, None], mask=rmask)"
+                    )
+                    .unwrap();
+                }
             }
         } else {
             let full_roots: Vec<usize> = stores
@@ -344,7 +403,7 @@ pub(super) fn split_kernels(
             source,
             "    # split reduction, stage {} of {}: {rows} rows x {cols} columns in {chunks} chunks of {chunk}, {block_r} row(s) per program",
             stage + 1,
-            reduces.len() + 1
+            groups.len() + 1
         )
         .unwrap();
         source.push_str(&body);

@@ -31,6 +31,8 @@ from .fingerprint import fingerprint, mismatch
 from .peaks import device_peaks
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+# torch.compile outputs larger than this wait in host memory for their check (`_mode_outputs`)
+HOST_KEPT_BYTES = 1 << 30
 # a candidate this much faster than torch.compile (or eager PyTorch, when torch.compile is
 # not timed) is flagged: real kernels rarely are; cheats that skip work are
 IMPLAUSIBLE_VS_COMPILED = 10.0
@@ -231,13 +233,21 @@ class Session:
         min_warmup = int(req.get("warmup_calls", 10))
         min_calls = int(req.get("timed_calls", TIMED_CALLS))
         last = {}
+        # torch.compile's outputs are not kept from call to call: a task whose output is as
+        # large as its input held one per mode at once and ran out of memory on an 80 GB
+        # GPU with every mode (level-1 21, 22, 25, 26: 6 GiB each); each mode's output is
+        # taken once after the loops instead (`_mode_outputs`)
+        kept = {"reference", "candidate"}
         with torch.no_grad():
             for c in contenders:
                 with matmul_precision(c.precision):
                     t0 = time.perf_counter()
                     n = 0
                     while n < min_warmup or time.perf_counter() - t0 < 0.025:
-                        last[c.name] = c.fn(inputs)
+                        out = c.fn(inputs)
+                        if c.name in kept:
+                            last[c.name] = out
+                        del out
                         torch.cuda.synchronize()
                         n += 1
             times = {c.name: [] for c in contenders}
@@ -258,10 +268,13 @@ class Session:
                         end = torch.cuda.Event(enable_timing=True)
                         w0 = time.perf_counter()
                         start.record()
-                        last[c.name] = c.fn(inputs)
+                        out = c.fn(inputs)
                         end.record()
                         torch.cuda.synchronize()  # all streams
                         walls[c.name].append((time.perf_counter() - w0) * 1e3)
+                        if c.name in kept:
+                            last[c.name] = out
+                        del out
                     cycles[c.name].append((time.perf_counter() - c0) * 1e3)
                     ev = start.elapsed_time(end)
                     times[c.name].append(max(ev, walls[c.name][-1]) if self.isolated else ev)
@@ -271,6 +284,7 @@ class Session:
                 if enough or rounds >= 5000 or time.perf_counter() - t_start > 120:
                     break
         del flush
+        last.update(self._mode_outputs(kept))
         # measured once per worker (cached): while nothing else runs on the GPU
         peaks = device_peaks()
         # an untrusted candidate gets as many timed calls as the reference needed
@@ -278,6 +292,26 @@ class Session:
             SETTLED_MIN_CALLS, len(times["reference"]))),
             flatten(last["reference"])) if self.isolated else None
         self.measured = (last, times, walls, cycles, rounds, peaks, loop)
+
+    def _mode_outputs(self, kept):
+        """Each torch.compile mode's output on the timed inputs, from one more call after
+        the loops (the modes are PyTorch's own and deterministic: their outputs are checked
+        against drtc's value rule for the table, not for cheating); one larger than
+        `HOST_KEPT_BYTES` waits in host memory for the check, so that the modes' outputs are
+        not all on the GPU at once."""
+        outs = {}
+        with torch.no_grad():
+            for c in self.contenders:
+                if c.name in kept:
+                    continue
+                with matmul_precision(c.precision):
+                    out = flatten(c.fn(self.inputs))
+                    torch.cuda.synchronize()
+                size = sum(t.numel() * t.element_size() for t in out
+                           if isinstance(t, torch.Tensor))
+                outs[c.name] = _Parked(out) if size > HOST_KEPT_BYTES else out
+                del out
+        return outs
 
     def report(self, req):
         """After `measure`, in a shared phase: the timed outputs checked (an untrusted
@@ -303,7 +337,7 @@ class Session:
         for name, key in (("candidate", "timed_outputs"), ("compiled", "compiled_outputs")):
             if name not in last:
                 continue
-            outputs, fails, strict = self._check(ref_out, flatten(last[name]))
+            outputs, fails, strict = self._check(ref_out, _unparked(last[name]))
             report[f"{key}_ok"] = not fails
             report[key] = outputs
             report[f"{key}_failures"] = [m for _, _, m in fails]
@@ -319,7 +353,9 @@ class Session:
                 entry["failures"] = report["compiled_outputs_failures"]
             elif name in last:
                 entry["stats"] = report.pop(name)
-                _, fails, strict = self._check(ref_out, flatten(last[name]))
+                out = _unparked(last.pop(name))
+                _, fails, strict = self._check(ref_out, out)
+                del out
                 entry["outputs_ok"] = not fails
                 entry["outputs_ok_without_truth"] = not strict
                 entry["failures"] = [msg for _, _, msg in fails]
@@ -462,6 +498,21 @@ class Session:
                 torch._dynamo.reset()
             except BaseException:
                 pass
+
+
+class _Parked:
+    """Outputs waiting in host memory, with the device each came from."""
+
+    def __init__(self, values):
+        self.values = [(t.to("cpu", copy=True), t.device) if isinstance(t, torch.Tensor)
+                       else (t, None) for t in values]
+
+
+def _unparked(out):
+    """A contender's outputs as a list, parked ones back on their devices."""
+    if isinstance(out, _Parked):
+        return [t.to(d) if d is not None else t for t, d in out.values]
+    return flatten(out)
 
 
 def _scaled(base, c):
