@@ -8,7 +8,7 @@ use crate::conv_choice::conv_region_kernel;
 use crate::layout::LayoutPlan;
 use crate::plan::{Implementation, LoweringPlan};
 use crate::triton::{
-    AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, PhaseLaunch, TritonKernel,
+    AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, PhaseLaunch, Placements, TritonKernel,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -67,16 +67,19 @@ impl Chosen {
         )
     }
 
-    /// The template's kernel, when it covers the region.
+    /// The template's kernel, when it covers the region; `placed`: where the emitting
+    /// region's outputs are stored when not in tensors of their own (a convolution's).
     pub fn kernel(
         &self,
         g: &Graph,
         plan: &FusionPlan,
         layout: &LayoutPlan,
+        placed: &Placements,
     ) -> Option<TritonKernel> {
         match self.template {
             Template::Conv { partner, phases } => {
-                conv_region_kernel(g, plan, self.source, partner, (self.dot, phases), layout)
+                let imp = (self.dot, phases);
+                conv_region_kernel(g, plan, self.source, partner, imp, layout, placed)
             }
             Template::Attention => {
                 attention_region_kernel(g, plan, self.source, self.dot, self.config.clone())

@@ -7,7 +7,8 @@
 
 use crate::layout::{channels_last_order, LayoutPlan};
 use crate::triton::{
-    conv_kernel, conv_shape, ConvShape, DotPrecision, PhaseLaunch, Precision, TritonKernel,
+    conv_kernel, conv_shape, ConvShape, DotPrecision, PhaseLaunch, Placements, Precision,
+    TritonKernel,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -69,7 +70,8 @@ pub fn conv_partner(g: &Graph, plan: &FusionPlan, index: usize) -> Option<usize>
 /// The template's kernel for convolution region `index` at `imp` (its precision and how
 /// a transposed convolution's phases launch), fused with `partner`
 /// (its pointwise consumer region, [`conv_partner`]) or alone; outputs stored in the
-/// layout the host allocates them in (`layout.values`).
+/// layout the host allocates them in (`layout.values`), or through `placed`'s maps (a
+/// concatenation's slice).
 pub(crate) fn conv_region_kernel(
     g: &Graph,
     plan: &FusionPlan,
@@ -77,6 +79,7 @@ pub(crate) fn conv_region_kernel(
     partner: Option<usize>,
     imp: (DotPrecision, PhaseLaunch),
     layout: &LayoutPlan,
+    placed: &Placements,
 ) -> Option<TritonKernel> {
     let shape = region_conv(g, plan, index)?;
     let conv_out = g.node(shape.node).outputs[0];
@@ -101,5 +104,6 @@ pub(crate) fn conv_region_kernel(
         // the pointwise kernel's, not this one's)
         None,
         order.as_deref(),
+        placed,
     )
 }

@@ -740,11 +740,15 @@ pub fn emit_module(
             continue;
         }
         if let Some(c) = chosen.get(&i) {
-            match c.kernel(g, plan, host.layout) {
+            // the emitting region's outputs a concatenation's slice takes (`plan/concat.rs`)
+            let placed = lowering.region_placements(g, i, &r.outputs);
+            match c.kernel(g, plan, host.layout, &placed) {
                 Some(k) => {
                     report.kernel = Some((k.name.clone(), k.config.clone()));
                     report.template = Some(c.report());
+                    host.in_place.begin(i, true);
                     host.launch(&k, &[]);
+                    host.in_place.end();
                     reports.push(report);
                     continue;
                 }

@@ -66,6 +66,7 @@ fn every_template_precision_matches_pytorch() {
         "conv_template_grouped",
         "conv_template_transposed",
         "conv_template_depthwise",
+        "conv_template_cat",
     ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
@@ -124,6 +125,34 @@ fn every_template_precision_matches_pytorch() {
         }
     }
     common::assert_pairs_match(&out, &pairs);
+}
+
+/// Convolutions concatenated along the channels: the template's kernels (two with their
+/// relu, one alone) write into their slices of the result, nothing is copied; with the
+/// library calls, the relu kernels write theirs and the lone convolution's output is
+/// copied.
+#[test]
+fn template_convolutions_write_their_slices_of_a_concatenation() {
+    let m = template_module("conv_template_cat", ConvImpl::triton(DotPrecision::Tf32x3));
+    assert!(!m.contains("torch.cat("), "{m}");
+    assert!(!m.contains(".copy_("), "{m}");
+    for slice in [".narrow(1, 0, 4)", ".narrow(1, 4, 5)", ".narrow(1, 9, 2)"] {
+        assert!(m.contains(slice), "{slice}: {m}");
+    }
+    // stored through the result's strides: 11 channels x 6 x 7 per image
+    assert_eq!(
+        m.matches("o0 * 462 + o1 * 42 + o2 * 7 + o3").count(),
+        3,
+        "{m}"
+    );
+    let (g, plan) = load("conv_template_cat");
+    let library = generate_module(&g, &plan, &ModuleForm::Seed, &CodegenOptions::default());
+    assert_eq!(
+        library.source.matches(".copy_(").count(),
+        1,
+        "{}",
+        library.source
+    );
 }
 
 #[test]

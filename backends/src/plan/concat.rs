@@ -10,10 +10,11 @@
 
 use super::implementation::Implementation;
 use super::region_plan::RegionPlan;
+use crate::conv_choice::conv_region_kernel;
 use crate::layout::channels_last_order;
 use crate::layout::LayoutPlan;
 use crate::triton::{
-    contraction_kernel, reduction_kernel, DotMode, GemmImpl, Placements, StoreMap,
+    contraction_kernel, reduction_kernel, ConvImpl, DotMode, GemmImpl, Placements, StoreMap,
 };
 use drtc_ir::{Attr, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -141,7 +142,7 @@ pub(super) fn placements(
                 && honored(
                     g,
                     fusion,
-                    &regions[p],
+                    (regions, layout),
                     (p, v),
                     StoreMap::Strided(candidate.strides(&ty.shape)),
                 )
@@ -159,13 +160,22 @@ pub(super) fn placements(
 pub(super) fn honored(
     g: &Graph,
     fusion: &FusionPlan,
-    rp: &RegionPlan,
+    (regions, layout): (&[RegionPlan], &LayoutPlan),
     (producer, value): (usize, ValueId),
     map: StoreMap,
 ) -> bool {
     let r = &fusion.regions[producer];
+    let rp = &regions[producer];
     if r.kind == RegionKind::Contraction {
         return contraction_honors(g, rp, r, value, map);
+    }
+    // a convolution template's kernel computes this region (its epilogue), or the
+    // convolution alone
+    let conv = rp
+        .epilogue_of
+        .or_else(|| rp.implementation.conv().map(|_| producer));
+    if let Some(c) = conv {
+        return conv_honors(g, fusion, (regions, layout), (c, producer), value, map);
     }
     if rp.implementation != Implementation::Template
         || rp.epilogue_of.is_some()
@@ -211,6 +221,43 @@ pub(super) fn honored(
         | RegionKind::View
         | RegionKind::Fallback => false,
     }
+}
+
+/// Whether the template's kernel of convolution region `conv`, emitted at region `at`
+/// (its pointwise partner, or `conv` itself), stores `value` through `map`.
+fn conv_honors(
+    g: &Graph,
+    fusion: &FusionPlan,
+    (regions, layout): (&[RegionPlan], &LayoutPlan),
+    (conv, at): (usize, usize),
+    value: ValueId,
+    map: StoreMap,
+) -> bool {
+    let Some(plan) = regions[conv].implementation.conv() else {
+        return false;
+    };
+    let ConvImpl::Triton { dot, phases } = plan.imp else {
+        return false;
+    };
+    if plan.emitted_at(conv) != Some(at) {
+        return false;
+    }
+    let outputs = &fusion.regions[at].outputs;
+    let Some(k) = outputs.iter().position(|&v| v == value) else {
+        return false;
+    };
+    let mut placed: Vec<Option<StoreMap>> = vec![None; outputs.len()];
+    placed[k] = Some(map);
+    conv_region_kernel(
+        g,
+        fusion,
+        conv,
+        plan.partner,
+        (dot, phases),
+        layout,
+        &placed,
+    )
+    .is_some()
 }
 
 /// Whether contraction region `r` (plan `rp`) stores its output `value` through `map`: a

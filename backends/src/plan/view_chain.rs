@@ -114,7 +114,7 @@ pub(super) fn view_writes(
                 continue;
             }
             let map = StoreMap::Views(steps.clone());
-            if honored(g, fusion, &regions[p], (p, v), map) {
+            if honored(g, fusion, (regions, layout), (p, v), map) {
                 out.push(ViewWrite {
                     value: v,
                     producer: p,

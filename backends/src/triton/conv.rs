@@ -33,7 +33,10 @@
 use super::conv_phase::{Gather, Geometry};
 use super::conv_products::{emit_products, Operands, Taps};
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
-use super::kernel::{decompose, emit_stmts, kernel_head, store_line, LaunchConfig, TritonKernel};
+use super::kernel::{
+    decompose, emit_stmts, kernel_head, placement, store_line, LaunchConfig, Placements,
+    TritonKernel,
+};
 use super::precision::DotPrecision;
 use super::statements::{IndexSource, Program, Sp};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
@@ -308,6 +311,7 @@ pub fn conv_kernel(
     (dot, phases): (DotPrecision, PhaseLaunch),
     config: Option<LaunchConfig>,
     order: Option<&[usize]>,
+    placed: &Placements,
 ) -> Option<TritonKernel> {
     let shape = conv_shape(g, conv)?;
     let each = shape.transposed && phases == PhaseLaunch::Each;
@@ -544,11 +548,19 @@ pub fn conv_kernel(
     };
     writeln!(body, "    dst = {off}").unwrap();
     for (i, (&v, &r)) in outputs.iter().zip(&roots).enumerate() {
+        // an output stored elsewhere: its slice of a concatenation's result
+        let dst = match placement(placed, i) {
+            Some(map) => format!(
+                "{} + offs_m * 0 + offs_n * 0",
+                map.offset(&out_shape, &|d| format!("o{d}"))
+            ),
+            None => "dst".to_string(),
+        };
         body.push_str(&store_line(
             g,
             &prog,
             (i, v, r),
-            "dst",
+            &dst,
             "[BLOCK_M, BLOCK_N]",
             "mask",
         ));
