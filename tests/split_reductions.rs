@@ -30,7 +30,7 @@ fn split_moments_verify_against_pytorch() {
 fn inner_rows_take_tall_tiles_and_verify() {
     let src = compile_verified("inner_rows");
     // tall tiles accumulate sums and moments per lane and merge the lanes once per row
-    assert!(src.contains("acc += tl.where(mask,"), "{src}");
+    assert!(src.contains("acc1 += tl.where(mask,"), "{src}");
     assert!(src.contains("wm2 = wm2 + delta * tl.where(mask,"), "{src}");
     assert!(
         src.contains("wm2 = tl.sum(wm2, axis=1) + tl.sum(wn * rdev * rdev, axis=1)"),

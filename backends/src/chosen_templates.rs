@@ -8,7 +8,8 @@ use crate::conv_choice::conv_region_kernel;
 use crate::layout::LayoutPlan;
 use crate::plan::{Implementation, LoweringPlan};
 use crate::triton::{
-    AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, PhaseLaunch, Placements, TritonKernel,
+    AttentionImpl, ConvImpl, DotPrecision, LaunchConfig, PhaseLaunch, Placements, TileMoments,
+    TritonKernel,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
@@ -67,19 +68,20 @@ impl Chosen {
         )
     }
 
-    /// The template's kernel, when it covers the region; `placed`: where the emitting
-    /// region's outputs are stored when not in tensors of their own (a convolution's).
+    /// The template's kernel, when it covers the region; `stores`: where the emitting
+    /// region's outputs are stored when not in tensors of their own, and the tile moments
+    /// a convolution writes for a later batch norm.
     pub fn kernel(
         &self,
         g: &Graph,
         plan: &FusionPlan,
         layout: &LayoutPlan,
-        placed: &Placements,
+        stores: (&Placements, Option<&TileMoments>),
     ) -> Option<TritonKernel> {
         match self.template {
             Template::Conv { partner, phases } => {
                 let imp = (self.dot, phases);
-                conv_region_kernel(g, plan, self.source, partner, imp, layout, placed)
+                conv_region_kernel(g, plan, self.source, partner, imp, layout, stores)
             }
             Template::Attention => {
                 attention_region_kernel(g, plan, self.source, self.dot, self.config.clone())

@@ -8,7 +8,7 @@
 use crate::layout::{channels_last_order, LayoutPlan};
 use crate::triton::{
     conv_kernel, conv_shape, ConvShape, DotPrecision, PhaseLaunch, Placements, Precision,
-    TritonKernel,
+    TileMoments, TritonKernel,
 };
 use drtc_ir::Graph;
 use drtc_passes::fuse::{FusionPlan, RegionKind};
@@ -70,8 +70,9 @@ pub fn conv_partner(g: &Graph, plan: &FusionPlan, index: usize) -> Option<usize>
 /// The template's kernel for convolution region `index` at `imp` (its precision and how
 /// a transposed convolution's phases launch), fused with `partner`
 /// (its pointwise consumer region, [`conv_partner`]) or alone; outputs stored in the
-/// layout the host allocates them in (`layout.values`), or through `placed`'s maps (a
-/// concatenation's slice).
+/// layout the host allocates them in (`layout.values`), or through the placements' maps
+/// (a concatenation's slice); with tile moments, each tile's channel moments written for
+/// a later batch norm (`gemm_moments.rs`).
 pub(crate) fn conv_region_kernel(
     g: &Graph,
     plan: &FusionPlan,
@@ -79,7 +80,7 @@ pub(crate) fn conv_region_kernel(
     partner: Option<usize>,
     imp: (DotPrecision, PhaseLaunch),
     layout: &LayoutPlan,
-    placed: &Placements,
+    stores: (&Placements, Option<&TileMoments>),
 ) -> Option<TritonKernel> {
     let shape = region_conv(g, plan, index)?;
     let conv_out = g.node(shape.node).outputs[0];
@@ -104,6 +105,6 @@ pub(crate) fn conv_region_kernel(
         // the pointwise kernel's, not this one's)
         None,
         order.as_deref(),
-        placed,
+        stores,
     )
 }

@@ -742,12 +742,26 @@ pub fn emit_module(
         if let Some(c) = chosen.get(&i) {
             // the emitting region's outputs a concatenation's slice takes (`plan/concat.rs`)
             let placed = lowering.region_placements(g, i, &r.outputs);
-            match c.kernel(g, plan, host.layout, &placed) {
+            // a convolution's tile moments for a later batch norm (`gemm_moments.rs`)
+            let link = link_code(g, plan, lowering, c.source);
+            let moments = link.as_ref().map(|l| &l.moments);
+            match c.kernel(g, plan, host.layout, (&placed, moments)) {
                 Some(k) => {
                     report.kernel = Some((k.name.clone(), k.config.clone()));
                     report.template = Some(c.report());
+                    let mut code = RegionCode {
+                        kernels: vec![k],
+                        scratch: vec![],
+                        stats: vec![],
+                        given: None,
+                        placed: true,
+                    };
+                    if let Some(l) = link {
+                        code.scratch = l.scratch;
+                        linked.insert(l.consumer, l.code);
+                    }
                     host.in_place.begin(i, true);
-                    host.launch(&k, &[]);
+                    host.launch_region(&code);
                     host.in_place.end();
                     reports.push(report);
                     continue;

@@ -67,6 +67,7 @@ fn every_template_precision_matches_pytorch() {
         "conv_template_transposed",
         "conv_template_depthwise",
         "conv_template_cat",
+        "conv_template_bn",
     ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
@@ -153,6 +154,29 @@ fn template_convolutions_write_their_slices_of_a_concatenation() {
         "{}",
         library.source
     );
+}
+
+/// A batch norm after a convolution the template computes takes the statistics from the
+/// convolution's tiles: the kernel writes each tile's channel moments, the batch norm's
+/// kernels merge them (no stage of its own reads the output for them); with the library
+/// call, the batch norm computes them itself.
+#[test]
+fn a_batch_norm_after_a_template_convolution_merges_its_tile_moments() {
+    let m = template_module("conv_template_bn", ConvImpl::triton(DotPrecision::Tf32x3));
+    assert!(m.contains("# the tile's channel moments"), "{m}");
+    let kernels: Vec<&str> = m
+        .lines()
+        .filter_map(|l| l.strip_prefix("def drtc_k"))
+        .collect();
+    assert_eq!(
+        kernels.len(),
+        2,
+        "the convolution and the batch norm's last stage: {kernels:?}"
+    );
+    assert!(!m.contains("_part"), "no statistics stage: {m}");
+    let (g, plan) = load("conv_template_bn");
+    let library = generate_module(&g, &plan, &ModuleForm::Seed, &CodegenOptions::default());
+    assert!(!library.source.contains("tile's channel moments"));
 }
 
 #[test]

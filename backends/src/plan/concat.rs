@@ -255,7 +255,7 @@ fn conv_honors(
         plan.partner,
         (dot, phases),
         layout,
-        &placed,
+        (&placed, None),
     )
     .is_some()
 }

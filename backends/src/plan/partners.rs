@@ -1,14 +1,18 @@
 //! Partners: regions whose code depends on another region's implementation. A
 //! convolution run by the template computes its pointwise consumer region in the same
-//! kernel (`conv_choice.rs`); a GEMM run by the template writes tile moments that a later
-//! batch norm's region merges (`gemm_moments.rs` emits the link); a norm's region writes
+//! kernel (`conv_choice.rs`); a GEMM or a lone convolution run by the template writes tile
+//! moments that a later batch norm's region merges (`gemm_moments.rs` emits the link); a norm's region writes
 //! only its statistics when a later pooling applies it (`norm_apply.rs`). Derived
 //! from the implementations, configurations and layout, so re-derived after every edit.
 
 use super::region_plan::MomentsLink;
 use super::LoweringPlan;
+use crate::conv_choice::region_conv;
 use crate::layout::channels_last_order;
-use crate::triton::{contraction_config, reduction_kernel, GemmImpl, GivenMoments};
+use crate::triton::{
+    contraction_config, conv_config, reduction_kernel, ConvImpl, GemmImpl, GivenMoments,
+    PhaseLaunch,
+};
 use drtc_ir::{Graph, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
@@ -59,6 +63,9 @@ impl LoweringPlan {
     /// generated here with the partials offered.
     fn find_link(&self, g: &Graph, fusion: &FusionPlan, i: usize) -> Option<MomentsLink> {
         let r = &fusion.regions[i];
+        if r.kind == RegionKind::Library {
+            return self.conv_link(g, fusion, i);
+        }
         if r.kind != RegionKind::Contraction {
             return None;
         }
@@ -102,6 +109,41 @@ impl LoweringPlan {
             }
         }
         None
+    }
+
+    /// The link from convolution region `i`, run alone by the template (no pointwise
+    /// partner: a batch norm reads its output), to the first later reduction region that
+    /// reads its output and takes the tile moments: per channel, one chunk per tile of
+    /// output pixels.
+    fn conv_link(&self, g: &Graph, fusion: &FusionPlan, i: usize) -> Option<MomentsLink> {
+        let conv = self.regions[i].implementation.conv()?;
+        let ConvImpl::Triton { phases, .. } = conv.imp else {
+            return None;
+        };
+        let shape = region_conv(g, fusion, i)?;
+        if shape.transposed || phases != PhaseLaunch::One || conv.emitted_at(i) != Some(i) {
+            return None;
+        }
+        let v = g.node(shape.node).outputs[0];
+        if !g.ty(v).dtype.is_float() {
+            return None;
+        }
+        let bm = conv_config(&shape).block("BLOCK_M");
+        let reads = |j: &usize| {
+            fusion.regions[*j].kind == RegionKind::Reduction
+                && fusion.regions[*j]
+                    .nodes
+                    .iter()
+                    .any(|&n| g.node(n).inputs.contains(&v))
+        };
+        let j = (i + 1..fusion.regions.len()).find(reads)?;
+        let link = MomentsLink {
+            consumer: j,
+            value: v,
+            chunks: shape.m.div_ceil(bm),
+            chunk: bm,
+        };
+        self.takes_moments(g, fusion, &link).then_some(link)
     }
 
     /// Whether the consumer of `link` (a reduction region) takes the partials: its kernel

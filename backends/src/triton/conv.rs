@@ -30,6 +30,7 @@
 //! The host chooses it per region (`conv_choice.rs`): only the search's race keeps it,
 //! against the library call with its separate epilogue kernel, after verification.
 
+use super::contraction::TileMoments;
 use super::conv_phase::{Gather, Geometry};
 use super::conv_products::{emit_products, Operands, Taps};
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
@@ -311,7 +312,7 @@ pub fn conv_kernel(
     (dot, phases): (DotPrecision, PhaseLaunch),
     config: Option<LaunchConfig>,
     order: Option<&[usize]>,
-    placed: &Placements,
+    (placed, moments): (&Placements, Option<&TileMoments>),
 ) -> Option<TritonKernel> {
     let shape = conv_shape(g, conv)?;
     let each = shape.transposed && phases == PhaseLaunch::Each;
@@ -565,6 +566,42 @@ pub fn conv_kernel(
             "mask",
         ));
     }
+    let mut scratch = vec![];
+    if let Some(tm) = moments {
+        // each channel's moments over this tile's pixels, for the batch statistics of a
+        // later region (`gemm_moments.rs`): pixels are tiled in (batch, spatial) order, so
+        // tile `pm` is chunk `pm` of every channel's row of the statistics
+        let kk = outputs.iter().position(|&v| v == tm.value)?;
+        if shape.transposed || tm.chunks != m.div_ceil(config.block("BLOCK_M")) {
+            return None;
+        }
+        let (t, chunks, (ws, wm)) = (prog.var(roots[kk]), tm.chunks, (&tm.sum, &tm.m2));
+        writeln!(
+            body,
+            "    # the tile's channel moments, for the batch statistics of a later region"
+        )
+        .unwrap();
+        writeln!(body, "    tv = tl.where(mask, {t}, 0.0)").unwrap();
+        writeln!(
+            body,
+            "    tn = tl.maximum(tl.minimum({m} - pm * BLOCK_M, BLOCK_M), 1).to(tl.float32)"
+        )
+        .unwrap();
+        writeln!(body, "    tsum = tl.sum(tv, axis=0)[None, :]").unwrap();
+        writeln!(body, "    tdev = tl.where(mask, {t} - tsum / tn, 0.0)").unwrap();
+        writeln!(body, "    tm2 = tl.sum(tdev * tdev, axis=0)[None, :]").unwrap();
+        writeln!(
+            body,
+            "    tl.store({ws} + offs_n * {chunks} + pm, tsum, mask=mask_n)"
+        )
+        .unwrap();
+        writeln!(
+            body,
+            "    tl.store({wm} + offs_n * {chunks} + pm, tm2, mask=mask_n)"
+        )
+        .unwrap();
+        scratch = vec![ws.clone(), wm.clone()];
+    }
     let what = if dot == DotPrecision::Ieee {
         "fp32 FMAs".to_string()
     } else {
@@ -600,7 +637,7 @@ pub fn conv_kernel(
         g,
         name,
         &prog,
-        (outputs.len(), &[], constexprs),
+        (outputs.len(), &scratch, constexprs),
         &nodes,
         &[note],
         &order,
@@ -621,7 +658,7 @@ pub fn conv_kernel(
         grid_expr: None,
         config,
         extra_args: vec![],
-        scratch_args: vec![],
+        scratch_args: scratch,
         operand_prep: vec![],
         phase_launches: each.then(|| ("PHASE".to_string(), phase_n as u64)),
     })

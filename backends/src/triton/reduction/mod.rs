@@ -287,8 +287,10 @@ fn reduces_a_scan(prog: &Program) -> bool {
 }
 
 /// The moment pair's statements (sum, M2) when the region's one partial stage is the
-/// moments of `m.value` itself over its dim 0, `m.chunks` chunks of `m.chunk` covering
-/// its `cols` rows: then a producer's partials can stand for that stage.
+/// moments of `m.value` itself per index of its dim 1 (a GEMM's `[batch, features]`
+/// output over the batch, a convolution's `[batch, channels, spatial...]` over batch and
+/// pixels), `m.chunks` chunks of `m.chunk` covering its `cols` other elements: then a
+/// producer's partials can stand for that stage (the merge reads only each chunk's count).
 fn takes_moments(
     b: &Builder,
     domain: &[i64],
@@ -300,12 +302,22 @@ fn takes_moments(
         return None;
     };
     let (v, sp, map) = b.prog.load_of(x)?;
+    let rank = domain.len();
+    let kinds = &b.dims.kinds;
     let plain = v == m.value
         && sp == Sp::Full
-        && map[..] == [Some(0), Some(1)]
-        && domain.len() == 2
-        && b.dims.kinds[..] == [space::DimKind::Col, space::DimKind::Row];
-    let covered = m.chunk > 0 && m.chunks == cols.div_ceil(m.chunk) && cols == domain[0] as u64;
+        && rank >= 2
+        && map.len() == rank
+        && map.iter().enumerate().all(|(d, &o)| o == Some(d))
+        && kinds.len() == rank
+        && kinds.iter().enumerate().all(|(d, k)| {
+            *k == if d == 1 {
+                space::DimKind::Row
+            } else {
+                space::DimKind::Col
+            }
+        });
+    let covered = m.chunk > 0 && m.chunks == cols.div_ceil(m.chunk);
     (reduces == 2 && plain && covered).then_some((sum, m2))
 }
 
