@@ -281,121 +281,157 @@ pub fn search(
     let _ = std::fs::create_dir_all(&cx.work);
     let cx_id = cx.id(policy);
     let gp = (g, plan);
+    let mut again = vec![];
     for i in 0..plan.regions.len() {
-        let mut cands = candidates(gp, &out.plan, i, cx.scope);
-        if !cands.is_empty() {
-            cands.extend(nchw_library(g, plan, i, &out.plan.layout));
-        }
-        let is_gemm = cands.iter().any(|c| c.imp.is_some());
-        if cands.len() < 2 {
-            continue;
-        }
-        let key = search_key(g, plan, i, &cx_id);
-        if let Some(c) = cached(&cx.cache, &key, &cx_id, &cands) {
-            match apply(&mut out.plan, gp, i, &c, "cached search result") {
-                Ok(()) => out.log.push(format!("region {i}: cached {}", c.describe())),
-                Err(e) => out.log.push(format!(
-                    "region {i}: cached {} not applied: {e}",
-                    c.describe()
-                )),
-            }
-            out.cache_hits += 1;
-            continue;
-        }
-        // every candidate's module first, then all verified and timed at once
-        // (`bench_modules`)
-        let modules: Vec<Result<String, String>> = cands
-            .iter()
-            .map(|cand| {
-                let mut trial = out.plan.clone();
-                apply(&mut trial, gp, i, cand, "search candidate")
-                    .map(|()| emit_module(g, plan, &trial, form).source)
-                    .map_err(|e| e.to_string())
-            })
-            .collect();
-        let emitted: Vec<(&str, String)> = modules
-            .iter()
-            .enumerate()
-            .filter_map(|(k, m)| m.as_ref().ok().map(|m| (m.as_str(), format!("{i}_{k}"))))
-            .collect();
-        let mut benched = bench_modules(cx, &emitted).into_iter();
-        let mut best: Option<(Timed, Candidate)> = None;
-        let mut tried = vec![];
-        for (cand, module) in cands.iter().zip(&modules) {
-            let module = match module {
-                Ok(m) => m,
-                Err(e) => {
-                    tried.push(format!("{} {e}", cand.describe()));
-                    continue;
-                }
-            };
-            let Some((benched, secs)) = benched.next() else {
-                continue;
-            };
-            out.timed += 1;
-            // what each candidate's verification and timing cost, in the search's log (its
-            // wall time includes waiting for a worker and for the GPU's timing pass)
-            let mut spent = format!("checked in {secs:.1} s");
-            if let Some(b) = cx.benched(module) {
-                spent += &phase_split(&b);
-            }
-            match benched {
-                Ok(t) => {
-                    tried.push(format!("{} {}, {spent}", cand.describe(), t.describe()));
-                    if best
-                        .as_ref()
-                        .is_none_or(|(b, _)| t.relative() < b.relative())
-                    {
-                        best = Some((t, cand.clone()));
-                    }
-                }
-                Err(why) => tried.push(format!("{} {why} ({spent})", cand.describe())),
-            }
-        }
-        match best {
-            Some((t, c)) => {
-                let record = serde_json::json!({
-                    "context": cx_id, "choice": c.describe(), "median_ms": t.ms,
-                    "relative": t.relative(), "tried": tried,
-                });
-                let _ = std::fs::write(cx.cache.join(format!("{key}.json")), record.to_string());
-                out.log.push(format!(
-                    "region {i}: chose {} ({}) among [{}]",
-                    c.describe(),
-                    t.describe(),
-                    tried.join("; ")
-                ));
-                let why = format!(
-                    "search: fastest verified of {} relative to the reference ({})",
-                    cands.len(),
-                    t.describe()
-                );
-                if let Err(e) = apply(&mut out.plan, gp, i, &c, &why) {
-                    out.log
-                        .push(format!("region {i}: {} not applied: {e}", c.describe()));
-                }
-            }
-            None if is_gemm && cx.scope == SearchScope::Full => {
-                out.log.push(format!(
-                    "region {i}: no implementation verified, computed with PyTorch [{}]",
-                    tried.join(", ")
-                ));
-                let why = format!(
-                    "every implementation failed verification ({}); computed with PyTorch",
-                    tried.join("; ")
-                );
-                if let Err(e) = out.plan.set_gemm(gp, i, GemmImpl::PyTorch, &why) {
-                    out.log
-                        .push(format!("region {i}: pytorch not applied: {e}"));
-                }
-            }
-            None => out.log.push(format!(
-                "region {i}: no variant verified; heuristic kept [{}]",
-                tried.join(", ")
-            )),
+        if race(&mut out, gp, form, cx, (&cx_id, i), true) {
+            again.push(i);
         }
     }
+    // a race where a candidate failed verification may have failed for a later region's
+    // sake (every module of the race holds that region's heuristic choice: level-3 17's
+    // first convolution chose the NCHW library call because the second's channels-last
+    // library call failed the fp32 rule in all of them): raced once more, uncached, with
+    // the later regions decided
+    for i in again {
+        out.log
+            .push(format!("region {i}: raced again after the later regions"));
+        race(&mut out, gp, form, cx, (&cx_id, i), false);
+    }
     out
+}
+
+/// Races region `i`'s candidates (its cached choice instead, with `use_cache`), applies
+/// the fastest verified one to `out.plan` and records it; true when a candidate failed
+/// verification.
+fn race(
+    out: &mut SearchOutcome,
+    gp: (&Graph, &FusionPlan),
+    form: &ModuleForm,
+    cx: &SearchContext,
+    (cx_id, i): (&str, usize),
+    use_cache: bool,
+) -> bool {
+    let (g, plan) = gp;
+    let mut cands = candidates(gp, &out.plan, i, cx.scope);
+    if !cands.is_empty() {
+        cands.extend(nchw_library(g, plan, i, &out.plan.layout));
+    }
+    let is_gemm = cands.iter().any(|c| c.imp.is_some());
+    if cands.len() < 2 {
+        return false;
+    }
+    let key = search_key(g, plan, i, cx_id);
+    let hit = use_cache
+        .then(|| cached(&cx.cache, &key, cx_id, &cands))
+        .flatten();
+    if let Some(c) = hit {
+        match apply(&mut out.plan, gp, i, &c, "cached search result") {
+            Ok(()) => out.log.push(format!("region {i}: cached {}", c.describe())),
+            Err(e) => out.log.push(format!(
+                "region {i}: cached {} not applied: {e}",
+                c.describe()
+            )),
+        }
+        out.cache_hits += 1;
+        return false;
+    }
+    // every candidate's module first, then all verified and timed at once
+    // (`bench_modules`)
+    let modules: Vec<Result<String, String>> = cands
+        .iter()
+        .map(|cand| {
+            let mut trial = out.plan.clone();
+            apply(&mut trial, gp, i, cand, "search candidate")
+                .map(|()| emit_module(g, plan, &trial, form).source)
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let emitted: Vec<(&str, String)> = modules
+        .iter()
+        .enumerate()
+        .filter_map(|(k, m)| m.as_ref().ok().map(|m| (m.as_str(), format!("{i}_{k}"))))
+        .collect();
+    let mut benched = bench_modules(cx, &emitted).into_iter();
+    let mut best: Option<(Timed, Candidate)> = None;
+    let mut failed = false;
+    let mut tried = vec![];
+    for (cand, module) in cands.iter().zip(&modules) {
+        let module = match module {
+            Ok(m) => m,
+            Err(e) => {
+                tried.push(format!("{} {e}", cand.describe()));
+                continue;
+            }
+        };
+        let Some((benched, secs)) = benched.next() else {
+            continue;
+        };
+        out.timed += 1;
+        // what each candidate's verification and timing cost, in the search's log (its
+        // wall time includes waiting for a worker and for the GPU's timing pass)
+        let mut spent = format!("checked in {secs:.1} s");
+        if let Some(b) = cx.benched(module) {
+            spent += &phase_split(&b);
+        }
+        match benched {
+            Ok(t) => {
+                tried.push(format!("{} {}, {spent}", cand.describe(), t.describe()));
+                if best
+                    .as_ref()
+                    .is_none_or(|(b, _)| t.relative() < b.relative())
+                {
+                    best = Some((t, cand.clone()));
+                }
+            }
+            Err(why) => {
+                failed = true;
+                tried.push(format!("{} {why} ({spent})", cand.describe()));
+            }
+        }
+    }
+    match best {
+        Some((t, c)) => {
+            let record = serde_json::json!({
+                "context": cx_id, "choice": c.describe(), "median_ms": t.ms,
+                "relative": t.relative(), "tried": tried,
+            });
+            let _ = std::fs::write(cx.cache.join(format!("{key}.json")), record.to_string());
+            out.log.push(format!(
+                "region {i}: chose {} ({}) among [{}]",
+                c.describe(),
+                t.describe(),
+                tried.join("; ")
+            ));
+            let why = format!(
+                "search: fastest verified of {} relative to the reference ({})",
+                cands.len(),
+                t.describe()
+            );
+            if let Err(e) = apply(&mut out.plan, gp, i, &c, &why) {
+                out.log
+                    .push(format!("region {i}: {} not applied: {e}", c.describe()));
+            }
+        }
+        None if is_gemm && cx.scope == SearchScope::Full => {
+            out.log.push(format!(
+                "region {i}: no implementation verified, computed with PyTorch [{}]",
+                tried.join(", ")
+            ));
+            let why = format!(
+                "every implementation failed verification ({}); computed with PyTorch",
+                tried.join("; ")
+            );
+            if let Err(e) = out.plan.set_gemm(gp, i, GemmImpl::PyTorch, &why) {
+                out.log
+                    .push(format!("region {i}: pytorch not applied: {e}"));
+            }
+        }
+        None => out.log.push(format!(
+            "region {i}: no variant verified; heuristic kept [{}]",
+            tried.join(", ")
+        )),
+    }
+    failed
 }
 
 /// Where a benched candidate's seconds went: the worker's verification (its kernels
