@@ -78,7 +78,7 @@ fn gemm_tile_moments_feed_the_batch_norm_and_verify() {
     let src = compile_verified("linear_batch_norm");
     assert!(src.contains("tsum = tl.sum(tv, axis=0)"), "{src}");
     assert!(
-        src.contains("tl.store(drtc_k1_reduction_ws1 + tcol * 8 + pm, tsum"),
+        src.contains("tl.store(drtc_k1_reduction_ws1 + offs_n * 8 + pm, tsum"),
         "{src}"
     );
     assert!(!src.contains("drtc_k1_reduction_part"), "{src}");

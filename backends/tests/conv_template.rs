@@ -163,7 +163,7 @@ fn template_convolutions_write_their_slices_of_a_concatenation() {
 #[test]
 fn a_batch_norm_after_a_template_convolution_merges_its_tile_moments() {
     let m = template_module("conv_template_bn", ConvImpl::triton(DotPrecision::Tf32x3));
-    assert!(m.contains("# the tile's channel moments"), "{m}");
+    assert!(m.contains("# the tile's column moments"), "{m}");
     let kernels: Vec<&str> = m
         .lines()
         .filter_map(|l| l.strip_prefix("def drtc_k"))
@@ -176,7 +176,7 @@ fn a_batch_norm_after_a_template_convolution_merges_its_tile_moments() {
     assert!(!m.contains("_part"), "no statistics stage: {m}");
     let (g, plan) = load("conv_template_bn");
     let library = generate_module(&g, &plan, &ModuleForm::Seed, &CodegenOptions::default());
-    assert!(!library.source.contains("tile's channel moments"));
+    assert!(!library.source.contains("tile's column moments"));
 }
 
 #[test]

@@ -88,14 +88,7 @@ impl LoweringPlan {
             t.rank() == 2 && t.shape == [shape.m as i64, shape.n as i64] && t.dtype.is_float()
         };
         for &v in r.outputs.iter().filter(|v| plain(v)) {
-            let reads = |j: &usize| {
-                fusion.regions[*j].kind == RegionKind::Reduction
-                    && fusion.regions[*j]
-                        .nodes
-                        .iter()
-                        .any(|&n| g.node(n).inputs.contains(&v))
-            };
-            let Some(j) = (i + 1..fusion.regions.len()).find(reads) else {
+            let Some(j) = first_reduction_reader(g, fusion, i, v) else {
                 continue;
             };
             let link = MomentsLink {
@@ -129,14 +122,7 @@ impl LoweringPlan {
             return None;
         }
         let bm = conv_config(&shape).block("BLOCK_M");
-        let reads = |j: &usize| {
-            fusion.regions[*j].kind == RegionKind::Reduction
-                && fusion.regions[*j]
-                    .nodes
-                    .iter()
-                    .any(|&n| g.node(n).inputs.contains(&v))
-        };
-        let j = (i + 1..fusion.regions.len()).find(reads)?;
+        let j = first_reduction_reader(g, fusion, i, v)?;
         let link = MomentsLink {
             consumer: j,
             value: v,
@@ -174,4 +160,12 @@ impl LoweringPlan {
         )
         .is_some_and(|code| code.given.is_some())
     }
+}
+
+/// The first reduction region after region `i` that reads `v`.
+fn first_reduction_reader(g: &Graph, fusion: &FusionPlan, i: usize, v: ValueId) -> Option<usize> {
+    (i + 1..fusion.regions.len()).find(|&j| {
+        let r = &fusion.regions[j];
+        r.kind == RegionKind::Reduction && r.nodes.iter().any(|&n| g.node(n).inputs.contains(&v))
+    })
 }

@@ -21,7 +21,7 @@
 //! 3 pipeline stages; GROUP_M = 8; persistent; where K takes one BLOCK_K step, one stage
 //! and a program per tile.
 
-use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
+use super::epilogue::{add_bias, add_epilogue, contiguous_offset, tile_moments};
 use super::kernel::{
     decompose, emit_stmts, ops_comment, placement, signature, LaunchConfig, Placements,
     TritonKernel,
@@ -485,36 +485,16 @@ pub fn contraction_kernel(
             .filter(|_| {
                 nbatch == 1 && r == 2 && tm.chunks == m.div_ceil(config.block("BLOCK_M"))
             })?;
-        let (t, chunks, (ws, wm)) = (prog.var(rt), tm.chunks, (&tm.sum, &tm.m2));
-        writeln!(
-            body,
-            "{ind}# the tile's column moments, for the batch statistics of a later region"
-        )
-        .unwrap();
-        writeln!(body, "{ind}tv = tl.where(mask, {t}, 0.0)").unwrap();
-        writeln!(
-            body,
-            "{ind}tn = tl.maximum(tl.minimum({m} - pm * BLOCK_M, BLOCK_M), 1).to(tl.float32)"
-        )
-        .unwrap();
-        writeln!(body, "{ind}tsum = tl.sum(tv, axis=0)").unwrap();
-        writeln!(
-            body,
-            "{ind}tdev = tl.where(mask, {t} - (tsum / tn)[None, :], 0.0)"
-        )
-        .unwrap();
-        writeln!(body, "{ind}tm2 = tl.sum(tdev * tdev, axis=0)").unwrap();
-        writeln!(body, "{ind}tcol = pn * BLOCK_N + tl.arange(0, BLOCK_N)").unwrap();
-        writeln!(
-            body,
-            "{ind}tl.store({ws} + tcol * {chunks} + pm, tsum, mask=tcol < {n})"
-        )
-        .unwrap();
-        writeln!(
-            body,
-            "{ind}tl.store({wm} + tcol * {chunks} + pm, tm2, mask=tcol < {n})"
-        )
-        .unwrap();
+        let (ws, wm) = (&tm.sum, &tm.m2);
+        let cols_mask = format!("offs_n < {n}");
+        tile_moments(
+            &mut body,
+            ind,
+            (prog.var(rt), m),
+            ("offs_n", &cols_mask),
+            tm.chunks,
+            (ws, wm),
+        );
         scratch = vec![ws.clone(), wm.clone()];
     }
     let mut source = String::new();

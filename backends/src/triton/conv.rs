@@ -33,7 +33,7 @@
 use super::contraction::TileMoments;
 use super::conv_phase::{Gather, Geometry};
 use super::conv_products::{emit_products, Operands, Taps};
-use super::epilogue::{add_bias, add_epilogue, contiguous_offset};
+use super::epilogue::{add_bias, add_epilogue, contiguous_offset, tile_moments};
 use super::kernel::{
     decompose, emit_stmts, kernel_head, placement, store_line, LaunchConfig, Placements,
     TritonKernel,
@@ -575,31 +575,16 @@ pub fn conv_kernel(
         if shape.transposed || tm.chunks != m.div_ceil(config.block("BLOCK_M")) {
             return None;
         }
-        let (t, chunks, (ws, wm)) = (prog.var(roots[kk]), tm.chunks, (&tm.sum, &tm.m2));
-        writeln!(
-            body,
-            "    # the tile's channel moments, for the batch statistics of a later region"
-        )
-        .unwrap();
-        writeln!(body, "    tv = tl.where(mask, {t}, 0.0)").unwrap();
-        writeln!(
-            body,
-            "    tn = tl.maximum(tl.minimum({m} - pm * BLOCK_M, BLOCK_M), 1).to(tl.float32)"
-        )
-        .unwrap();
-        writeln!(body, "    tsum = tl.sum(tv, axis=0)[None, :]").unwrap();
-        writeln!(body, "    tdev = tl.where(mask, {t} - tsum / tn, 0.0)").unwrap();
-        writeln!(body, "    tm2 = tl.sum(tdev * tdev, axis=0)[None, :]").unwrap();
-        writeln!(
-            body,
-            "    tl.store({ws} + offs_n * {chunks} + pm, tsum, mask=mask_n)"
-        )
-        .unwrap();
-        writeln!(
-            body,
-            "    tl.store({wm} + offs_n * {chunks} + pm, tm2, mask=mask_n)"
-        )
-        .unwrap();
+        let (ws, wm) = (&tm.sum, &tm.m2);
+        let t = prog.var(roots[kk]);
+        tile_moments(
+            &mut body,
+            "    ",
+            (t, m),
+            ("offs_n", "mask_n"),
+            tm.chunks,
+            (ws, wm),
+        );
         scratch = vec![ws.clone(), wm.clone()];
     }
     let what = if dot == DotPrecision::Ieee {

@@ -75,3 +75,33 @@ pub fn contiguous_offset(domain: &[i64], index: &dyn Fn(usize) -> String) -> Str
         terms.join(" + ")
     }
 }
+
+/// Lines at `ind` storing a tile's column moments for a later region's batch statistics
+/// (`gemm_moments.rs`): each column's sum and squared deviations around the tile's own
+/// mean, over the valid rows of tile value `t` (`mask`; tile `pm` of BLOCK_M rows, of
+/// `m`), at `ws` / `wm` + column * `chunks` + `pm`. `cols` is the tile's column indices as
+/// a `[1, BLOCK_N]` vector, `cols_mask` which exist.
+pub fn tile_moments(
+    out: &mut String,
+    ind: &str,
+    (t, m): (&str, u64),
+    (cols, cols_mask): (&str, &str),
+    chunks: u64,
+    (ws, wm): (&str, &str),
+) {
+    let lines = [
+        "# the tile's column moments, for the batch statistics of a later region".to_string(),
+        format!("tv = tl.where(mask, {t}, 0.0)"),
+        format!("tn = tl.maximum(tl.minimum({m} - pm * BLOCK_M, BLOCK_M), 1).to(tl.float32)"),
+        "tsum = tl.sum(tv, axis=0)[None, :]".to_string(),
+        format!("tdev = tl.where(mask, {t} - tsum / tn, 0.0)"),
+        "tm2 = tl.sum(tdev * tdev, axis=0)[None, :]".to_string(),
+        format!("tl.store({ws} + {cols} * {chunks} + pm, tsum, mask={cols_mask})"),
+        format!("tl.store({wm} + {cols} * {chunks} + pm, tm2, mask={cols_mask})"),
+    ];
+    for l in lines {
+        out.push_str(ind);
+        out.push_str(&l);
+        out.push('\n');
+    }
+}

@@ -5,8 +5,8 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, acc_init, acc_update, comps_decompose, reduce_line, Builder, Moments,
-    LANE_MOMENTS_MIN_ROWS,
+    acc_finish, comps_decompose, group_init, group_update, reduce_line, reduce_of, Builder,
+    Moments, LANE_MOMENTS_MIN_ROWS,
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{
@@ -201,43 +201,12 @@ pub(super) fn row_kernel(
                     // this reduction and every later one that needs nothing but the loaded
                     // blocks share one loop: the row is read once for all of them
                     let group = sibling_reductions(prog, b, i, &emitted);
-                    let reduce = |j: usize| match prog.stmts[j].code {
-                        Code::Reduce { kind, input } => (kind, input),
-                        Code::Expr(_) | Code::Scan { .. } => unreachable!("a reduction"),
-                    };
-                    for &j in &group {
-                        let (kind, input) = reduce(j);
-                        let ct = compute_ty(prog.stmts[input].dtype);
-                        acc_init(
-                            &mut body,
-                            kind,
-                            &format!("acc{j}"),
-                            &format!("idx{j}"),
-                            "BLOCK_R",
-                            ct,
-                        );
-                    }
+                    group_init(&mut body, prog, &group);
                     writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
                     col_header(&mut body, "        ", "cstart + ", false);
-                    let inputs: Vec<usize> = group.iter().map(|&j| reduce(j).1).collect();
-                    let need = prog.closure(&inputs, &|j| emitted[j]);
-                    emit_stmts(&mut body, prog, &need, "        ");
+                    group_update(&mut body, prog, &group, &|j| emitted[j], "cstart");
                     for &j in &group {
-                        let (kind, input) = reduce(j);
-                        let (acc, idx) = (format!("acc{j}"), format!("idx{j}"));
-                        let dtype = prog.stmts[j].dtype;
-                        acc_update(
-                            &mut body,
-                            kind,
-                            prog.var(input),
-                            dtype,
-                            &acc,
-                            &idx,
-                            "cstart",
-                        );
-                    }
-                    for &j in &group {
-                        let kind = reduce(j).0;
+                        let kind = reduce_of(prog, j).0;
                         acc_finish(&mut body, kind, &format!("acc{j}"));
                         let fin = if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
                             "idx"

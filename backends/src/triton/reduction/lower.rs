@@ -2,9 +2,9 @@
 //! columns, the statements of each op, and the accumulator code the strategies share.
 
 use super::space::Dims;
-use crate::triton::kernel::decompose;
-use crate::triton::statements::{align, DimMap, IndexSource, Program, RedKind, ScanKind, Sp};
-use crate::triton::ty::float_lit;
+use crate::triton::kernel::{decompose, emit_stmts};
+use crate::triton::statements::{align, Code, DimMap, IndexSource, Program, RedKind, ScanKind, Sp};
+use crate::triton::ty::{compute_ty, float_lit};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use std::collections::HashMap;
@@ -461,6 +461,51 @@ pub(super) fn reduce_line(kind: RedKind, x: &str, dt: DType) -> String {
         RedKind::Prod => format!("tl.reduce(tl.where(mask, {x}, 1.0), 1, _drtc_mul)"),
         RedKind::ArgMax => format!("tl.argmax(tl.where(mask, {x}, {ninf}), axis=1)"),
         RedKind::ArgMin => format!("tl.argmin(tl.where(mask, {x}, {pinf}), axis=1)"),
+    }
+}
+
+/// Reduction statement `i`'s kind and input.
+pub(super) fn reduce_of(prog: &Program, i: usize) -> (RedKind, usize) {
+    match prog.stmts[i].code {
+        Code::Reduce { kind, input } => (kind, input),
+        Code::Expr(_) | Code::Scan { .. } => unreachable!("statement {i} is not a reduction"),
+    }
+}
+
+/// A group of reductions that share one loop over column blocks (siblings that need only
+/// the loaded block): each one's accumulator `acc<i>` (and index `idx<i>`) before the loop.
+pub(super) fn group_init(out: &mut String, prog: &Program, group: &[usize]) {
+    for &i in group {
+        let (kind, input) = reduce_of(prog, i);
+        let ct = compute_ty(prog.stmts[input].dtype);
+        acc_init(
+            out,
+            kind,
+            &format!("acc{i}"),
+            &format!("idx{i}"),
+            "BLOCK_R",
+            ct,
+        );
+    }
+}
+
+/// Inside the loop: the statements the group's inputs need (those not `available`), then
+/// each accumulator's update (`first_col`: the block's first column).
+pub(super) fn group_update(
+    out: &mut String,
+    prog: &Program,
+    group: &[usize],
+    available: &dyn Fn(usize) -> bool,
+    first_col: &str,
+) {
+    let inputs: Vec<usize> = group.iter().map(|&i| reduce_of(prog, i).1).collect();
+    let need = prog.closure(&inputs, available);
+    emit_stmts(out, prog, &need, "        ");
+    for &i in group {
+        let (kind, input) = reduce_of(prog, i);
+        let (acc, idx) = (format!("acc{i}"), format!("idx{i}"));
+        let dtype = prog.stmts[i].dtype;
+        acc_update(out, kind, prog.var(input), dtype, &acc, &idx, first_col);
     }
 }
 

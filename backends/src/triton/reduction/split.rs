@@ -9,7 +9,8 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, acc_init, acc_update, comps_decompose, Builder, Moments, LANE_MOMENTS_MIN_ROWS,
+    acc_finish, comps_decompose, group_init, group_update, reduce_of, Builder, Moments,
+    LANE_MOMENTS_MIN_ROWS,
 };
 use super::strategy::SplitPlan;
 use super::Scratch;
@@ -287,43 +288,12 @@ pub(super) fn split_kernels(
         } else if !last {
             // the group's reductions (siblings on the loaded block) share the chunk's loop
             let group = &groups[stage];
-            let reduce = |j: usize| match prog.stmts[j].code {
-                Code::Reduce { kind, input } => (kind, input),
-                Code::Expr(_) | Code::Scan { .. } => unreachable!("a reduction"),
-            };
-            for &i in group {
-                let (kind, input) = reduce(i);
-                let ct = compute_ty(prog.stmts[input].dtype);
-                acc_init(
-                    &mut body,
-                    kind,
-                    &format!("acc{i}"),
-                    &format!("idx{i}"),
-                    "BLOCK_R",
-                    ct,
-                );
-            }
+            group_init(&mut body, prog, group);
             header(&mut body);
-            let inputs: Vec<usize> = group.iter().map(|&i| reduce(i).1).collect();
-            let need = prog.closure(&inputs, &|j| available[j]);
-            emit_stmts(&mut body, prog, &need, "        ");
             let first_col = format!("{start} + cstart");
+            group_update(&mut body, prog, group, &|j| available[j], &first_col);
             for &i in group {
-                let (kind, input) = reduce(i);
-                let (acc, idx) = (format!("acc{i}"), format!("idx{i}"));
-                let dtype = prog.stmts[i].dtype;
-                acc_update(
-                    &mut body,
-                    kind,
-                    prog.var(input),
-                    dtype,
-                    &acc,
-                    &idx,
-                    &first_col,
-                );
-            }
-            for &i in group {
-                let kind = reduce(i).0;
+                let kind = reduce_of(prog, i).0;
                 acc_finish(&mut body, kind, &format!("acc{i}"));
                 writeln!(
                     body,
