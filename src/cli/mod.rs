@@ -41,6 +41,7 @@ mod service;
 mod setup;
 mod stitch;
 mod suite;
+mod suite_memory;
 mod suite_report;
 mod suite_results;
 mod suite_table;

@@ -7,11 +7,13 @@ use super::baseline_arg::TorchPrecisionArg;
 use super::codegen_args::PrecisionArg;
 use super::error::{DriverError, DriverResult};
 use super::pool::runtime_error;
+use super::suite_memory::MemoryBudget;
 use super::suite_results::ResultsFile;
 use super::suite_table::{detail, render, VERIFIED};
 use super::suite_task::{run_task, TaskContext};
 use clap::Args;
 use drtc::driver::compile::CompileOptions;
+use drtc::verifier::devices::DeviceScan;
 use drtc::verifier::{DeviceKind, DrtcHome, PoolOptions, PythonEnv};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
@@ -111,7 +113,9 @@ pub struct SuiteArgs {
     /// tasks finish.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
-    /// Tasks in flight at once: CPU workers, or workers per GPU (timing stays exclusive).
+    /// Tasks in flight at once: CPU workers, or workers per GPU (timing stays exclusive; a
+    /// task's checks wait for their share of the GPU's memory, about three times the bytes
+    /// its program moves).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// Seconds allowed per worker request (a verification, or a timing phase).
@@ -284,6 +288,17 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         options.workers = Some(n);
     }
     let pool = super::pool::worker_pool(python, &home, options)?;
+    // local GPUs: each task's checks reserve their estimate of the memory (`suite_memory.rs`);
+    // one budget for all of them (the smallest one's share times their count)
+    let budget = match (device, args.ray.actors(), drtc::verifier::devices::scan()) {
+        (DeviceKind::Cuda, None, DeviceScan::Gpus(gpus)) if !gpus.is_empty() => {
+            let least = gpus.iter().map(|g| g.total_memory_bytes).min().unwrap_or(0);
+            Some(MemoryBudget::for_device(
+                least.saturating_mul(gpus.len() as u64),
+            ))
+        }
+        _ => None,
+    };
     let cx = TaskContext {
         pool: &pool,
         device,
@@ -297,6 +312,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         torch_precision: args.torch_precision.map(|p| p.name().to_string()),
         search: search.map(|s| (&home, s)),
         settings,
+        memory: budget.as_ref(),
     };
     let bar = ProgressBar::new(todo.len() as u64);
     bar.set_style(

@@ -2,6 +2,7 @@
 //! module, verify it and, on a GPU, time it against eager PyTorch (and torch.compile). The
 //! result is one JSON row, whatever happened.
 
+use super::suite_memory::MemoryBudget;
 use drtc::driver::compile::{compile_graph, CompileOptions, Compiled};
 use drtc::driver::frontend::Frontend;
 use drtc::driver::load::load_programs_with_types;
@@ -40,6 +41,8 @@ pub struct TaskContext<'a> {
     pub search: Option<(&'a DrtcHome, SearchScope)>,
     /// The run's settings, copied into every row.
     pub settings: Value,
+    /// GPU memory admission (`suite_memory.rs`), on a local GPU.
+    pub memory: Option<&'a MemoryBudget>,
 }
 
 /// The compiled module of a task, or why there is none.
@@ -284,7 +287,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             return;
         }
     };
-    let (mut compiled, form, reference) = match front {
+    let (mut compiled, form, reference, bytes_moved) = match front {
         Front::Rejected {
             status,
             error,
@@ -310,7 +313,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             row["work"] = json!(work);
             row["frontend_used"] = frontend;
             row["compile_ms"] = json!(compile_ms);
-            (compiled, form, reference)
+            (compiled, form, reference, work.bytes)
         }
     };
     let cand = cx.work.join(format!("{task}_drtc.py"));
@@ -330,6 +333,17 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
         )]);
         return;
     }
+    // the checks' share of the GPU's memory, waited for outside the task's time limit
+    let reserved = cx
+        .memory
+        .map(|m| m.reserve(MemoryBudget::estimate(bytes_moved)));
+    let started = match &reserved {
+        Some(r) if r.waited > Duration::from_millis(100) => {
+            row["memory_wait_s"] = json!(r.waited.as_secs_f64());
+            started + r.waited
+        }
+        _ => started,
+    };
     let mut req = VerifyRequest::generated(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     let mut first = check(row, &req, cx, started, false);

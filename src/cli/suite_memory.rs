@@ -1,0 +1,130 @@
+//! GPU memory admission for `drtc suite --jobs N` on a GPU. A task's verification holds
+//! about three times its reference's peak (inputs, outputs, intermediates; 3.01x the
+//! median of level 1 in `bench/results/level1_h200_2030ff2_default_vs_compile.md`), so N
+//! tasks of several GiB at once run out of memory and are retried alone: with every
+//! torch.compile mode on an 80 GB H100, most of level-1 19-40 did, and 38 and 39 spent
+//! their whole limit waiting (`bench/results/level1_modes_h100_5761f1d_default_vs_modes.md`).
+//! A task reserves its estimate before its checks and gives it back when they end; it
+//! waits while the reservations in flight and its own would pass the budget, unless
+//! nothing is reserved (a task larger than the budget runs with the device to itself).
+
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// A task's checks hold about this many times the bytes its IR moves (inputs, parameters
+/// and outputs, once each): the reference's peak is at least those, verification about
+/// three times the reference's (level-1 19: 12.9 GB moved, 39.8 GB verifying,
+/// `bench/results/verify_memory_19_ReLU_h200.log`).
+const PEAK_PER_BYTE_MOVED: u64 = 3;
+
+/// The share of the device's memory the reservations may take (the rest: the workers' CUDA
+/// contexts and allocator caches, the timing sessions' flush buffers).
+const BUDGET_SHARE: f64 = 0.8;
+
+/// The bytes reserved by tasks in flight, against a budget.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    budget: u64,
+    used: Mutex<u64>,
+    changed: Condvar,
+}
+
+/// Held while a task's checks run; gives its bytes back when dropped.
+pub struct Reservation<'a> {
+    budget: &'a MemoryBudget,
+    bytes: u64,
+    /// How long the task waited for it (not counted against the task's limit).
+    pub waited: Duration,
+}
+
+impl MemoryBudget {
+    /// A budget of `BUDGET_SHARE` of `device_bytes` (the smallest GPU's memory).
+    pub fn for_device(device_bytes: u64) -> Self {
+        Self::new((device_bytes as f64 * BUDGET_SHARE) as u64)
+    }
+
+    pub fn new(budget: u64) -> Self {
+        MemoryBudget {
+            budget,
+            used: Mutex::new(0),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The estimate of a task's checks that move `bytes_moved` bytes.
+    pub fn estimate(bytes_moved: u64) -> u64 {
+        bytes_moved.saturating_mul(PEAK_PER_BYTE_MOVED)
+    }
+
+    /// Waits until `bytes` fit beside the reservations in flight (or none is left), then
+    /// reserves them.
+    pub fn reserve(&self, bytes: u64) -> Reservation<'_> {
+        let t0 = Instant::now();
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        while *used > 0 && used.saturating_add(bytes) > self.budget {
+            used = self.changed.wait(used).unwrap_or_else(|p| p.into_inner());
+        }
+        *used += bytes;
+        Reservation {
+            budget: self,
+            bytes,
+            waited: t0.elapsed(),
+        }
+    }
+
+    /// The bytes reserved now.
+    #[cfg(test)]
+    fn used(&self) -> u64 {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        let mut used = self.budget.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= self.bytes;
+        self.budget.changed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MemoryBudget;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+
+    #[test]
+    fn tasks_wait_while_the_budget_is_full_and_a_large_one_runs_alone() {
+        let b = MemoryBudget::new(100);
+        let most = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            for bytes in [60, 50, 30, 150, 10] {
+                let (b, most) = (&b, &most);
+                s.spawn(move || {
+                    let r = b.reserve(bytes);
+                    let now = b.used();
+                    // within the budget, or alone
+                    assert!(now <= 100 || now == bytes, "{now} reserved with {bytes}");
+                    most.fetch_max(now, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(20));
+                    drop(r);
+                });
+            }
+        });
+        assert_eq!(b.used(), 0);
+        assert!(most.load(Ordering::SeqCst) >= 150, "the large task ran");
+    }
+
+    #[test]
+    fn a_reservation_says_how_long_it_waited() {
+        let b = MemoryBudget::new(100);
+        let first = b.reserve(80);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| b.reserve(40).waited);
+            std::thread::sleep(Duration::from_millis(50));
+            drop(first);
+            assert!(waiter.join().unwrap() >= Duration::from_millis(40));
+        });
+        assert!(b.reserve(100).waited < Duration::from_millis(40));
+    }
+}
