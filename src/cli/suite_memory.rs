@@ -7,6 +7,8 @@
 //! A task reserves its estimate before its checks and gives it back when they end; it
 //! waits while the reservations in flight and its own would pass the budget, unless
 //! nothing is reserved (a task larger than the budget runs with the device to itself).
+//! Reservations are granted in the order they were asked for, so a large task is not
+//! passed by a stream of small ones.
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -25,8 +27,16 @@ const BUDGET_SHARE: f64 = 0.8;
 #[derive(Debug)]
 pub struct MemoryBudget {
     budget: u64,
-    used: Mutex<u64>,
+    state: Mutex<State>,
     changed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    used: u64,
+    /// Tickets handed out, and the one whose turn it is (first come, first served).
+    next: u64,
+    turn: u64,
 }
 
 /// Held while a task's checks run; gives its bytes back when dropped.
@@ -46,7 +56,7 @@ impl MemoryBudget {
     pub fn new(budget: u64) -> Self {
         MemoryBudget {
             budget,
-            used: Mutex::new(0),
+            state: Mutex::new(State::default()),
             changed: Condvar::new(),
         }
     }
@@ -56,15 +66,19 @@ impl MemoryBudget {
         bytes_moved.saturating_mul(PEAK_PER_BYTE_MOVED)
     }
 
-    /// Waits until `bytes` fit beside the reservations in flight (or none is left), then
-    /// reserves them.
+    /// Waits for its turn and until `bytes` fit beside the reservations in flight (or
+    /// none is left), then reserves them.
     pub fn reserve(&self, bytes: u64) -> Reservation<'_> {
         let t0 = Instant::now();
-        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
-        while *used > 0 && used.saturating_add(bytes) > self.budget {
-            used = self.changed.wait(used).unwrap_or_else(|p| p.into_inner());
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = st.next;
+        st.next += 1;
+        while st.turn != ticket || (st.used > 0 && st.used.saturating_add(bytes) > self.budget) {
+            st = self.changed.wait(st).unwrap_or_else(|p| p.into_inner());
         }
-        *used += bytes;
+        st.turn += 1;
+        st.used += bytes;
+        self.changed.notify_all();
         Reservation {
             budget: self,
             bytes,
@@ -75,14 +89,14 @@ impl MemoryBudget {
     /// The bytes reserved now.
     #[cfg(test)]
     fn used(&self) -> u64 {
-        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unwrap_or_else(|p| p.into_inner()).used
     }
 }
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        let mut used = self.budget.used.lock().unwrap_or_else(|p| p.into_inner());
-        *used -= self.bytes;
+        let mut st = self.budget.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.used -= self.bytes;
         self.budget.changed.notify_all();
     }
 }
@@ -113,6 +127,29 @@ mod tests {
         });
         assert_eq!(b.used(), 0);
         assert!(most.load(Ordering::SeqCst) >= 150, "the large task ran");
+    }
+
+    #[test]
+    fn a_large_task_is_not_passed_by_later_small_ones() {
+        let b = MemoryBudget::new(100);
+        let order = std::sync::Mutex::new(vec![]);
+        let first = b.reserve(60);
+        std::thread::scope(|s| {
+            let (b, order) = (&b, &order);
+            s.spawn(move || {
+                let _r = b.reserve(90);
+                order.lock().unwrap().push(90);
+            });
+            std::thread::sleep(Duration::from_millis(30));
+            // asks after the large one; it would fit beside the first reservation now
+            s.spawn(move || {
+                let _r = b.reserve(20);
+                order.lock().unwrap().push(20);
+            });
+            std::thread::sleep(Duration::from_millis(30));
+            drop(first);
+        });
+        assert_eq!(*order.lock().unwrap(), vec![90, 20]);
     }
 
     #[test]
