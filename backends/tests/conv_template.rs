@@ -68,6 +68,7 @@ fn every_template_precision_matches_pytorch() {
         "conv_template_depthwise",
         "conv_template_cat",
         "conv_template_bn",
+        "conv_template_shuffle",
     ] {
         let (g, plan) = load(prog);
         let reference = emit_seed_program(&g);
@@ -154,6 +155,22 @@ fn template_convolutions_write_their_slices_of_a_concatenation() {
         "{}",
         library.source
     );
+}
+
+/// Channel shuffles of the template's outputs (with its relu, and alone): its kernels
+/// store each element at its place in the shuffle's result; no view of the chains is
+/// emitted (numerics in `every_template_precision_matches_pytorch`).
+#[test]
+fn template_convolutions_write_their_channel_shuffles() {
+    let m = template_module(
+        "conv_template_shuffle",
+        ConvImpl::triton(DotPrecision::Tf32x3),
+    );
+    let start = m.find("def drtc_forward").expect("a forward");
+    let body = &m[start..start + m[start..].find("\n    return").expect("a return")];
+    assert_eq!(body.matches("torch.reshape(").count(), 0, "{body}");
+    assert_eq!(body.matches("transpose(").count(), 0, "{body}");
+    assert_eq!(m.matches("_conv[").count(), 2, "{m}");
 }
 
 /// A batch norm after a convolution the template computes takes the statistics from the

@@ -77,8 +77,9 @@ fn materializes(steps: &[ViewStep], domain: &[i64]) -> bool {
     false
 }
 
-/// The view writes of `plan`: every output of a pointwise or reduction template region
-/// (not channels-last, not placed in a concatenation) that one chain of views alone reads,
+/// The view writes of `plan`: every output of a pointwise or reduction template region,
+/// or of a convolution region (its template's kernel, `concat::honored`), (not
+/// channels-last, not placed in a concatenation) that one chain of views alone reads,
 /// where the chain materializes, and that the template stores through the chain (its
 /// answer).
 pub(super) fn view_writes(
@@ -91,7 +92,8 @@ pub(super) fn view_writes(
     let sole = |v: ValueId| uses[v.index()] == 1 && !g.outputs().contains(&v);
     let mut out = vec![];
     for (p, r) in fusion.regions.iter().enumerate() {
-        if !matches!(r.kind, RegionKind::Pointwise | RegionKind::Reduction) {
+        let conv = r.kind == RegionKind::Library && regions[p].implementation.conv().is_some();
+        if !matches!(r.kind, RegionKind::Pointwise | RegionKind::Reduction) && !conv {
             continue;
         }
         for &v in &r.outputs {
