@@ -281,28 +281,29 @@ pub fn search(
     let _ = std::fs::create_dir_all(&cx.work);
     let cx_id = cx.id(policy);
     let gp = (g, plan);
-    let mut again = vec![];
-    for i in 0..plan.regions.len() {
-        if race(&mut out, gp, form, cx, (&cx_id, i), true) {
-            again.push(i);
-        }
-    }
+    // (region, whether a candidate failed verification) of every region raced or cached
+    let raced: Vec<(usize, bool)> = (0..plan.regions.len())
+        .filter_map(|i| race(&mut out, gp, form, cx, (&cx_id, i), true).map(|f| (i, f)))
+        .collect();
     // a race where a candidate failed verification may have failed for a later region's
     // sake (every module of the race holds that region's heuristic choice: level-3 17's
     // first convolution chose the NCHW library call because the second's channels-last
-    // library call failed the fp32 rule in all of them): raced once more, uncached, with
-    // the later regions decided
-    for i in again {
-        out.log
-            .push(format!("region {i}: raced again after the later regions"));
-        race(&mut out, gp, form, cx, (&cx_id, i), false);
+    // library call failed the fp32 rule in all of them): raced once more, uncached, once
+    // a later region was decided
+    let last = raced.last().map(|&(i, _)| i);
+    for &(i, failed) in &raced {
+        if failed && Some(i) != last {
+            out.log
+                .push(format!("region {i}: raced again after the later regions"));
+            race(&mut out, gp, form, cx, (&cx_id, i), false);
+        }
     }
     out
 }
 
 /// Races region `i`'s candidates (its cached choice instead, with `use_cache`), applies
-/// the fastest verified one to `out.plan` and records it; true when a candidate failed
-/// verification.
+/// the fastest verified one to `out.plan` and records it; `None` when the region has no
+/// race (fewer than two candidates), else whether a candidate failed verification.
 fn race(
     out: &mut SearchOutcome,
     gp: (&Graph, &FusionPlan),
@@ -310,7 +311,7 @@ fn race(
     cx: &SearchContext,
     (cx_id, i): (&str, usize),
     use_cache: bool,
-) -> bool {
+) -> Option<bool> {
     let (g, plan) = gp;
     let mut cands = candidates(gp, &out.plan, i, cx.scope);
     if !cands.is_empty() {
@@ -318,7 +319,7 @@ fn race(
     }
     let is_gemm = cands.iter().any(|c| c.imp.is_some());
     if cands.len() < 2 {
-        return false;
+        return None;
     }
     let key = search_key(g, plan, i, cx_id);
     let hit = use_cache
@@ -333,7 +334,7 @@ fn race(
             )),
         }
         out.cache_hits += 1;
-        return false;
+        return Some(false);
     }
     // every candidate's module first, then all verified and timed at once
     // (`bench_modules`)
@@ -431,7 +432,7 @@ fn race(
             tried.join(", ")
         )),
     }
-    failed
+    Some(failed)
 }
 
 /// Where a benched candidate's seconds went: the worker's verification (its kernels

@@ -1,7 +1,8 @@
-//! Concatenation without copies: an operand of a `cat` that a pointwise, reduction or
-//! contraction (drtc's GEMM template) kernel computes, and that nothing else reads, is written by that kernel into its slice
-//! of the concatenation's result (the host allocates the result first and passes the
-//! slice's view as the kernel's output); the `cat` then copies only its other operands.
+//! Concatenation without copies: an operand of a `cat` that a pointwise, reduction, GEMM
+//! template or convolution template kernel computes, and that nothing else reads, is
+//! written by that kernel into its slice of the concatenation's result (the host
+//! allocates the result first and passes the slice's view as the kernel's output); the
+//! `cat` then copies only its other operands.
 //! Without this, every operand is written once by its producer and copied once more by
 //! PyTorch's `cat`: a read and a write of the whole result saved per placed operand.
 //!
@@ -156,7 +157,8 @@ pub(super) fn placements(
 
 /// Whether region `producer`'s template stores its output `value` through `map`: a
 /// pointwise kernel always does (its outputs have the domain's shape); a reduction kernel
-/// in the row strategy does for domain-shaped outputs (its answer, `RegionCode::placed`).
+/// in the row strategy does for domain-shaped outputs (its answer, `RegionCode::placed`);
+/// a GEMM or convolution template kernel when it generates with the map.
 pub(super) fn honored(
     g: &Graph,
     fusion: &FusionPlan,
@@ -178,7 +180,6 @@ pub(super) fn honored(
         return conv_honors(g, fusion, (regions, layout), (c, producer), value, map);
     }
     if rp.implementation != Implementation::Template
-        || rp.epilogue_of.is_some()
         || rp.moments_from.is_some()
         || rp.applied_in.is_some()
     {
@@ -276,7 +277,7 @@ fn contraction_honors(
     let GemmImpl::Triton { dot } = gemm.imp else {
         return false;
     };
-    if rp.moments.is_some() || rp.channels_last || rp.epilogue_of.is_some() {
+    if rp.moments.is_some() || rp.channels_last {
         return false;
     }
     let Some(k) = r.outputs.iter().position(|&v| v == value) else {

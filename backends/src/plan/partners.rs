@@ -1,8 +1,9 @@
 //! Partners: regions whose code depends on another region's implementation. A
 //! convolution run by the template computes its pointwise consumer region in the same
 //! kernel (`conv_choice.rs`); a GEMM or a lone convolution run by the template writes tile
-//! moments that a later batch norm's region merges (`gemm_moments.rs` emits the link); a norm's region writes
-//! only its statistics when a later pooling applies it (`norm_apply.rs`). Derived
+//! moments that a later batch norm's region merges (`gemm_moments.rs` emits the link); a
+//! norm's region writes only its statistics when a later pooling applies it
+//! (`norm_apply.rs`). Derived
 //! from the implementations, configurations and layout, so re-derived after every edit.
 
 use super::region_plan::MomentsLink;

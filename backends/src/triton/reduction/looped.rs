@@ -5,8 +5,8 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, comps_decompose, group_init, group_update, reduce_line, reduce_of, Builder,
-    Moments, LANE_MOMENTS_MIN_ROWS,
+    acc_finish, comps_decompose, group_init, group_update, needs_only_block, reduce_line,
+    reduce_of, Builder, Moments, LANE_MOMENTS_MIN_ROWS,
 };
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{
@@ -311,11 +311,7 @@ fn sibling_reductions(prog: &Program, b: &Builder, first: usize, emitted: &[bool
             continue;
         }
         if let Code::Reduce { input, .. } = prog.stmts[j].code {
-            let need = prog.closure(&[input], &|k| emitted[k]);
-            let on_block = need.iter().all(|&k| {
-                matches!(prog.stmts[k].code, Code::Expr(_)) && prog.stmts[k].space == Sp::Full
-            });
-            if on_block {
+            if needs_only_block(prog, input, &|k| emitted[k]) {
                 group.push(j);
             }
         }

@@ -472,6 +472,19 @@ pub(super) fn reduce_of(prog: &Program, i: usize) -> (RedKind, usize) {
     }
 }
 
+/// Whether reduction input `input` needs, besides the `available` statements, only
+/// statements on the loaded block: then its reduction can share a loop (or a split stage)
+/// with another one.
+pub(super) fn needs_only_block(
+    prog: &Program,
+    input: usize,
+    available: &dyn Fn(usize) -> bool,
+) -> bool {
+    prog.closure(&[input], available)
+        .iter()
+        .all(|&k| matches!(prog.stmts[k].code, Code::Expr(_)) && prog.stmts[k].space == Sp::Full)
+}
+
 /// A group of reductions that share one loop over column blocks (siblings that need only
 /// the loaded block): each one's accumulator `acc<i>` (and index `idx<i>`) before the loop.
 pub(super) fn group_init(out: &mut String, prog: &Program, group: &[usize]) {

@@ -9,8 +9,8 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, comps_decompose, group_init, group_update, reduce_of, Builder, Moments,
-    LANE_MOMENTS_MIN_ROWS,
+    acc_finish, comps_decompose, group_init, group_update, needs_only_block, reduce_of, Builder,
+    Moments, LANE_MOMENTS_MIN_ROWS,
 };
 use super::strategy::SplitPlan;
 use super::Scratch;
@@ -74,14 +74,9 @@ fn stage_groups(b: &Builder, reduces: &[usize]) -> Vec<Vec<usize>> {
     // a stage starting at reduction `i` has every row statement before `i` (earlier
     // reductions combined from their partials, row math); `j` joins when its input needs
     // nothing else but statements on the loaded chunk
-    let on_chunk = |i: usize, j: usize| match prog.stmts[j].code {
-        Code::Reduce { input, .. } => prog
-            .closure(&[input], &|k| k < i && prog.stmts[k].space == Sp::Row)
-            .iter()
-            .all(|&k| {
-                matches!(prog.stmts[k].code, Code::Expr(_)) && prog.stmts[k].space == Sp::Full
-            }),
-        Code::Expr(_) | Code::Scan { .. } => false,
+    let on_chunk = |i: usize, j: usize| {
+        let before = |k: usize| k < i && prog.stmts[k].space == Sp::Row;
+        needs_only_block(prog, reduce_of(prog, j).1, &before)
     };
     let mut groups: Vec<Vec<usize>> = vec![];
     let mut taken = vec![false; prog.stmts.len()];
