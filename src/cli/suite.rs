@@ -122,7 +122,9 @@ pub struct SuiteArgs {
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
     /// Seconds allowed per task: load, compile, verify and time (waiting for the GPU's
-    /// timing turn is not counted). A task past it is recorded as `timeout`.
+    /// timing turn or its memory is not counted; a task that ran out of memory beside
+    /// others is checked again alone with this limit anew). A task past it is recorded as
+    /// `timeout`.
     #[arg(long, default_value_t = 900)]
     pub task_timeout: u64,
     /// Start no new task after this many seconds (finished rows are kept: rerun with

@@ -7,6 +7,10 @@
 //! A task reserves its estimate before its checks and gives it back when they end; it
 //! waits while the reservations in flight and its own would pass the budget, unless
 //! nothing is reserved (a task larger than the budget runs with the device to itself).
+//! A task estimated at more than half the budget takes all of it: the estimate leaves out
+//! the processes' CUDA contexts and caches, and a 17 GB-moving task (level-1 38, 39:
+//! 51.5 GB estimated) beside four small ones ran out of memory, retried alone and spent
+//! its limit (`bench/results/level1_modes_h100_fc3acf3_default_vs_modes.md`).
 //! Reservations are granted in the order they were asked for, so a large task is not
 //! passed by a stream of small ones.
 
@@ -67,8 +71,13 @@ impl MemoryBudget {
     }
 
     /// Waits for its turn and until `bytes` fit beside the reservations in flight (or
-    /// none is left), then reserves them.
+    /// none is left), then reserves them; more than half the budget reserves all of it.
     pub fn reserve(&self, bytes: u64) -> Reservation<'_> {
+        let bytes = if bytes > self.budget / 2 {
+            bytes.max(self.budget)
+        } else {
+            bytes
+        };
         let t0 = Instant::now();
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let ticket = st.next;
@@ -150,6 +159,25 @@ mod tests {
             drop(first);
         });
         assert_eq!(*order.lock().unwrap(), vec![90, 20]);
+    }
+
+    #[test]
+    fn a_task_over_half_the_budget_runs_with_nothing_beside_it() {
+        let b = MemoryBudget::new(100);
+        let large = b.reserve(60);
+        assert_eq!(b.used(), 100, "more than half takes the whole budget");
+        std::thread::scope(|s| {
+            let small = s.spawn(|| {
+                let r = b.reserve(10);
+                r.waited
+            });
+            std::thread::sleep(Duration::from_millis(40));
+            drop(large);
+            assert!(small.join().unwrap() >= Duration::from_millis(30));
+        });
+        let half = b.reserve(50);
+        assert_eq!(b.used(), 50, "half is not more than half");
+        drop(half);
     }
 
     #[test]

@@ -352,7 +352,7 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     // beside five 6 GiB tasks and climbed to the module without the e-graph rewrites)
     let mut retried = false;
     if cx.pool.size() > 1 && first.1 == OutOfMemory(true) {
-        first = retry_alone(row, &req, cx, started);
+        first = retry_alone(row, &req, cx);
         retried = true;
     }
     // a failed module climbs the retry ladder (the one `drtc compile` climbs)
@@ -393,20 +393,18 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
     // Out of memory beside other jobs may be theirs as much as this candidate's: try once
     // more with the device to itself, and keep both answers (the pool's own retry,
     // `WorkerPool::verify` and `bench`, keeps only the second; the suite's rows keep both
-    // and spend the task's own time limit)
+    // and the retry gets the task's limit anew)
     if cx.pool.size() > 1 && oom == OutOfMemory(true) && !retried {
-        retry_alone(row, &req, cx, started);
+        retry_alone(row, &req, cx);
     }
 }
 
 /// Checks `req` again with the device to itself after running out of memory beside other
-/// jobs; the row keeps the first attempt's reasons under `oom_retried_alone`.
-fn retry_alone(
-    row: &mut Value,
-    req: &VerifyRequest,
-    cx: &TaskContext,
-    started: Instant,
-) -> (Verdict, OutOfMemory) {
+/// jobs, with the task's limit anew (running out beside others is not the module's doing:
+/// level-1 38 and 39 had 0 s left for the retry after their first attempt); the row keeps
+/// the first attempt's reasons under `oom_retried_alone`.
+fn retry_alone(row: &mut Value, req: &VerifyRequest, cx: &TaskContext) -> (Verdict, OutOfMemory) {
+    let started = Instant::now();
     let first = row["reasons"].clone();
     if let Some(o) = row.as_object_mut() {
         o.remove("timing_error");
