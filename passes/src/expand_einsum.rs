@@ -4,7 +4,8 @@
 //! templates see: `sum` over the subscripts nothing else reads, `permute` and `reshape` views
 //! into `[batch..., M, K]` and `[batch..., K, N]`, `matmul` (the contraction template), a
 //! broadcast `mul` where a pair shares no subscript to contract (a pointwise kernel that
-//! fuses with its neighbours), and a last `permute` into the output's order. The einsum
+//! fuses with its neighbours), a broadcast `mul` and a `sum` where it contracts at most
+//! [`SMALL_K`] elements, and a last `permute` into the output's order. The einsum
 //! alone is a library call no kernel can fuse with.
 //!
 //! For each pair `A, B` (the first two operands left), a subscript is
@@ -29,6 +30,13 @@ use drtc_ir::{Attr, Graph, Op, ValueId};
 use std::collections::BTreeMap;
 
 const NAME: &str = "expand-einsum";
+
+/// Contractions over at most this many elements are a broadcast product and a sum, not a
+/// matmul: with K this small a product reuses no operand tile, and the matmul's operands
+/// become copies in `[batch, M, K]`/`[batch, K, N]` order (Mamba2's inter-chunk einsum,
+/// K = 3: a 100 MB copy and a 0.22 ms cuBLAS GEMV on an H100,
+/// `bench/results/level3_mamba2_profile_h100_fc3acf3.txt`).
+const SMALL_K: i64 = 4;
 
 /// Registry entry.
 pub const INFO: PassInfo = PassInfo {
@@ -197,6 +205,30 @@ impl Expansion<'_, '_> {
             self.product(&b_free),
             self.product(&contracted),
         );
+        if k <= SMALL_K {
+            // a broadcast product over [batch, contracted, a_free, b_free], summed over the
+            // contracted dims: one reduction reading each operand through its strides
+            let a_subs = [batch.as_slice(), &contracted, &a_free].concat();
+            let pa = self.permute(&a, &a_subs)?;
+            let pa = self.reshape(pa, self.shape(&a_subs, b_free.len()))?;
+            let pb = self.permute(&b, &[batch.as_slice(), &contracted, &b_free].concat())?;
+            let mut sb = self.shape(&[batch.as_slice(), &contracted].concat(), a_free.len());
+            sb.extend(self.shape(&b_free, 0));
+            let pb = self.reshape(pb, sb)?;
+            let product = self.b.binary(Op::Mul, pa, pb)?;
+            let dims: Vec<i64> = (batch.len()..batch.len() + contracted.len())
+                .map(|d| d as i64)
+                .collect();
+            let value = self.b.op(
+                Op::Sum,
+                vec![product],
+                &[("dim", Attr::Ints(dims)), ("keepdim", Attr::Bool(false))],
+            )?;
+            return Ok(Term {
+                value,
+                subs: result_subs,
+            });
+        }
         let pa = self.permute(&a, &[batch.as_slice(), &a_free, &contracted].concat())?;
         let pa = self.reshape(pa, [batch_shape.as_slice(), &[m, k]].concat())?;
         let pb = self.permute(&b, &[batch.as_slice(), &contracted, &b_free].concat())?;

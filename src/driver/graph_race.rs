@@ -1,9 +1,13 @@
 //! The measured CUDA-graph decision: when the cost rule of `--cuda-graphs auto` says a
-//! module's replay pays, the module with graphs and the same module without them are each
-//! verified and timed on the GPU, and the faster verified one is kept. The cost rule
-//! counts launches; it cannot see what a replay costs a given program (the output copies
-//! a replay needs so a later call cannot overwrite a returned tensor, the key check, a
-//! capture's memory pool), so a replay slower than the eager forward is measured, not
+//! module's replay pays, or says it does not for a forward of at least
+//! [`RACE_MIN_LAUNCHES`] launches, the module with graphs and the same module without them
+//! are each verified and timed on the GPU, and the faster verified one is kept. The cost
+//! rule counts launches at a fixed host cost each and output copies; it cannot see what a
+//! replay costs a given program (the output copies a replay needs so a later call cannot
+//! overwrite a returned tensor, the key check, a capture's memory pool) nor what a launch
+//! costs it (Mamba2's 15 kernels and views took 2.09 ms of host time per call for 1.27 ms
+//! on the device, an H100, where the rule counted 48 us:
+//! `bench/results/level3_mamba2_probe_h100_a6d0f02.txt`), so both are measured, not
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
@@ -14,6 +18,10 @@ use drtc_backends::variants::fnv1a;
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 
+/// A forward of at least this many launches races its graphs even where the cost rule
+/// says they do not pay.
+pub const RACE_MIN_LAUNCHES: usize = 8;
+
 /// What the race did, for the search log.
 pub struct GraphRace {
     pub log: String,
@@ -23,22 +31,34 @@ pub struct GraphRace {
 }
 
 /// Races `module` (emitted from `g` and `plan`) with its CUDA graphs against the same
-/// module without them (its lowering plan with graphs off), when `--cuda-graphs auto`
-/// turned them on; keeps the faster verified one (the module with graphs when neither
-/// verifies: the compile step's own verification reports it). `None` when there is
-/// nothing to race.
+/// module without them (its lowering plan with graphs off or on, whichever `--cuda-graphs
+/// auto`'s rule did not pick), when the rule turned them on or the forward has at least
+/// [`RACE_MIN_LAUNCHES`] launches; keeps the faster verified one (the rule's pick when
+/// neither verifies: the compile step's own verification reports it). `None` when there
+/// is nothing to race.
 pub fn race_graphs(
     (g, plan): (&Graph, &FusionPlan),
     module: &mut GeneratedModule,
     form: &ModuleForm,
     cx: &SearchContext,
 ) -> Option<GraphRace> {
-    if module.plan.options.graphs != GraphMode::Auto || !module.graphs.enabled {
+    if module.plan.options.graphs != GraphMode::Auto {
         return None;
     }
-    let mut eager_plan = module.plan.clone();
-    eager_plan.set_graphs(GraphMode::Off);
-    let eager = emit_module(g, plan, &eager_plan, form);
+    let rule_on = module.graphs.enabled;
+    if !rule_on && module.graphs.cost.launches < RACE_MIN_LAUNCHES {
+        return None;
+    }
+    let mut other_plan = module.plan.clone();
+    other_plan.set_graphs(if rule_on {
+        GraphMode::Off
+    } else {
+        GraphMode::On
+    });
+    let other = emit_module(g, plan, &other_plan, form);
+    if !rule_on && !other.graphs.enabled {
+        return None; // graphs cannot capture this forward (random ops, no GPU)
+    }
     let cx_id = cx.id(module.plan.options.precision);
     let key = format!(
         "graphs_{:016x}",
@@ -52,8 +72,8 @@ pub fn race_graphs(
     if let Some(v) = cached {
         let replay = v["replay"].as_bool()?;
         let why = v["why"].as_str().unwrap_or_default().to_string();
-        if !replay {
-            keep_eager(module, eager, &format!("cached: {why}"));
+        if replay != rule_on {
+            switch(module, other, &format!("cached: {why}"));
         }
         return Some(GraphRace {
             log: format!(
@@ -65,11 +85,16 @@ pub fn race_graphs(
         });
     }
     // both at once: side by side on the pool's workers, timed one at a time (the gate)
+    let (on, off) = if rule_on {
+        (&module.source, &other.source)
+    } else {
+        (&other.source, &module.source)
+    };
     let mut both = bench_modules(
         cx,
         &[
-            (module.source.as_str(), "graphs_on".to_string()),
-            (eager.source.as_str(), "graphs_off".to_string()),
+            (on.as_str(), "graphs_on".to_string()),
+            (off.as_str(), "graphs_off".to_string()),
         ],
     )
     .into_iter()
@@ -87,8 +112,8 @@ pub fn race_graphs(
     };
     let record = serde_json::json!({"context": cx_id, "replay": replay, "why": why});
     let _ = std::fs::write(&file, record.to_string());
-    if !replay {
-        keep_eager(module, eager, &why);
+    if replay != rule_on {
+        switch(module, other, &why);
     }
     Some(GraphRace {
         log: format!(
@@ -105,7 +130,7 @@ pub fn race_graphs(
 }
 
 /// Whether to replay, and why, from the two modules' verified times (`Err`: why one does
-/// not count). `None` when neither counts. A tie keeps the replay (the cost rule's pick).
+/// not count). `None` when neither counts. A tie keeps the replay.
 /// Compared relative to the reference timed in the same pass (`Timed::relative`).
 fn verdict(
     with: &Result<Timed, String>,
@@ -146,14 +171,21 @@ fn verdict(
     })
 }
 
-/// Keeps the module without graphs; its report says the race decided it.
-fn keep_eager(module: &mut GeneratedModule, mut eager: GeneratedModule, why: &str) {
-    eager.graphs.mode = GraphMode::Auto;
-    eager.graphs.reason = format!(
-        "the cost rule said they pay ({}), but on the GPU the eager forward was faster: {why}",
-        module.graphs.cost.describe()
-    );
-    *module = eager;
+/// Keeps `other`, the module the cost rule did not pick; its report says the race decided
+/// it.
+fn switch(module: &mut GeneratedModule, mut other: GeneratedModule, why: &str) {
+    let cost = module.graphs.cost.describe();
+    other.graphs.mode = GraphMode::Auto;
+    other.graphs.reason = if module.graphs.enabled {
+        format!(
+            "the cost rule said they pay ({cost}), but on the GPU the eager forward was faster: {why}"
+        )
+    } else {
+        format!(
+            "the cost rule said they do not pay ({cost}), but on the GPU the replay was faster: {why}"
+        )
+    };
+    *module = other;
 }
 
 #[cfg(test)]

@@ -14,11 +14,10 @@
 //! - Precision: `tl.dot`'s `input_precision` (tf32, tf32x3, ieee) comes from the region's
 //!   implementation, chosen by the precision policy (see `precision.rs`).
 //!
-//! Heuristic configuration: BLOCK_M and BLOCK_N are 64 for dims up to 64 and 128 above
-//! (at least 16, as `tl.dot` requires), BLOCK_N = 256 for plain tf32 when N >= 256 and
-//! K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs); 8 warps for 128x128 tiles
-//! and up, else 4;
-//! 3 pipeline stages; GROUP_M = 8; persistent; where K takes one BLOCK_K step, one stage
+//! Heuristic configuration: BLOCK_M is 64 for M up to 64 and 128 above; BLOCK_N the next
+//! power of two of N up to 64 (at least 16, as `tl.dot` requires), 128 above, 256 for
+//! plain tf32 when N >= 256 and K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs);
+//! 8 warps for 128x128 tiles and up, else 4; 3 pipeline stages; GROUP_M = 8; persistent; where K takes one BLOCK_K step, one stage
 //! and a program per tile.
 
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset, tile_moments};
@@ -137,8 +136,12 @@ pub fn contraction_config(m: u64, n: u64, k: u64, half: bool, dot: DotPrecision)
     // plain tf32: 128x256 tiles reach cuBLAS on the H200 (367.6 against 373.6 TFLOP/s,
     // 1024x8192x8192), 128x128 only 268; with K = 32 they ran out of shared memory
     // (the epilogue's layout conversion on top of the stages)
+    // N up to 64: the next power of two (at least 16, as `tl.dot` requires); a 64-wide tile
+    // over N = 16 multiplies zeros: Mamba2's batched [64 x 64] @ [64 x 16] products ran
+    // 0.662 ms with BLOCK_N = 64 and 0.266 with 16 on an H100
+    // (`bench/results/level3_mamba2_probe_h100_a6d0f02.txt`)
     let bn = match (n, dot) {
-        (0..=64, _) => 64,
+        (0..=64, _) => n.next_power_of_two().clamp(16, 64),
         (256.., DotPrecision::Tf32) if m > 64 && k >= 128 && !half => 256,
         _ => 128,
     };

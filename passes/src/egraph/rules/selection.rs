@@ -4,8 +4,11 @@
 //! hold as many elements before as after the reshape) it selects that dim of the input;
 //! through a `matmul` a row of the product is the product of the row (`narrow` to one row,
 //! the product, then the row), a column the product with the column, and a batch index
-//! the product of the two operands' batch entries. Each step is exact: the same
-//! arithmetic on fewer elements. The cost model takes it where it moves fewer bytes.
+//! the product of the two operands' batch entries; through a broadcasting `add`, `sub`,
+//! `mul` or `div` it selects each operand's entry (index 0 of a broadcast dim, nothing in an
+//! operand without the dim); through a `sum` over other dims it selects the input's dim
+//! before the sum. Each step is exact: the same arithmetic on fewer elements. The cost
+//! model takes it where it moves fewer bytes.
 
 use crate::egraph::rule::{norm_dim, Build, Rule};
 use drtc_ir::op::broadcast_shapes;
@@ -127,6 +130,69 @@ fn through_matmul(b: &mut Build) -> Option<egg::Id> {
     select(b, p, d, 0)
 }
 
+/// `select(op(x, y), d, i)` -> `op(select(x, ..), select(y, ..))` for a broadcasting binary
+/// `op`: each operand's own dim (aligned from the right) at index `i`, or index 0 where it
+/// broadcasts from size 1; an operand of lower rank without the dim is left whole.
+fn through_binary(b: &mut Build, op: Op) -> Option<egg::Id> {
+    let m = b.m();
+    let (x, y) = (m.id("?x"), m.id("?y"));
+    let (xt, yt) = (m.ty("?x")?.clone(), m.ty("?y")?.clone());
+    let out = m.root_ty()?.clone();
+    let shape = broadcast_shapes(&xt.shape, &yt.shape).ok()?;
+    let (d, i) = selected(b, &shape)?;
+    let rank = shape.len();
+    let entry = |b: &mut Build, v: egg::Id, vs: &[i64]| {
+        let r = vs.len();
+        if d + r < rank {
+            return Some(v);
+        }
+        let dv = d + r - rank;
+        select(b, v, dv, if vs[dv] == 1 { 0 } else { i })
+    };
+    let xs = entry(b, x, &xt.shape)?;
+    let ys = entry(b, y, &yt.shape)?;
+    let z = b.op(op, &[xs, ys], [])?;
+    (b.ty(z)? == out).then_some(z)
+}
+
+/// `select(sum(x, dims), d, i)` -> `sum(select(x, d', i), dims')` where output dim `d` is
+/// input dim `d'`, one the sum keeps (with `keepdim`, a reduced dim of size 1 is left).
+fn through_sum(b: &mut Build) -> Option<egg::Id> {
+    let m = b.m();
+    let (x, xt) = (m.id("?x"), m.ty("?x")?.clone());
+    let out = m.root_ty()?.clone();
+    let rank = xt.rank();
+    let dims = m.dims("?a", rank)?;
+    let keepdim = m.keepdim("?a");
+    if m.attrs("?a")?
+        .get("dtype")
+        .is_some_and(|a| !matches!(a, Attr::None))
+    {
+        return None;
+    }
+    let kept: Vec<usize> = (0..rank).filter(|k| keepdim || !dims.contains(k)).collect();
+    let summed: Vec<i64> = kept
+        .iter()
+        .map(|&k| if dims.contains(&k) { 1 } else { xt.shape[k] })
+        .collect();
+    let (d, i) = selected(b, &summed)?;
+    let dx = kept[d];
+    if dims.contains(&dx) {
+        return None;
+    }
+    let inner = select(b, x, dx, i)?;
+    let moved: Vec<i64> = dims
+        .iter()
+        .map(|&k| (k - usize::from(k > dx)) as i64)
+        .collect();
+    let z = b.op(
+        Op::Sum,
+        &[inner],
+        [("dim", Attr::Ints(moved)), ("keepdim", Attr::Bool(keepdim))],
+    )?;
+    (b.ty(z)? == out).then_some(z)
+}
+
 pub fn rules() -> Vec<Rule> {
     vec![
         // permute(x, p)[.., i, ..] = permute(x[.., i at p[d], ..], p without d).
@@ -138,5 +204,17 @@ pub fn rules() -> Vec<Rule> {
         // (x @ y)[.., i, :] = (x[.., i:i+1, :] @ y)[.., 0, :], and likewise a column or a batch entry.
         Rule::build("select-matmul", "(select (matmul ?x ?y) ?s)", through_matmul)
             .test("x: f32[2, 3, 4], y: f32[2, 4, 5] | (select (matmul x y) @dim=1;index=2) => (select (matmul (narrow x @dim=1;start=2;length=1) y) @dim=1;index=0)"),
+        // (x * y)[.., i, ..] = x[.., i, ..] * y[.., i or 0, ..], and likewise +, -, /.
+        Rule::build("select-mul", "(select (mul ?x ?y) ?s)", |b| through_binary(b, Op::Mul))
+            .test("x: f32[2, 3, 4], y: f32[3, 1] | (select (mul x y) @dim=1;index=2) => (mul (select x @dim=1;index=2) (select y @dim=0;index=2))"),
+        Rule::build("select-add", "(select (add ?x ?y) ?s)", |b| through_binary(b, Op::Add))
+            .test("x: f32[2, 3], y: f32[3] | (select (add x y) @dim=0;index=-1) => (add (select x @dim=0;index=1) y)"),
+        Rule::build("select-sub", "(select (sub ?x ?y) ?s)", |b| through_binary(b, Op::Sub))
+            .test("x: f32[2, 3], y: f32[2, 3] | (select (sub x y) @dim=1;index=0) => (sub (select x @dim=1;index=0) (select y @dim=1;index=0))"),
+        Rule::build("select-div", "(select (div ?x ?y) ?s)", |b| through_binary(b, Op::Div))
+            .test("x: f32[2, 3], y: f32[2, 1] | (select (div x y) @dim=1;index=2) => (div (select x @dim=1;index=2) (select y @dim=1;index=0))"),
+        // sum(x, dims)[.., i, ..] = sum(x[.., i, ..], dims) where the sum keeps that dim.
+        Rule::build("select-sum", "(select (sum ?x ?a) ?s)", through_sum)
+            .test("x: f32[2, 3, 4, 5] | (select (sum x @dim=[1]) @dim=1;index=3) => (sum (select x @dim=2;index=3) @dim=[1])"),
     ]
 }
