@@ -35,7 +35,7 @@ const NAME: &str = "expand-einsum";
 /// matmul: with K this small a product reuses no operand tile, and the matmul's operands
 /// become copies in `[batch, M, K]`/`[batch, K, N]` order (Mamba2's inter-chunk einsum,
 /// K = 3: a 100 MB copy and a 0.22 ms cuBLAS GEMV on an H100,
-/// `bench/results/level3_mamba2_profile_h100_fc3acf3.txt`).
+/// `bench/results/level3_mamba2_probe_h100_a6d0f02.txt`).
 const SMALL_K: i64 = 4;
 
 /// Registry entry.

@@ -3,14 +3,15 @@
 //! median of level 1 in `bench/results/level1_h200_2030ff2_default_vs_compile.md`), so N
 //! tasks of several GiB at once run out of memory and are retried alone: with every
 //! torch.compile mode on an 80 GB H100, most of level-1 19-40 did, and 38 and 39 spent
-//! their whole limit waiting (`bench/results/level1_modes_h100_5761f1d_default_vs_modes.md`).
+//! their whole limit waiting (the run `bench/results/level1_modes_h100_a6d0f02_default_vs_modes.md`
+//! supersedes).
 //! A task reserves its estimate before its checks and gives it back when they end; it
 //! waits while the reservations in flight and its own would pass the budget, unless
 //! nothing is reserved (a task larger than the budget runs with the device to itself).
 //! A task estimated at more than half the budget takes all of it: the estimate leaves out
 //! the processes' CUDA contexts and caches, and a 17 GB-moving task (level-1 38, 39:
 //! 51.5 GB estimated) beside four small ones ran out of memory, retried alone and spent
-//! its limit (`bench/results/level1_modes_h100_fc3acf3_default_vs_modes.md`).
+//! its limit; with this rule both verify (`bench/results/level1_modes_h100_a6d0f02_default_vs_modes.md`).
 //! Reservations are granted in the order they were asked for, so a large task is not
 //! passed by a stream of small ones.
 

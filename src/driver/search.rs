@@ -221,11 +221,15 @@ fn candidates(
 /// kernels and the module's layout (the NCHW candidate), so its key names the whole
 /// program, not the region: two programs with the same convolution and other consumers
 /// chose differently on the H200 (level-2 73 the template, 85 the NCHW library call),
-/// and one shared key gave 85 the template's choice.
+/// and one shared key gave 85 the template's choice. It names the region too (its own
+/// key and its index): a program's convolutions of one kind once shared a key, and
+/// level-3 25's dense convolution took its grouped one's cached choice unraced (a module
+/// 1.39x the reference's time, `bench/results/level3_fire_shuffle_h100_4de99e1_default_vs_modes.md`).
 fn search_key(g: &Graph, plan: &FusionPlan, i: usize, cx_id: &str) -> String {
     let region = &plan.regions[i];
+    let own = region_key(g, region, cx_id);
     if region_conv(g, plan, i).is_none() {
-        return region_key(g, region, cx_id);
+        return own;
     }
     let mut whole = region.clone();
     whole.nodes = plan
@@ -234,7 +238,7 @@ fn search_key(g: &Graph, plan: &FusionPlan, i: usize, cx_id: &str) -> String {
         .flat_map(|r| r.nodes.iter().copied())
         .collect();
     whole.outputs = g.outputs().to_vec();
-    region_key(g, &whole, &format!("{cx_id}|conv-program"))
+    region_key(g, &whole, &format!("{cx_id}|conv-program|region {i} {own}"))
 }
 
 /// For a convolution region the module runs channels-last (where cuDNN's channels-last
@@ -609,6 +613,25 @@ mod tests {
         // the same convolution, another consumer: another key
         assert_ne!(search_key(&ga, &pa, i, "c"), search_key(&gb, &pb, i, "c"));
         assert_eq!(search_key(&ga, &pa, i, "c"), search_key(&ga, &pa, i, "c"));
+    }
+
+    #[test]
+    fn two_convolutions_of_one_program_have_their_own_keys() {
+        let src = "graph @g(%x: f32[8, 8, 34, 34], %w: param f32[8, 8, 3, 3], %v: param f32[16, 8, 1, 1]) {\n  \
+                   %0 = conv2d(%x, %w) {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : f32[8, 8, 32, 32]\n  \
+                   %1 = relu(%0) : f32[8, 8, 32, 32]\n  \
+                   %2 = conv2d(%1, %v) {stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1} : f32[8, 16, 32, 32]\n  \
+                   %3 = relu(%2) : f32[8, 16, 32, 32]\n  return %3\n}";
+        let g = drtc_ir::text::parse(src).unwrap();
+        let plan = plan_fusion(&g, &FuseOptions::default());
+        let convs: Vec<usize> = (0..plan.regions.len())
+            .filter(|&i| region_conv(&g, &plan, i).is_some())
+            .collect();
+        assert_eq!(convs.len(), 2, "{plan:?}");
+        assert_ne!(
+            search_key(&g, &plan, convs[0], "c"),
+            search_key(&g, &plan, convs[1], "c")
+        );
     }
 
     #[test]
