@@ -114,8 +114,8 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub markdown: Option<PathBuf>,
     /// Tasks in flight at once: CPU workers, or workers per GPU (timing stays exclusive; a
-    /// task's checks wait for their share of the GPU's memory, about three times the bytes
-    /// its program moves).
+    /// task's search and checks wait for their share of the GPU's memory, about three times
+    /// the bytes its program moves, all of it for a task estimated at more than half).
     #[arg(long, default_value_t = 2)]
     pub jobs: usize,
     /// Seconds allowed per worker request (a verification, or a timing phase).
@@ -290,8 +290,9 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         options.workers = Some(n);
     }
     let pool = super::pool::worker_pool(python, &home, options)?;
-    // local GPUs: each task's checks reserve their estimate of the memory (`suite_memory.rs`);
-    // one budget for all of them (the smallest one's share times their count)
+    // local GPUs: each task's search and checks reserve their estimate of the memory
+    // (`suite_memory.rs`); one budget for all of them (the smallest one's share times their
+    // count)
     let budget = match (device, args.ray.actors(), drtc::verifier::devices::scan()) {
         (DeviceKind::Cuda, None, DeviceScan::Gpus(gpus)) if !gpus.is_empty() => {
             let least = gpus.iter().map(|g| g.total_memory_bytes).min().unwrap_or(0);

@@ -5,7 +5,8 @@
 //! torch.compile mode on an 80 GB H100, most of level-1 19-40 did, and 38 and 39 spent
 //! their whole limit waiting (the run `bench/results/level1_modes_h100_a6d0f02_default_vs_modes.md`
 //! supersedes).
-//! A task reserves its estimate before its checks and gives it back when they end; it
+//! A task reserves its estimate before its search and checks and gives it back when they
+//! end (a search racing several candidates at once may hold more); it
 //! waits while the reservations in flight and its own would pass the budget, unless
 //! nothing is reserved (a task larger than the budget runs with the device to itself).
 //! A task estimated at more than half the budget takes all of it: the estimate leaves out

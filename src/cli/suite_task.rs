@@ -316,6 +316,18 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
             (compiled, form, reference, work.bytes)
         }
     };
+    // the GPU memory of the search's candidate checks and the task's own, waited for
+    // outside the task's time limit
+    let reserved = cx
+        .memory
+        .map(|m| m.reserve(MemoryBudget::estimate(bytes_moved)));
+    let started = match &reserved {
+        Some(r) if r.waited > Duration::from_millis(100) => {
+            row["memory_wait_s"] = json!(r.waited.as_secs_f64());
+            started + r.waited
+        }
+        _ => started,
+    };
     let cand = cx.work.join(format!("{task}_drtc.py"));
     let refp = cx.work.join(format!("{task}_ref.py"));
     let written = std::fs::write(&refp, reference).and_then(|_| {
@@ -333,17 +345,6 @@ fn finish(row: &mut Value, path: &Path, task: &str, cx: &TaskContext, started: I
         )]);
         return;
     }
-    // the checks' share of the GPU's memory, waited for outside the task's time limit
-    let reserved = cx
-        .memory
-        .map(|m| m.reserve(MemoryBudget::estimate(bytes_moved)));
-    let started = match &reserved {
-        Some(r) if r.waited > Duration::from_millis(100) => {
-            row["memory_wait_s"] = json!(r.waited.as_secs_f64());
-            started + r.waited
-        }
-        _ => started,
-    };
     let mut req = VerifyRequest::generated(&refp, &cand);
     req.rule = Some(cx.opts.precision.rule().to_string());
     let mut first = check(row, &req, cx, started, false);
