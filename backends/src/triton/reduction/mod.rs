@@ -215,7 +215,7 @@ pub fn reduction_kernel(
             running,
         });
     }
-    let inner = inner_rows(&b.dims, &space.domain, out_order);
+    let inner = inner_rows(&b.dims, &space.domain, out_order, cols);
     // the last pass takes the blocks of columns from the last one when its scans are reverse
     // (`looped.rs`): a forward scan in the same pass would see them backwards
     b.prog.scan_direction()?;
@@ -327,7 +327,7 @@ pub fn reduction_shape(space: &ReduceSpace) -> (u64, u64, bool) {
     let dims = dims_of(space);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
-    let inner = inner_rows(&dims, &space.domain, None);
+    let inner = inner_rows(&dims, &space.domain, None, cols);
     let split = matches!(choose(rows, cols, inner), Strategy::Split(_));
     (rows, cols, split)
 }

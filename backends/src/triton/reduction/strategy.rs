@@ -9,6 +9,9 @@
 //!   BLOCK_C = 4096 / BLOCK_R columns. With fewer than 264 row blocks (two per SM of a large
 //!   GPU) and at least 8 column blocks per row, the columns are also split into chunks
 //!   (the split strategy with BLOCK_R rows per program) so that at most 1056 programs run.
+//!   With at most [`TINY_COLS`] columns the rows adjacent in memory are the whole run of
+//!   trailing row dims laid out in order (not only the innermost), and the tile takes up
+//!   to 256 of them.
 //! - **Otherwise** the row-major rule: [`reduction_config`](super::reduction_config) for
 //!   the row strategy, the split strategy (one row per program, BLOCK_C = 2048) for fewer
 //!   than 264 rows of at least 32768 columns.
@@ -33,6 +36,12 @@ const ROW_MAJOR_SPLIT_BLOCK_C: u64 = 2048;
 /// one row's partials as one tile of up to 1024, so only one-row-per-program plans go
 /// this far (the tall tiles of the rows-inner split keep 256).
 const ROW_MAJOR_MAX_CHUNKS: u64 = 1024;
+/// Reductions of at most this many columns (a sum over 2-8 chunks, an einsum pair over a
+/// tiny K) take tall tiles of up to 256 rows over the run of row dims adjacent in memory:
+/// Mamba2's recurrence (16,777,216 rows of 3 columns, innermost row dim 16) ran 16 x 4
+/// tiles, a million programs of 64 lanes, where 256 x 4 tiles make 65,536 (predicted from
+/// the program count: waves of tiny programs are latency-bound; not measured).
+pub(crate) const TINY_COLS: u64 = 8;
 /// Chunks per row block of the rows-inner split (a last-stage tile of BLOCK_R x chunks).
 const ROWS_INNER_MAX_CHUNKS: u64 = 256;
 
@@ -68,23 +77,42 @@ pub(crate) enum Strategy {
 }
 
 /// The extent of the memory-innermost non-unit dim when it is a row dim and also the last
-/// row dim of the flat row index (so that consecutive rows are adjacent in memory). `order`
-/// is the memory order of the domain-shaped tensors, outermost first (`None`: row-major).
-pub(crate) fn inner_rows(dims: &Dims, domain: &[i64], order: Option<&[usize]>) -> Option<i64> {
+/// row dim of the flat row index (so that consecutive rows are adjacent in memory); with at
+/// most [`TINY_COLS`] columns, the product over the run of trailing row dims that are also
+/// the innermost in memory, in the same order. `order` is the memory order of the
+/// domain-shaped tensors, outermost first (`None`: row-major).
+pub(crate) fn inner_rows(
+    dims: &Dims,
+    domain: &[i64],
+    order: Option<&[usize]>,
+    cols: u64,
+) -> Option<i64> {
     let row_major: Vec<usize> = (0..domain.len()).collect();
     let order = order.unwrap_or(&row_major);
-    let &d = order.iter().rev().find(|&&d| domain[d] != 1)?;
-    let last_row = (0..domain.len())
-        .rev()
-        .find(|&i| domain[i] != 1 && dims.kinds[i] != DimKind::Col)?;
-    (dims.kinds[d] == DimKind::Row && last_row == d).then_some(domain[d])
+    let rows: Vec<usize> = (0..domain.len())
+        .filter(|&i| domain[i] != 1 && dims.kinds[i] != DimKind::Col)
+        .collect();
+    let whole_run = next_pow2(cols) <= TINY_COLS;
+    let mut extent = 1;
+    let mut left = rows.len();
+    for &d in order.iter().rev().filter(|&&d| domain[d] != 1) {
+        if left == 0 || dims.kinds[d] != DimKind::Row || rows[left - 1] != d {
+            break;
+        }
+        extent *= domain[d];
+        left -= 1;
+        if !whole_run {
+            break;
+        }
+    }
+    (left < rows.len()).then_some(extent)
 }
 
 /// The strategy for `rows` x `cols` whose memory-innermost row extent is `inner`.
 pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
     match inner {
         Some(e) if e >= 16 => {
-            let (block_r, block_c) = tall_tile(e, cols);
+            let (block_r, block_c) = tall_tile(e, rows, cols);
             let row_blocks = rows.div_ceil(block_r);
             let max_chunks = cols.div_ceil(4 * block_c);
             if row_blocks < FEW_ROW_BLOCKS && cols >= 8 * block_c && max_chunks >= 2 {
@@ -113,17 +141,22 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
 pub(crate) fn choose_rows(rows: u64, cols: u64, inner: Option<i64>) -> LaunchConfig {
     match inner {
         Some(e) if e >= 16 => {
-            let (block_r, block_c) = tall_tile(e, cols);
+            let (block_r, block_c) = tall_tile(e, rows, cols);
             tile_config(block_r, block_c)
         }
         _ => super::reduction_config(rows, cols),
     }
 }
 
-/// The tall tile over rows adjacent in memory: up to 64 of them (256 contiguous bytes) by
-/// 4096 / BLOCK_R columns.
-fn tall_tile(inner: i64, cols: u64) -> (u64, u64) {
-    let block_r = next_pow2(inner as u64).min(64);
+/// The tall tile over rows adjacent in memory: up to 64 of them (256 contiguous bytes), or
+/// with at most [`TINY_COLS`] columns up to 256 while [`FEW_ROW_BLOCKS`] row blocks remain,
+/// by 4096 / BLOCK_R columns.
+fn tall_tile(inner: i64, rows: u64, cols: u64) -> (u64, u64) {
+    let mut most = 64;
+    while next_pow2(cols) <= TINY_COLS && most < 256 && rows / (most * 2) >= FEW_ROW_BLOCKS {
+        most *= 2;
+    }
+    let block_r = next_pow2(inner as u64).min(most);
     (block_r, (4096 / block_r).min(next_pow2(cols)).max(1))
 }
 
@@ -202,7 +235,12 @@ mod tests {
             reduced: reduced.to_vec(),
             groups: None,
         };
-        inner_rows(&super::super::space::dims_of(&space), domain, order)
+        inner_rows(
+            &super::super::space::dims_of(&space),
+            domain,
+            order,
+            1 << 20,
+        )
     }
 
     #[test]
@@ -225,6 +263,36 @@ mod tests {
         // row-major: a reduction over dim 0 keeps the last dim as rows; over the last dim not
         assert_eq!(inner(&[100, 48], &[true, false], None), Some(48));
         assert_eq!(inner(&[100, 48], &[false, true], None), None);
+    }
+
+    #[test]
+    fn tiny_column_counts_take_the_whole_run_of_adjacent_rows() {
+        // [b, h, c, p, n] summed over c (3 chunks): rows (b, h, p, n), p and n adjacent
+        let space = drtc_passes::fuse::ReduceSpace {
+            domain: vec![2048, 8, 3, 64, 16],
+            reduced: vec![false, false, true, false, false],
+            groups: None,
+        };
+        let dims = super::super::space::dims_of(&space);
+        assert_eq!(inner_rows(&dims, &space.domain, None, 3), Some(1024));
+        // more columns: the innermost row dim only, as before
+        assert_eq!(inner_rows(&dims, &space.domain, None, 64), Some(16));
+        let Strategy::Rows(c) = choose(2048 * 8 * 64 * 16, 3, Some(1024)) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!((c.block("BLOCK_R"), c.block("BLOCK_C")), (256, 4));
+        // fewer rows: the tile stays tall only while 264 row blocks remain
+        let Strategy::Rows(c) = choose(54016, 3, Some(1024)) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!(c.block("BLOCK_R"), 128);
+        let Strategy::Rows(c) = choose(6400, 3, Some(1024)) else {
+            panic!("expected the row strategy");
+        };
+        assert_eq!(c.block("BLOCK_R"), 64);
+        // a channels-last order: the run stops at the first dim out of the rows' order
+        let cl = [0, 2, 3, 4, 1];
+        assert_eq!(inner_rows(&dims, &space.domain, Some(&cl), 3), None);
     }
 
     #[test]
