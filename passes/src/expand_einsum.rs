@@ -185,49 +185,26 @@ impl Expansion<'_, '_> {
         let batch_shape = self.shape(&batch, 0);
         let result_subs: Vec<char> = [batch.as_slice(), &a_free, &b_free].concat();
         let result_shape = self.shape(&result_subs, 0);
-        if contracted.is_empty() {
-            // nothing to contract: a broadcast product over [batch, a_free, b_free]
-            let a_subs = [batch.as_slice(), &a_free].concat();
-            let pa = self.permute(&a, &a_subs)?;
-            let pa = self.reshape(pa, self.shape(&a_subs, b_free.len()))?;
-            let pb = self.permute(&b, &[batch.as_slice(), &b_free].concat())?;
-            let mut sb = self.shape(&batch, a_free.len());
-            sb.extend(self.shape(&b_free, 0));
-            let pb = self.reshape(pb, sb)?;
-            let value = self.b.binary(Op::Mul, pa, pb)?;
-            return Ok(Term {
-                value,
-                subs: result_subs,
-            });
-        }
         let (m, n, k) = (
             self.product(&a_free),
             self.product(&b_free),
             self.product(&contracted),
         );
         if k <= SMALL_K {
-            // a broadcast product over [batch, contracted, a_free, b_free], summed over the
-            // contracted dims: one reduction reading each operand through its strides
+            // a broadcast product over [batch, contracted, a_free, b_free] (nothing to
+            // contract: a pointwise kernel), summed over the contracted dims: one reduction
+            // reading each operand through its strides
             let a_subs = [batch.as_slice(), &contracted, &a_free].concat();
             let pa = self.permute(&a, &a_subs)?;
             let pa = self.reshape(pa, self.shape(&a_subs, b_free.len()))?;
-            let pb = self.permute(&b, &[batch.as_slice(), &contracted, &b_free].concat())?;
+            let b_subs = [batch.as_slice(), &contracted, &b_free].concat();
+            let pb = self.permute(&b, &b_subs)?;
             let mut sb = self.shape(&[batch.as_slice(), &contracted].concat(), a_free.len());
             sb.extend(self.shape(&b_free, 0));
             let pb = self.reshape(pb, sb)?;
-            let product = self.b.binary(Op::Mul, pa, pb)?;
-            let dims: Vec<i64> = (batch.len()..batch.len() + contracted.len())
-                .map(|d| d as i64)
-                .collect();
-            let value = self.b.op(
-                Op::Sum,
-                vec![product],
-                &[("dim", Attr::Ints(dims)), ("keepdim", Attr::Bool(false))],
-            )?;
-            return Ok(Term {
-                value,
-                subs: result_subs,
-            });
+            let value = self.b.binary(Op::Mul, pa, pb)?;
+            let subs = [batch.as_slice(), &contracted, &a_free, &b_free].concat();
+            return self.sum_out(Term { value, subs }, |c| !contracted.contains(&c));
         }
         let pa = self.permute(&a, &[batch.as_slice(), &a_free, &contracted].concat())?;
         let pa = self.reshape(pa, [batch_shape.as_slice(), &[m, k]].concat())?;

@@ -17,8 +17,8 @@
 //! Heuristic configuration: BLOCK_M is 64 for M up to 64 and 128 above; BLOCK_N the next
 //! power of two of N up to 64 (at least 16, as `tl.dot` requires), 128 above, 256 for
 //! plain tf32 when N >= 256 and K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs);
-//! 8 warps for 128x128 tiles and up, else 4; 3 pipeline stages; GROUP_M = 8; persistent; where K takes one BLOCK_K step, one stage
-//! and a program per tile.
+//! 8 warps for 128x128 tiles and up, else 4; 3 pipeline stages; GROUP_M = 8; persistent;
+//! where K takes one BLOCK_K step, one stage and a program per tile.
 
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset, tile_moments};
 use super::kernel::{

@@ -42,6 +42,11 @@ const ROW_MAJOR_MAX_CHUNKS: u64 = 1024;
 /// tiles, a million programs of 64 lanes, where 256 x 4 tiles make 65,536 (predicted from
 /// the program count: waves of tiny programs are latency-bound; not measured).
 pub(crate) const TINY_COLS: u64 = 8;
+
+/// Whether `cols` columns are at most [`TINY_COLS`] (as their tile's width).
+fn tiny(cols: u64) -> bool {
+    next_pow2(cols) <= TINY_COLS
+}
 /// Chunks per row block of the rows-inner split (a last-stage tile of BLOCK_R x chunks).
 const ROWS_INNER_MAX_CHUNKS: u64 = 256;
 
@@ -92,7 +97,7 @@ pub(crate) fn inner_rows(
     let rows: Vec<usize> = (0..domain.len())
         .filter(|&i| domain[i] != 1 && dims.kinds[i] != DimKind::Col)
         .collect();
-    let whole_run = next_pow2(cols) <= TINY_COLS;
+    let whole_run = tiny(cols);
     let mut extent = 1;
     let mut left = rows.len();
     for &d in order.iter().rev().filter(|&&d| domain[d] != 1) {
@@ -153,7 +158,7 @@ pub(crate) fn choose_rows(rows: u64, cols: u64, inner: Option<i64>) -> LaunchCon
 /// by 4096 / BLOCK_R columns.
 fn tall_tile(inner: i64, rows: u64, cols: u64) -> (u64, u64) {
     let mut most = 64;
-    while next_pow2(cols) <= TINY_COLS && most < 256 && rows / (most * 2) >= FEW_ROW_BLOCKS {
+    while tiny(cols) && most < 256 && rows / (most * 2) >= FEW_ROW_BLOCKS {
         most *= 2;
     }
     let block_r = next_pow2(inner as u64).min(most);
