@@ -41,7 +41,8 @@ def empty(*args, **kwargs):
 
 shim = types.SimpleNamespace(**{n: getattr(torch, n) for n in dir(torch) if not n.startswith("__")})
 shim.empty = empty
-shim.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda *a, **k: None)
+shim.cuda = types.SimpleNamespace(Event=Event, synchronize=lambda *a, **k: None,
+                                  OutOfMemoryError=torch.cuda.OutOfMemoryError)
 timing.torch = shim
 timing.DEVICE = "cuda"
 timing.device_peaks = lambda: None
@@ -126,6 +127,27 @@ for case, pair in (("trusted", Pair(True)), ("sandboxed", Pair(False)),
         "failures": report["timed_outputs_failures"],
         "fingerprints_checked": report.get("fingerprints_checked"),
     }))
+
+# the wrong timed outputs again, with the float64 truth that would judge them out of
+# memory: the report fails as out of memory (the suite retries it alone), no verdict
+real_run_copy = timing.truth._run_copy
+
+
+def short_of_memory(*args):
+    raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 16.00 GiB")
+
+
+timing.truth._run_copy = short_of_memory
+session = timing.Session(Pair(False, wrong=True), {})
+session.measure({})
+try:
+    session.report({})
+    raised = None
+except BaseException as e:  # noqa: BLE001 - the case's answer
+    raised = f"{type(e).__name__}: {e}"
+session.close()
+timing.truth._run_copy = real_run_copy
+print(json.dumps({"case": "sandboxed, wrong, truth out of memory", "raised": raised}))
 
 # torch.compile modes stood in for (one off by one), their outputs parked in host memory
 # between the loops and the check: no mode's output outlives its call in the loops

@@ -11,7 +11,7 @@
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
-use crate::driver::search_context::{bench_modules, SearchContext, Timed};
+use crate::driver::search_context::{bench_modules, SearchContext, Timed, Untimed};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::stitch::{emit_module, GeneratedModule, ModuleForm};
 use drtc_backends::variants::fnv1a;
@@ -34,7 +34,8 @@ pub struct GraphRace {
 /// module without them (its lowering plan with graphs off or on, whichever `--cuda-graphs
 /// auto`'s rule did not pick), when the rule turned them on or the forward has at least
 /// [`RACE_MIN_LAUNCHES`] launches; keeps the faster verified one (the rule's pick when
-/// neither verifies: the compile step's own verification reports it). `None` when there
+/// neither verifies or one ran out of GPU memory: the compile step's own verification
+/// reports it). `None` when there
 /// is nothing to race.
 pub fn race_graphs(
     (g, plan): (&Graph, &FusionPlan),
@@ -103,8 +104,12 @@ pub fn race_graphs(
     let Some((replay, why)) = verdict(&with, &without) else {
         return Some(GraphRace {
             log: format!(
-                "CUDA graphs: neither module counts, the cost rule's kept ({})",
-                with.err().unwrap_or_default()
+                "CUDA graphs: undecided, the cost rule's kept ({})",
+                [with, without]
+                    .iter()
+                    .filter_map(|r| r.as_ref().err().map(|u| u.why.as_str()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             ),
             timed: 2,
             cache_hit: false,
@@ -130,12 +135,19 @@ pub fn race_graphs(
 }
 
 /// Whether to replay, and why, from the two modules' verified times (`Err`: why one does
-/// not count). `None` when neither counts. A tie keeps the replay.
+/// not count). `None` when neither counts, or when one ran out of GPU memory (its check
+/// says nothing about it: the race is undecided and not cached). A tie keeps the replay.
 /// Compared relative to the reference timed in the same pass (`Timed::relative`).
 fn verdict(
-    with: &Result<Timed, String>,
-    without: &Result<Timed, String>,
+    with: &Result<Timed, Untimed>,
+    without: &Result<Timed, Untimed>,
 ) -> Option<(bool, String)> {
+    if [with, without]
+        .iter()
+        .any(|r| r.as_ref().is_err_and(|u| u.out_of_memory))
+    {
+        return None;
+    }
     Some(match (with, without) {
         (Ok(a), Ok(b)) if a.relative() <= b.relative() => (
             true,
@@ -190,9 +202,9 @@ fn switch(module: &mut GeneratedModule, mut other: GeneratedModule, why: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::{verdict, Timed};
+    use super::{verdict, Timed, Untimed};
 
-    fn t(ms: f64, reference_ms: f64) -> Result<Timed, String> {
+    fn t(ms: f64, reference_ms: f64) -> Result<Timed, Untimed> {
         Ok(Timed { ms, reference_ms })
     }
 
@@ -211,10 +223,20 @@ mod tests {
         // GPU ran 20% slower (its reference too) still wins
         assert!(verdict(&t(1.1, 2.4), &t(1.0, 2.0)).unwrap().0);
         // a module that failed verification is not chosen, however fast it was
-        let failed = Err("not verified: max abs error 1e-2".to_string());
+        let failed = Err(Untimed {
+            why: "not verified: max abs error 1e-2".into(),
+            out_of_memory: false,
+        });
         let (replay, why) = verdict(&failed, &t(9.0, 9.0)).unwrap();
         assert!(!replay && why.contains("not verified"), "{why}");
         assert!(verdict(&t(9.0, 9.0), &failed).unwrap().0);
         assert!(verdict(&failed, &failed).is_none());
+        // a module whose check ran out of GPU memory decides nothing, either way
+        let short = Err(Untimed {
+            why: "not verified: out_of_memory: verification ran out of memory".into(),
+            out_of_memory: true,
+        });
+        assert!(verdict(&short, &t(9.0, 9.0)).is_none());
+        assert!(verdict(&t(1.0, 9.0), &short).is_none());
     }
 }

@@ -168,11 +168,36 @@ impl Timed {
     }
 }
 
+/// Why a candidate has no time to compare: not verified, failed or not timed. A check
+/// that ran out of GPU memory (beside other work on the device, after the pool's retry
+/// alone) says nothing about the candidate's speed or correctness, so a race with such a
+/// candidate is not decided by the others (`search.rs`, `graph_race.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Untimed {
+    pub why: String,
+    pub out_of_memory: bool,
+}
+
+impl Untimed {
+    fn new(why: String) -> Untimed {
+        Untimed {
+            why,
+            out_of_memory: false,
+        }
+    }
+}
+
+impl std::fmt::Display for Untimed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.why)
+    }
+}
+
 /// Verifies and times one candidate module against the reference: its median time and the
 /// reference's, or why it does not count (not verified, failed, not timed).
-pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed, String> {
+pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed, Untimed> {
     let path = candidate_path(&cx.work, cx.reference, tag);
-    std::fs::write(&path, source).map_err(|e| format!("not written: {e}"))?;
+    std::fs::write(&path, source).map_err(|e| Untimed::new(format!("not written: {e}")))?;
     let mut verify = VerifyRequest::generated(cx.reference, &path);
     verify.rule = Some(cx.rule.clone());
     let result = match cx.pool.bench(&BenchRequest::new(verify)) {
@@ -184,13 +209,19 @@ pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed
                     reference_ms: t.reference.median_ms,
                 })
             }
-            None => Err(format!(
-                "verified, not timed: {}",
-                b.timing_error.unwrap_or_default()
-            )),
+            None => Err(Untimed {
+                why: format!(
+                    "verified, not timed: {}",
+                    b.timing_error.clone().unwrap_or_default()
+                ),
+                out_of_memory: b.ran_out_of_memory(),
+            }),
         },
-        Ok(b) => Err(format!("not verified: {}", b.verify.reasons().join("; "))),
-        Err(e) => Err(format!("failed: {e}")),
+        Ok(b) => Err(Untimed {
+            why: format!("not verified: {}", b.verify.reasons().join("; ")),
+            out_of_memory: b.ran_out_of_memory(),
+        }),
+        Err(e) => Err(Untimed::new(format!("failed: {e}"))),
     };
     let _ = std::fs::remove_file(&path);
     result
@@ -203,7 +234,7 @@ pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed
 pub fn bench_modules(
     cx: &SearchContext,
     modules: &[(&str, String)],
-) -> Vec<(Result<Timed, String>, f64)> {
+) -> Vec<(Result<Timed, Untimed>, f64)> {
     std::thread::scope(|s| {
         let runs: Vec<_> = modules
             .iter()
@@ -217,8 +248,9 @@ pub fn bench_modules(
             .collect();
         runs.into_iter()
             .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| (Err("failed: the check panicked".into()), 0.0))
+                h.join().unwrap_or_else(|_| {
+                    (Err(Untimed::new("failed: the check panicked".into())), 0.0)
+                })
             })
             .collect()
     })
