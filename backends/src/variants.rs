@@ -43,7 +43,14 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
             }
             let half = matches!(g.ty(node.inputs[0]).dtype, DType::F16 | DType::BF16);
             let k = g.ty(node.inputs[0]).shape.last().copied().unwrap_or(1) as u64;
-            contraction_variants(out.shape[r - 2] as u64, out.shape[r - 1] as u64, k, half)
+            let batch = out.shape[..r - 2].iter().map(|&d| d as u64).product();
+            contraction_variants(
+                out.shape[r - 2] as u64,
+                out.shape[r - 1] as u64,
+                k,
+                batch,
+                half,
+            )
         }
         // windows have one configuration; host regions none
         RegionKind::Window | RegionKind::Library | RegionKind::View | RegionKind::Fallback => {
@@ -68,7 +75,7 @@ pub fn gemm_variants(
         GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => false,
     });
     if let Some(t) = triton {
-        for c in contraction_variants(shape.m, shape.n, shape.k, shape.half) {
+        for c in contraction_variants(shape.m, shape.n, shape.k, shape.batch, shape.half) {
             out.push((t.imp, Some(c)));
         }
     }

@@ -174,3 +174,36 @@ fn operands_are_copied_k_contiguous_only_where_the_copy_pays() {
         );
     }
 }
+
+/// A product whose output is the work (one K step over a large output, no batch dims) runs
+/// four persistent programs per SM and stores its tiles through a TMA descriptor on the
+/// GPU (pointer stores where the host's TMA test fails); a batched product of small
+/// matrices, one K step too, keeps a program per tile and pointer stores.
+#[test]
+fn store_bound_products_store_through_a_descriptor() {
+    let tf32x3 = Some(GemmImpl::Triton {
+        dot: DotPrecision::Tf32x3,
+    });
+    let tall = "graph @tall(%a: f32[32768, 32], %b: f32[32, 32768]) {\n  %0 = matmul(%a, %b) : f32[32768, 32768]\n  return %0\n}";
+    let g = drtc_ir::text::parse(tall).unwrap();
+    let plan = plan_fusion(&g, &FuseOptions::default());
+    let m = module(&g, &plan, tf32x3, false);
+    let start = m.source.find("@triton.jit\ndef drtc_k0").unwrap();
+    let kernel_end = m.source[start..].find("\n\n").unwrap() + start;
+    let launch = m
+        .source
+        .lines()
+        .filter(|l| l.contains("drtc_k0_contraction") && !l.contains("def "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!(format!(
+        "{}\n\n# host\n{launch}",
+        &m.source[start..kernel_end]
+    ));
+    let small = "graph @small(%a: f32[4096, 64, 64], %b: f32[4096, 64, 16]) {\n  %0 = matmul(%a, %b) : f32[4096, 64, 16]\n  return %0\n}";
+    let g = drtc_ir::text::parse(small).unwrap();
+    let plan = plan_fusion(&g, &FuseOptions::default());
+    let m = module(&g, &plan, tf32x3, false);
+    assert!(!m.source.contains("o_desc"), "{}", m.source);
+    assert!(m.source.contains("PERSISTENT=0"), "{}", m.source);
+}

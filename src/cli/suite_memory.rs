@@ -3,7 +3,7 @@
 //! median of level 1 in `bench/results/level1_h200_2030ff2_default_vs_compile.md`), so N
 //! tasks of several GiB at once run out of memory and are retried alone: with every
 //! torch.compile mode on an 80 GB H100, most of level-1 19-40 did, and 38 and 39 spent
-//! their whole limit waiting (the run `bench/results/level1_modes_h100_a6d0f02_default_vs_modes.md`
+//! their whole limit waiting (the run `bench/results/level1_modes_h100_c810396_default_vs_modes.md`
 //! supersedes).
 //! A task reserves its estimate before its search and checks and gives it back when they
 //! end (a search racing several candidates at once may hold more); it
@@ -12,7 +12,7 @@
 //! A task estimated at more than half the budget takes all of it: the estimate leaves out
 //! the processes' CUDA contexts and caches, and a 17 GB-moving task (level-1 38, 39:
 //! 51.5 GB estimated) beside four small ones ran out of memory, retried alone and spent
-//! its limit; with this rule both verify (`bench/results/level1_modes_h100_a6d0f02_default_vs_modes.md`).
+//! its limit; with this rule both verify (`bench/results/level1_modes_h100_c810396_default_vs_modes.md`).
 //! Reservations are granted in the order they were asked for, so a large task is not
 //! passed by a stream of small ones.
 

@@ -78,10 +78,9 @@ impl LoweringPlan {
         if shape.batch != 1 {
             return None;
         }
-        let config = self.regions[i]
-            .config
-            .clone()
-            .unwrap_or_else(|| contraction_config(shape.m, shape.n, shape.k, shape.half, dot));
+        let config = self.regions[i].config.clone().unwrap_or_else(|| {
+            contraction_config(shape.m, shape.n, shape.k, shape.batch, shape.half, dot)
+        });
         let bm = config.block("BLOCK_M");
         let chunks = shape.m.div_ceil(bm);
         let plain = |v: &ValueId| {

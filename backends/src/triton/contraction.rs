@@ -1,8 +1,8 @@
 //! The contraction template: batched matrix products (matmul, bmm, linear) with `tl.dot`
 //! and a fused pointwise epilogue, written for Hopper.
 //!
-//! - Persistent tile scheduling: the grid is at most one program per multiprocessor
-//!   (`PERSISTENT=1`; read off the device at launch) and each program walks the tiles
+//! - Persistent tile scheduling: the grid is at most `PERSISTENT` programs per
+//!   multiprocessor (read off the device at launch) and each program walks the tiles
 //!   `pid, pid + NUM_PROGS, ...`; `PERSISTENT=0` launches one program per tile.
 //! - Grouped ordering: tiles go in groups of `GROUP_M` rows of tiles so programs running
 //!   together share operand tiles in L2.
@@ -18,7 +18,10 @@
 //! power of two of N up to 64 (at least 16, as `tl.dot` requires), 128 above, 256 for
 //! plain tf32 when N >= 256 and K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs);
 //! 8 warps for 128x128 tiles and up, else 4; 3 pipeline stages; GROUP_M = 8; persistent;
-//! where K takes one BLOCK_K step, one stage and a program per tile.
+//! where K takes one BLOCK_K step, one stage and a program per tile; but a store-bound
+//! fp32 product (one K step, no batch dims, at least [`STORE_BOUND_MIN_TILES`] output
+//! tiles) takes four persistent 4-warp programs per SM (128 x 128 tiles, 64 x 128 with
+//! BLOCK_K = 64) and, on the TMA path, stores its tiles through a descriptor of its output.
 
 use super::epilogue::{add_bias, add_epilogue, contiguous_offset, tile_moments};
 use super::kernel::{
@@ -108,7 +111,7 @@ pub const FEW_TILES_MIN_FLOPS: u64 = 1_000_000_000;
 
 /// Output tiles of the template's heuristic configuration for `shape` with `dot`.
 pub fn template_tiles(shape: &GemmShape, dot: DotPrecision) -> u64 {
-    let c = contraction_config(shape.m, shape.n, shape.k, shape.half, dot);
+    let c = contraction_config(shape.m, shape.n, shape.k, shape.batch, shape.half, dot);
     shape.m.div_ceil(c.block("BLOCK_M")) * shape.n.div_ceil(c.block("BLOCK_N")) * shape.batch
 }
 
@@ -131,7 +134,23 @@ fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -
     }
 }
 
-pub fn contraction_config(m: u64, n: u64, k: u64, half: bool, dot: DotPrecision) -> LaunchConfig {
+/// Output tiles (of 128 x 128) from which a one-step product without batch dims is
+/// store-bound enough for [`STORE_BOUND_PER_SM`] persistent programs: each walks at least
+/// four tiles on a 132-SM GPU.
+pub const STORE_BOUND_MIN_TILES: u64 = 2048;
+
+/// Persistent programs per SM of a store-bound product (`PERSISTENT`, see
+/// [`contraction_config`]).
+pub const STORE_BOUND_PER_SM: u64 = 4;
+
+pub fn contraction_config(
+    m: u64,
+    n: u64,
+    k: u64,
+    batch: u64,
+    half: bool,
+    dot: DotPrecision,
+) -> LaunchConfig {
     let bm = if m <= 64 { 64 } else { 128 };
     // plain tf32: 128x256 tiles reach cuBLAS on the H200 (367.6 against 373.6 TFLOP/s,
     // 1024x8192x8192), 128x128 only 268; with K = 32 they ran out of shared memory
@@ -157,14 +176,27 @@ pub fn contraction_config(m: u64, n: u64, k: u64, half: bool, dot: DotPrecision)
     // tile's loads in turn; one stage and a program per tile let several programs share a
     // multiprocessor (the operand tiles held once), their loads in flight together
     if k <= bk {
+        // one fp32 product of a large output over a small K (no batch): storing the
+        // output is the work (level-1 9, [32768 x 32] @ [32 x 32768]: 4.3 GB written,
+        // 0.5 ms of tf32x3 products), and a program per tile waits on its own store.
+        // Four persistent programs per SM of 4 warps, each tile stored through a TMA
+        // descriptor that drains while the program computes its next one: 1.65 ms
+        // against 3.31 for 128 x 128 tiles (cuBLAS 2.62); with K = 64 (level-1 7)
+        // 64 x 128 tiles, 2.72 ms against 3.99 (128 x 128 tiles ran out of shared
+        // memory), H100, `bench/results/level1_store_bound_long_rows_probe_h100_c810396.txt`
+        let tiles = m.div_ceil(128) * n.div_ceil(128);
+        if batch == 1 && !half && m > 64 && n > 64 && tiles >= STORE_BOUND_MIN_TILES {
+            let bm = if bk > 32 { 64 } else { 128 };
+            return config(bm, 128, bk, 4, 1, STORE_BOUND_PER_SM);
+        }
         return config(bm, bn, bk, warps, 1, 0);
     }
     config(bm, bn, bk, warps, 3, 1)
 }
 
-pub fn contraction_variants(m: u64, n: u64, k: u64, half: bool) -> Vec<LaunchConfig> {
-    let mut out = vec![contraction_config(m, n, k, half, DotPrecision::Tf32)];
-    let x3 = contraction_config(m, n, k, half, DotPrecision::Tf32x3);
+pub fn contraction_variants(m: u64, n: u64, k: u64, batch: u64, half: bool) -> Vec<LaunchConfig> {
+    let mut out = vec![contraction_config(m, n, k, batch, half, DotPrecision::Tf32)];
+    let x3 = contraction_config(m, n, k, batch, half, DotPrecision::Tf32x3);
     if !out.contains(&x3) {
         out.push(x3);
     }
@@ -325,7 +357,7 @@ pub fn contraction_kernel(
         .iter()
         .map(|&v| prog.value(g, v, Sp::Full, vec![], &ix))
         .collect();
-    let config = config.unwrap_or_else(|| contraction_config(m, n, k, half, mode.dot));
+    let config = config.unwrap_or_else(|| contraction_config(m, n, k, nbatch, half, mode.dot));
     let wide = super::pointwise::needs_int64(
         g,
         outputs
@@ -342,6 +374,18 @@ pub fn contraction_kernel(
         && a_k.is_some()
         && b_k.is_some()
         && b_n.is_some();
+    // the store-bound configuration (one K step, persistent programs: `contraction_config`)
+    // stores its tiles through a TMA descriptor of the one plain output, whose rows are
+    // 16-byte aligned
+    let out_bytes = outputs.first().map_or(4, |&v| g.ty(v).dtype.size_bytes());
+    let store_tma = tma_able
+        && k <= config.block("BLOCK_K")
+        && config.block("PERSISTENT") >= 1
+        && outputs.len() == 1
+        && placement(placed, 0).is_none()
+        && mode.moments.is_none()
+        && r == 2
+        && (n * out_bytes).is_multiple_of(16);
     let mut body = String::new();
     let p = if wide { ".to(tl.int64)" } else { "" };
     writeln!(body, "    num_m = tl.cdiv({m}, BLOCK_M)").unwrap();
@@ -366,6 +410,9 @@ pub fn contraction_kernel(
         writeln!(body, "            b_desc = tl.make_tensor_descriptor({pb}, shape=[{n}, {k}], strides=[{bn}, 1], block_shape=[BLOCK_N, BLOCK_K])").unwrap();
         writeln!(body, "        else:").unwrap();
         writeln!(body, "            b_desc = tl.make_tensor_descriptor({pb}, shape=[{k}, {n}], strides=[{bk}, 1], block_shape=[BLOCK_K, BLOCK_N])").unwrap();
+        if store_tma {
+            writeln!(body, "        o_desc = tl.make_tensor_descriptor(out0, shape=[{m}, {n}], strides=[{n}, 1], block_shape=[BLOCK_M, BLOCK_N])").unwrap();
+        }
     }
     writeln!(
         body,
@@ -470,13 +517,25 @@ pub fn contraction_kernel(
             Some(map) => map.offset(&domain, &index),
             None => contiguous.clone(),
         };
-        writeln!(
-            body,
-            "{ind}tl.store(out{kk} + {off} + offs_m * 0 + offs_n * 0, ({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st}), mask=mask)",
+        let value = format!(
+            "({} + tl.zeros([BLOCK_M, BLOCK_N], {})).to({st})",
             prog.var(rt),
             compute_ty(prog.stmts[rt].dtype)
-        )
-        .unwrap();
+        );
+        let store =
+            format!("tl.store(out{kk} + {off} + offs_m * 0 + offs_n * 0, {value}, mask=mask)");
+        if store_tma {
+            writeln!(body, "{ind}if USE_TMA:").unwrap();
+            writeln!(
+                body,
+                "{ind}    o_desc.store([pm * BLOCK_M, pn * BLOCK_N], {value})"
+            )
+            .unwrap();
+            writeln!(body, "{ind}else:").unwrap();
+            writeln!(body, "{ind}    {store}").unwrap();
+        } else {
+            writeln!(body, "{ind}{store}").unwrap();
+        }
     }
     let mut scratch = vec![];
     if let Some(tm) = &mode.moments {
@@ -532,10 +591,10 @@ pub fn contraction_kernel(
     source.push_str(&body);
     let tiles = m.div_ceil(config.block("BLOCK_M")) * n.div_ceil(config.block("BLOCK_N"));
     let total = (tiles * nbatch).max(1);
-    let grid_expr = if config.block("PERSISTENT") == 1 {
-        format!("min({total}, _drtc_sms())")
-    } else {
-        total.to_string()
+    let grid_expr = match config.block("PERSISTENT") {
+        0 => total.to_string(),
+        1 => format!("min({total}, _drtc_sms())"),
+        per_sm => format!("min({total}, {per_sm} * _drtc_sms())"),
     };
     // the host's TMA test: Hopper+, 2-D operands contiguous along their inner dim,
     // 16-byte aligned rows and base
@@ -614,4 +673,35 @@ pub fn contraction_kernel(
         operand_prep,
         phase_launches: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_step_products_of_large_outputs_take_persistent_store_bound_tiles() {
+        let x3 = DotPrecision::Tf32x3;
+        let tiles = |c: &LaunchConfig| {
+            (
+                c.block("BLOCK_M"),
+                c.block("BLOCK_N"),
+                c.block("BLOCK_K"),
+                c.block("PERSISTENT"),
+                c.num_warps,
+            )
+        };
+        // K = 32: 128 x 128 tiles; K = 64 (BLOCK_K 64 under tf32x3): 64 x 128
+        let c = contraction_config(32768, 32768, 32, 1, false, x3);
+        assert_eq!(tiles(&c), (128, 128, 32, STORE_BOUND_PER_SM, 4));
+        let c = contraction_config(32768, 32768, 64, 1, false, x3);
+        assert_eq!(tiles(&c), (64, 128, 64, STORE_BOUND_PER_SM, 4));
+        // batched, small, or more than one K step: as before
+        let c = contraction_config(64, 16, 64, 4096, false, x3);
+        assert_eq!(c.block("PERSISTENT"), 0);
+        let c = contraction_config(1024, 1024, 32, 1, false, x3);
+        assert_eq!(c.block("PERSISTENT"), 0);
+        let c = contraction_config(32768, 32768, 128, 1, false, x3);
+        assert_eq!((c.block("PERSISTENT"), c.num_stages), (1, 3));
+    }
 }
