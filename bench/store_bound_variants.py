@@ -5,7 +5,9 @@ rows and a backwards last pass of the long-row two-pass reduction (38). Run in a
 holding the modules `g9.py`, `g7.py`, `g38.py` (`drtc compile <task> --device cuda
 --search=off --no-verify -o gN.py`); the edits match those modules' text (a module of
 another build may not contain them: the probe then reports the variant not applicable)."""
-import json, re, sys
+import json
+import os
+import re
 
 def gemm(path, bk):
     src = open(path).read()
@@ -66,6 +68,33 @@ def rows(path):
     out.append({"name": "persistent 264 R1 C4096 w16 forward", "replace": [[kern, persistent(kern)], [launch, launch_with(264, 1, 4096, 16)]]})
     return out
 
+def evictions(path):
+    """Eviction policies and tiles on the module of the build with the backwards last pass
+    (`g38n.py`): its two loads are the same text, told apart by the lines before them."""
+    src = open(path).read()
+    lines = src.split("\n")
+    loads = [i for i, l in enumerate(lines) if "t0 = tl.load(in0" in l]
+    store = next(l for l in lines if "tl.store(out0" in l)
+    launch = next(l for l in lines if "drtc_k0_reduction[(16384,)]" in l)
+    ctx = ["\n".join(lines[i - 5:i + 1]) for i in loads]
+    ev = lambda c, p: c.replace("other=0)", f'other=0, eviction_policy="{p}")')
+    a = [[ctx[0], ev(ctx[0], "evict_last")]]
+    b = a + [[ctx[1], ev(ctx[1], "evict_first")]]
+    c = b + [[store, store.replace("mask=mask)", 'mask=mask, eviction_policy="evict_first")')]]
+    def cfg(br, bc, w, grid):
+        return [launch, launch.replace("[(16384,)]", f"[({grid},)]").replace(
+            "BLOCK_R=2, BLOCK_C=4096, num_warps=16", f"BLOCK_R={br}, BLOCK_C={bc}, num_warps={w}")]
+    return [{"name": "first pass evict_last", "replace": a},
+            {"name": "+ last pass loads evict_first", "replace": b},
+            {"name": "+ stores evict_first", "replace": c},
+            {"name": "R2 C2048 w8", "replace": [cfg(2, 2048, 8, 16384)]},
+            {"name": "R1 C2048 w8", "replace": [cfg(1, 2048, 8, 32768)]},
+            {"name": "R1 C2048 w8 + evictions", "replace": c + [cfg(1, 2048, 8, 32768)]},
+            {"name": "R2 C2048 w8 + evictions", "replace": c + [cfg(2, 2048, 8, 16384)]}]
+
+
 json.dump(gemm("g9.py", 32), open("v9.json", "w"), indent=1)
 json.dump(gemm("g7.py", 64), open("v7.json", "w"), indent=1)
 json.dump(rows("g38.py"), open("v38.json", "w"), indent=1)
+if os.path.exists("g38n.py"):
+    json.dump(evictions("g38n.py"), open("v38n.json", "w"), indent=1)
