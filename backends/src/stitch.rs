@@ -482,6 +482,7 @@ impl Host<'_> {
             args.push(format!("{b}={v}"));
         }
         args.push(format!("num_warps={}", k.config.num_warps));
+        // 1: Triton's default stages (`LaunchConfig::num_stages`)
         if k.config.num_stages > 1 {
             args.push(format!("num_stages={}", k.config.num_stages));
         }

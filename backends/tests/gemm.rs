@@ -125,6 +125,19 @@ fn the_policy_reports_its_choice_and_reason() {
     }
 }
 
+/// The first kernel's source and the host lines that launch it.
+fn kernel_and_launch(m: &GeneratedModule) -> String {
+    let start = m.source.find("@triton.jit\ndef drtc_k0").unwrap();
+    let kernel_end = m.source[start..].find("\n\n").unwrap() + start;
+    let launch = m
+        .source
+        .lines()
+        .filter(|l| l.contains("drtc_k0_contraction") && !l.contains("def "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    format!("{}\n\n# host\n{launch}", &m.source[start..kernel_end])
+}
+
 #[test]
 fn gpu_form_of_the_template() {
     let (g, plan, _) = load("linear_gelu_softmax");
@@ -136,18 +149,7 @@ fn gpu_form_of_the_template() {
         }),
         false,
     );
-    let start = m.source.find("@triton.jit\ndef drtc_k0").unwrap();
-    let kernel_end = m.source[start..].find("\n\n").unwrap() + start;
-    let launch = m
-        .source
-        .lines()
-        .filter(|l| l.contains("drtc_k0_contraction") && !l.contains("def "))
-        .collect::<Vec<_>>()
-        .join("\n");
-    insta::assert_snapshot!(format!(
-        "{}\n\n# host\n{launch}",
-        &m.source[start..kernel_end]
-    ));
+    insta::assert_snapshot!(kernel_and_launch(&m));
 }
 
 /// On the GPU the host copies an operand that is not contiguous along K only where the
@@ -188,18 +190,7 @@ fn store_bound_products_store_through_a_descriptor() {
     let g = drtc_ir::text::parse(tall).unwrap();
     let plan = plan_fusion(&g, &FuseOptions::default());
     let m = module(&g, &plan, tf32x3, false);
-    let start = m.source.find("@triton.jit\ndef drtc_k0").unwrap();
-    let kernel_end = m.source[start..].find("\n\n").unwrap() + start;
-    let launch = m
-        .source
-        .lines()
-        .filter(|l| l.contains("drtc_k0_contraction") && !l.contains("def "))
-        .collect::<Vec<_>>()
-        .join("\n");
-    insta::assert_snapshot!(format!(
-        "{}\n\n# host\n{launch}",
-        &m.source[start..kernel_end]
-    ));
+    insta::assert_snapshot!(kernel_and_launch(&m));
     let small = "graph @small(%a: f32[4096, 64, 64], %b: f32[4096, 64, 16]) {\n  %0 = matmul(%a, %b) : f32[4096, 64, 16]\n  return %0\n}";
     let g = drtc_ir::text::parse(small).unwrap();
     let plan = plan_fusion(&g, &FuseOptions::default());

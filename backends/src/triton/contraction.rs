@@ -18,7 +18,7 @@
 //! power of two of N up to 64 (at least 16, as `tl.dot` requires), 128 above, 256 for
 //! plain tf32 when N >= 256 and K >= 128; BLOCK_K = 32 (64 for tf32x3 and 16-bit inputs);
 //! 8 warps for 128x128 tiles and up, else 4; 3 pipeline stages; GROUP_M = 8; persistent;
-//! where K takes one BLOCK_K step, one stage and a program per tile; but a store-bound
+//! where K takes one BLOCK_K step, a program per tile; but a store-bound
 //! fp32 product (one K step, no batch dims, at least [`STORE_BOUND_MIN_TILES`] output
 //! tiles) takes four persistent 4-warp programs per SM (128 x 128 tiles, 64 x 128 with
 //! BLOCK_K = 64) and, on the TMA path, stores its tiles through a descriptor of its output.
@@ -173,8 +173,11 @@ pub fn contraction_config(
     let warps = if bm * bn >= 128 * 128 { 8 } else { 4 };
     // one K step per tile (small K; batched products of small matrices): the stages have
     // nothing to overlap, and a persistent program (one per multiprocessor) waits on each
-    // tile's loads in turn; one stage and a program per tile let several programs share a
-    // multiprocessor (the operand tiles held once), their loads in flight together
+    // tile's loads in turn; a program per tile lets several programs share a
+    // multiprocessor, their loads in flight together. `num_stages` 1 is not passed to the
+    // launch (`LaunchConfig::num_stages`): these kernels run at Triton's default of 3, as
+    // measured (level-1 7's 128 x 128 one-step tiles asked for 262 KB of shared memory,
+    // three stages' operand tiles and the output tile)
     if k <= bk {
         // one fp32 product of a large output over a small K (no batch): storing the
         // output is the work (level-1 9, [32768 x 32] @ [32 x 32768]: 4.3 GB written,
