@@ -135,8 +135,8 @@ fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -
 }
 
 /// Output tiles (of 128 x 128) from which a one-step product without batch dims is
-/// store-bound enough for [`STORE_BOUND_PER_SM`] persistent programs: each walks at least
-/// four tiles on a 132-SM GPU.
+/// store-bound enough for [`STORE_BOUND_PER_SM`] persistent programs: each walks about
+/// four tiles or more on a 132-SM GPU.
 pub const STORE_BOUND_MIN_TILES: u64 = 2048;
 
 /// Persistent programs per SM of a store-bound product (`PERSISTENT`, see

@@ -60,9 +60,11 @@ pub(super) fn row_kernel(
     // contiguous offset of a domain-shaped output
     let full_off = store_offset(dims, &space.domain, out_order);
     // a pass over blocks of columns; `backwards` (the last pass of reverse scans, and the
-    // last pass after others that read the rows) takes the blocks from the last one, each still in ascending columns (contiguous, so loads stay
-    // vectorized: descending columns cost level-1 reverse cumsum 30%,
-    // `bench/results/level1_scans_h200_b37f54b_default_vs_modes.md`) and scanned from its end
+    // last pass after others that read the rows) takes the blocks from the last one, each
+    // still in ascending columns (contiguous, so loads stay vectorized: descending columns
+    // cost level-1 reverse cumsum 30%,
+    // `bench/results/level1_scans_h200_b37f54b_default_vs_modes.md`); a scan's block is
+    // scanned from its end
     let col_header = |out: &mut String, indent: &str, start: &str, backwards: bool| {
         if backwards && !start.is_empty() {
             writeln!(
@@ -235,8 +237,8 @@ pub(super) fn row_kernel(
             // without scans, after passes that read the rows, the last pass takes the
             // column blocks from the last one too: the blocks the previous pass read last
             // are read again first, while still in L2 (level-1 L1 norm, rows of 65535:
-            // 9.79 -> 9.00 ms on an H100,
-            // `bench/results/level1_store_bound_long_rows_probe_h100_c810396.txt`)
+            // 9.78 -> 9.03 ms on an H100,
+            // `bench/results/level1_store_bound_long_rows_h100_7f54f14_vs_c810396.txt`)
             let scans = prog
                 .stmts
                 .iter()
