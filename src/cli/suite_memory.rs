@@ -3,8 +3,8 @@
 //! median of level 1 in `bench/results/level1_h200_2030ff2_default_vs_compile.md`), so N
 //! tasks of several GiB at once run out of memory and are retried alone: with every
 //! torch.compile mode on an 80 GB H100, most of level-1 19-40 did, and 38 and 39 spent
-//! their whole limit waiting (the run `bench/results/level1_modes_h100_c810396_default_vs_modes.md`
-//! supersedes).
+//! their whole limit waiting (`bench/results/level1_modes_h100_5761f1d_default_vs_modes.md`,
+//! in git history).
 //! A task reserves its estimate before its search and checks and gives it back when they
 //! end (a search racing several candidates at once may hold more); it
 //! waits while the reservations in flight and its own would pass the budget, unless

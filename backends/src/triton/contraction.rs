@@ -181,12 +181,15 @@ pub fn contraction_config(
     if k <= bk {
         // one fp32 product of a large output over a small K (no batch): storing the
         // output is the work (level-1 9, [32768 x 32] @ [32 x 32768]: 4.3 GB written,
-        // 0.5 ms of tf32x3 products), and a program per tile waits on its own store.
-        // Four persistent programs per SM of 4 warps, each tile stored through a TMA
-        // descriptor that drains while the program computes its next one: 1.65 ms
-        // against 3.31 for 128 x 128 tiles (cuBLAS 2.62); with K = 64 (level-1 7)
-        // 64 x 128 tiles, 2.72 ms against 3.99 (128 x 128 tiles ran out of shared
-        // memory), H100, `bench/results/level1_store_bound_long_rows_probe_h100_c810396.txt`
+        // 0.5 ms of tf32x3 products). Four persistent programs per SM of 4 warps, each
+        // tile stored through a TMA descriptor (our reading, not profiled: the store
+        // drains while the program computes its next tile, where a program per tile
+        // waits on its own; either change alone did not pay in the probe): 1.65 ms
+        // against 3.31 for 128 x 128 tiles; with K = 64 (level-1 7) 64 x 128 tiles, 2.72
+        // ms against 3.99 (128 x 128 tiles ran out of shared memory), H100,
+        // `bench/results/level1_store_bound_long_rows_probe_h100_c810396.txt`; verified
+        // end to end, 1.84 and 2.85 ms against cuBLAS's 2.66 and 4.07 in the same search
+        // (`level1_store_bound_long_rows_h100_7f54f14_vs_c810396.txt`)
         let tiles = m.div_ceil(128) * n.div_ceil(128);
         if batch == 1 && !half && m > 64 && n > 64 && tiles >= STORE_BOUND_MIN_TILES {
             let bm = if bk > 32 { 64 } else { 128 };
@@ -380,7 +383,6 @@ pub fn contraction_kernel(
     // the store-bound configuration (one K step, persistent programs: `contraction_config`)
     // stores its tiles through a TMA descriptor of the one plain output, whose rows are
     // 16-byte aligned
-    let out_bytes = outputs.first().map_or(4, |&v| g.ty(v).dtype.size_bytes());
     let store_tma = tma_able
         && k <= config.block("BLOCK_K")
         && config.block("PERSISTENT") >= 1
@@ -388,7 +390,7 @@ pub fn contraction_kernel(
         && placement(placed, 0).is_none()
         && mode.moments.is_none()
         && r == 2
-        && (n * out_bytes).is_multiple_of(16);
+        && (n * g.ty(outputs[0]).dtype.size_bytes()).is_multiple_of(16);
     let mut body = String::new();
     let p = if wide { ".to(tl.int64)" } else { "" };
     writeln!(body, "    num_m = tl.cdiv({m}, BLOCK_M)").unwrap();
