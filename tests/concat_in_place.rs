@@ -91,3 +91,19 @@ fn convolution_branches_add_their_bias_into_their_slices_in_both_layouts() {
         assert_eq!(channels_last, layout == "channels-last", "{body}");
     }
 }
+
+/// Scans written into slices that start between 16-byte boundaries of a contiguous
+/// concatenation dim (an exclusive cumsum from column 1, a softmax's cumsum and a reverse
+/// cumsum from column 3): the host's view begins at the boundary before each slice and the
+/// last pass tiles the view's columns from there, storing lane by lane only in the block
+/// that holds the columns before the slice, which another kernel wrote first.
+#[test]
+fn scans_tile_unaligned_slices_from_the_boundary_before_and_verify() {
+    let src = compile_verified("concat_scans");
+    let body = forward_body(&src);
+    assert!(body.contains(".narrow(1, 0, 9000)"), "{body}");
+    assert_eq!(body.matches(".narrow(1, 0, 9003)").count(), 2, "{body}");
+    assert_eq!(src.matches("if ostart == 0:").count(), 3, "{src}");
+    assert_eq!(src.matches("cols = ocols - 1\n").count(), 1, "{src}");
+    assert_eq!(src.matches("cols = ocols - 3\n").count(), 2, "{src}");
+}

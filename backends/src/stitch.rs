@@ -336,8 +336,9 @@ impl Host<'_> {
             Some(Stored::Cat(p)) => {
                 self.alloc_result(p.cat, p.channels_last);
                 let (buf, name) = (self.name(p.cat), self.name(v));
-                let len = self.g.ty(v).shape[p.dim];
-                let view = slice(&buf, p.dim, p.offset, len);
+                // the view begins `skew` elements before the slice (`Placement::skew`)
+                let len = self.g.ty(v).shape[p.dim] + p.skew;
+                let view = slice(&buf, p.dim, p.offset - p.skew, len);
                 writeln!(self.body, "    {name} = {view}").unwrap();
                 return;
             }

@@ -35,6 +35,12 @@ pub struct Placement {
     /// The result is allocated channels-last (its placed operands are channels-last values
     /// of the layout plan), and the strides are that layout's.
     pub channels_last: bool,
+    /// Elements between the slice's first element and the 16-byte boundary before it, when
+    /// the concatenation's dim is contiguous and every row of the result starts on such a
+    /// boundary (else 0): the host's view of the slice begins that much earlier
+    /// ([`StoreMap::Strided`]'s origin), so a template that tiles the dim from the view's
+    /// start stores whole aligned vectors (level-1 92, a scan written from column 1 on).
+    pub skew: i64,
 }
 
 impl Placement {
@@ -45,6 +51,32 @@ impl Placement {
         } else {
             row_major_strides(shape)
         }
+    }
+
+    /// How the producer stores into the result of `shape`.
+    pub fn store_map(&self, shape: &[i64]) -> StoreMap {
+        StoreMap::Strided {
+            strides: self.strides(shape),
+            origin: self.skew,
+        }
+    }
+}
+
+/// [`Placement::skew`] of a slice at `offset` along `dim` of a result of `shape` with
+/// `strides` and elements of `size` bytes.
+fn skew(shape: &[i64], strides: &[i64], (dim, offset): (usize, i64), size: u64) -> i64 {
+    let Ok(size) = i64::try_from(size) else {
+        return 0;
+    };
+    if size == 0 || 16 % size != 0 || strides[dim] != 1 {
+        return 0;
+    }
+    let per = 16 / size;
+    let rows_aligned = (0..shape.len()).all(|d| d == dim || shape[d] == 1 || strides[d] % per == 0);
+    if rows_aligned {
+        offset % per
+    } else {
+        0
     }
 }
 
@@ -125,7 +157,7 @@ pub(super) fn placements(
         let (dim, slices) = operand_slices(g, n);
         for (v, here, _) in slices {
             let Some(p) = producer_of(v) else { continue };
-            let candidate = Placement {
+            let mut candidate = Placement {
                 value: v,
                 producer: p,
                 cat,
@@ -133,7 +165,10 @@ pub(super) fn placements(
                 dim,
                 offset: here,
                 channels_last,
+                skew: 0,
             };
+            let strides = candidate.strides(&ty.shape);
+            candidate.skew = skew(&ty.shape, &strides, (dim, here), ty.dtype.size_bytes());
             let vt = g.ty(v);
             let sole = uses[v.index()] == 1 && !g.outputs().contains(&v);
             if sole
@@ -145,7 +180,7 @@ pub(super) fn placements(
                     fusion,
                     (regions, layout),
                     (p, v),
-                    StoreMap::Strided(candidate.strides(&ty.shape)),
+                    candidate.store_map(&ty.shape),
                 )
             {
                 out.push(candidate);

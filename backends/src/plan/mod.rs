@@ -158,7 +158,7 @@ impl LoweringPlan {
                     return Some(StoreMap::Views(w.steps.clone()));
                 }
                 let p = self.placement_of(v).filter(|p| p.producer == i)?;
-                Some(StoreMap::Strided(p.strides(&g.ty(p.cat).shape)))
+                Some(p.store_map(&g.ty(p.cat).shape))
             })
             .collect()
     }

@@ -134,6 +134,7 @@ impl LoweringPlan {
                 "dim": p.dim,
                 "offset": p.offset,
                 "channels_last": p.channels_last,
+                "skew": p.skew,
             })).collect::<Vec<_>>(),
             "view_writes": self.view_writes.iter().map(|w| json!({
                 "producer": w.producer,
@@ -182,8 +183,15 @@ impl fmt::Display for LoweringPlan {
         for p in &self.placements {
             writeln!(
                 f,
-                "in place: region {} writes its operand of region {}'s cat at offset {} of dim {}",
-                p.producer, p.cat_region, p.offset, p.dim
+                "in place: region {} writes its operand of region {}'s cat at offset {} of dim {}{}",
+                p.producer,
+                p.cat_region,
+                p.offset,
+                p.dim,
+                match p.skew {
+                    0 => String::new(),
+                    s => format!(" (through a view from {s} element(s) before it, aligned)"),
+                }
             )?;
         }
         Ok(())

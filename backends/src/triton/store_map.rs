@@ -16,21 +16,55 @@ pub enum ViewStep {
 /// How one output is stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StoreMap {
-    /// Into a larger tensor with these strides per domain dim (the host passes the view of
-    /// the output's slice, so the pointer already points at its first element).
-    Strided(Vec<i64>),
+    /// Into a larger tensor with `strides` per domain dim. The host passes a view of the
+    /// larger tensor that begins `origin` elements before the slice's first element: 0, or
+    /// the slice's distance from the 16-byte boundary before it along a contiguous
+    /// concatenation dim (`plan/concat.rs`, `Placement::skew`), so the pointer is aligned
+    /// and a template may tile its stores from the view's start.
+    Strided { strides: Vec<i64>, origin: i64 },
     /// Through a chain of views from the domain's shape into the chain's result, a
     /// contiguous tensor the host passes as the output.
     Views(Vec<ViewStep>),
 }
 
 impl StoreMap {
+    /// How many elements before the slice's first element the host's view begins.
+    pub fn origin(&self) -> i64 {
+        match self {
+            StoreMap::Strided { origin, .. } => *origin,
+            StoreMap::Views(_) => 0,
+        }
+    }
+
+    /// The offset from the view's start of the element at `index`, where the index along
+    /// the contiguous dim `along` counts from the view's start (`origin` elements before
+    /// the slice's): for a template that tiles that dim from the view's start, so the
+    /// index is aligned where the view is. `None` unless the map is strided with stride 1
+    /// along `along`.
+    pub fn view_offset(
+        &self,
+        domain: &[i64],
+        along: usize,
+        index: &dyn Fn(usize) -> String,
+    ) -> Option<String> {
+        match self {
+            StoreMap::Strided { strides, .. } if strides.get(along) == Some(&1) => {
+                let idx: Vec<String> = (0..domain.len()).map(index).collect();
+                Some(linear(domain, &idx, strides))
+            }
+            StoreMap::Strided { .. } | StoreMap::Views(_) => None,
+        }
+    }
+
     /// The offset of the domain element whose index along dim `d` is `index(d)`.
     pub fn offset(&self, domain: &[i64], index: &dyn Fn(usize) -> String) -> String {
         match self {
-            StoreMap::Strided(strides) => {
+            StoreMap::Strided { strides, origin } => {
                 let idx: Vec<String> = (0..domain.len()).map(index).collect();
-                linear(domain, &idx, strides)
+                match (linear(domain, &idx, strides), origin) {
+                    (off, 0) => off,
+                    (off, o) => format!("{off} + {o}"),
+                }
             }
             StoreMap::Views(steps) => {
                 let mut shape = domain.to_vec();
@@ -277,8 +311,17 @@ mod tests {
 
     #[test]
     fn strides_place_a_slice() {
-        let map = StoreMap::Strided(vec![70, 5, 1]);
+        let map = StoreMap::Strided {
+            strides: vec![70, 5, 1],
+            origin: 0,
+        };
         assert_eq!(offsets(&map, &[1, 2, 2]), vec![0, 1, 5, 6]);
+        // a view that begins 3 elements before the slice
+        let map = StoreMap::Strided {
+            strides: vec![70, 5, 1],
+            origin: 3,
+        };
+        assert_eq!(offsets(&map, &[1, 2, 2]), vec![3, 4, 8, 9]);
     }
 
     #[test]

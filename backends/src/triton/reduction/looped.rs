@@ -8,6 +8,7 @@ use super::lower::{
     acc_finish, comps_decompose, group_init, group_update, needs_only_block, reduce_line,
     reduce_of, Builder, Moments, LANE_MOMENTS_MIN_ROWS,
 };
+use super::space::{DimKind, Dims};
 use super::{BatchStats, RegionCode};
 use crate::triton::kernel::{
     emit_stmts, ops_comment, placement, signature, LaunchConfig, Placements, TritonKernel,
@@ -80,25 +81,70 @@ pub(super) fn row_kernel(
         comps_decompose(out, indent, "cols", &dims.col_comps);
         runs_decompose(out, indent, dims);
     };
+    // the last pass over blocks of the view's columns when the outputs' view begins
+    // `shift` elements before their slice (`StoreMap::Strided`'s origin): the blocks'
+    // stores are aligned, the region's own columns (`cols`, loads) `shift` behind them
+    let shift = aligned_shift(space, dims, stores, placed);
+    let shifted_header = |out: &mut String, indent: &str, s: i64, backwards: bool| {
+        let ostart = if backwards {
+            format!("{} // BLOCK_C * BLOCK_C - cstart", cols + s as u64 - 1)
+        } else {
+            "cstart".to_string()
+        };
+        writeln!(out, "{indent}ostart = {ostart}").unwrap();
+        writeln!(
+            out,
+            "{indent}ocols = ostart + tl.arange(0, BLOCK_C)[None, :]"
+        )
+        .unwrap();
+        writeln!(out, "{indent}cols = ocols - {s}").unwrap();
+        writeln!(out, "{indent}mask = rmask & (cols >= 0) & (cols < {cols})").unwrap();
+        comps_decompose(out, indent, "cols", &dims.col_comps);
+        runs_decompose(out, indent, dims);
+    };
     let backwards = prog.scan_direction() == Some(true);
-    let store_full = |out: &mut String, indent: &str, emitted: &dyn Fn(usize) -> bool| {
+    let store_full = |out: &mut String, indent: &str, shifted: Option<(i64, usize)>| {
         for (k, &(i, sp)) in stores.iter().enumerate() {
             if sp == Sp::Full {
                 let st = storage_ty(prog.stmts[i].dtype);
-                let _ = emitted;
+                let value = format!(
+                    "({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st})",
+                    prog.var(i),
+                    compute_ty(prog.stmts[i].dtype)
+                );
                 // an output stored elsewhere: a slice of a larger tensor, a chain of views'
                 // result
-                let off = match placement(placed, k) {
+                let map = placement(placed, k);
+                let view = |(_, along): (i64, usize)| {
+                    let index = |d: usize| match d == along {
+                        true => "ocols".to_string(),
+                        false => dims.full[d].clone(),
+                    };
+                    map?.view_offset(&space.domain, along, &index)
+                };
+                if let (Some(off), Some((s, _))) = (shifted.and_then(view), shifted) {
+                    // the block holding the view's first columns (before the slice) stores
+                    // lane by lane; the others' mask is whole vectors
+                    writeln!(out, "{indent}if ostart == 0:").unwrap();
+                    writeln!(
+                        out,
+                        "{indent}    tl.store(out{k} + {off}, {value}, mask=mask)"
+                    )
+                    .unwrap();
+                    writeln!(out, "{indent}else:").unwrap();
+                    writeln!(
+                        out,
+                        "{indent}    tl.store(out{k} + {off}, {value}, mask=rmask & (ocols < {}))",
+                        cols + s as u64
+                    )
+                    .unwrap();
+                    continue;
+                }
+                let off = match map {
                     Some(map) => map.offset(&space.domain, &|d| dims.full[d].clone()),
                     None => full_off.clone(),
                 };
-                writeln!(
-                    out,
-                    "{indent}tl.store(out{k} + {off}, ({} + tl.zeros([BLOCK_R, BLOCK_C], {})).to({st}), mask=mask)",
-                    prog.var(i),
-                    compute_ty(prog.stmts[i].dtype)
-                )
-                .unwrap();
+                writeln!(out, "{indent}tl.store(out{k} + {off}, {value}, mask=mask)").unwrap();
             }
         }
     };
@@ -129,7 +175,7 @@ pub(super) fn row_kernel(
             }
             let _ = i;
         }
-        store_full(&mut body, "    ", &|_| true);
+        store_full(&mut body, "    ", None);
     } else {
         let mut emitted = vec![false; prog.stmts.len()];
         for (i, s) in prog.stmts.iter().enumerate() {
@@ -246,10 +292,19 @@ pub(super) fn row_kernel(
             let reread = !scans
                 && (prog.stmts.iter().zip(&emitted))
                     .any(|(s, &e)| e && matches!(s.code, Code::Reduce { .. }));
-            writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-            col_header(&mut body, "        ", "cstart + ", backwards || reread);
+            match shift {
+                Some((s, _)) => {
+                    let span = cols + s as u64;
+                    writeln!(body, "    for cstart in range(0, {span}, BLOCK_C):").unwrap();
+                    shifted_header(&mut body, "        ", s, backwards || reread);
+                }
+                None => {
+                    writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
+                    col_header(&mut body, "        ", "cstart + ", backwards || reread);
+                }
+            }
             emit_carried(&mut body, prog, &need, "        ");
-            store_full(&mut body, "        ", &|j| emitted[j]);
+            store_full(&mut body, "        ", shift);
         }
     }
     for (k, &(i, sp)) in stores.iter().enumerate() {
@@ -309,6 +364,40 @@ pub(super) fn row_kernel(
         given: None,
         placed: super::full_outputs_only(stores, placed),
     }
+}
+
+/// The origin `s` and column dim of a row kernel's last pass tiled from its outputs' view
+/// (`StoreMap::view_offset`): every domain-shaped output is placed in a view that begins
+/// `s` > 0 elements before its slice, along the one column dim, which the view holds
+/// contiguously. Level-1 92 (a cumsum written from column 1 of its concatenation with a
+/// zero column): stores from the slice's start are not 16-byte aligned, and Triton stores
+/// them lane by lane; tiled from the view's start its kernel ran 4.02 -> 3.64 ms on an H100
+/// (`bench/results/level1_unaligned_stores_probe_h100_eae7aed.txt`).
+fn aligned_shift(
+    space: &ReduceSpace,
+    dims: &Dims,
+    stores: &[(usize, Sp)],
+    placed: &Placements,
+) -> Option<(i64, usize)> {
+    // one column dim, whose index is the kernel's `cols`
+    if dims.col_comps.len() != 1 {
+        return None;
+    }
+    let along = dims.kinds.iter().position(|k| *k == DimKind::Col)?;
+    let mut origin = None;
+    for (k, &(_, sp)) in stores.iter().enumerate() {
+        if sp != Sp::Full {
+            continue;
+        }
+        let map = placement(placed, k)?;
+        map.view_offset(&space.domain, along, &|_| String::new())?;
+        let s = map.origin();
+        if s <= 0 || origin.is_some_and(|o| o != s) {
+            return None;
+        }
+        origin = Some(s);
+    }
+    origin.map(|s| (s, along))
 }
 
 /// The plain reduction `first` and every later one (not a Welford or online pair's) whose
