@@ -1,7 +1,8 @@
 """Writes the variant files for `bench/kernel_variant_probe.py` on the level-1 modules whose
 stores are not 16-byte aligned: 1-D poolings whose output rows are not a multiple of four
 (41 max, rows of 65523; 44 average, rows of 65537: flat blocks of 256, whose block sizes
-and warps are varied) and the exclusive scan (92, a cumsum written into columns 1.. of its
+and warps are varied, and whose leading dims are merged into one index over the
+contiguous input's rows) and the exclusive scan (92, a cumsum written into columns 1.. of its
 concatenation with a zero column: the variant tiles the output's columns, aligned, and
 loads the input one column back, the zero column then being the scan of the padding).
 Run in a folder holding `g41.py`, `g44.py`, `g92.py` (`drtc compile <task> --device cuda
@@ -16,7 +17,17 @@ def pool(path):
     grid, block, warps = re.search(r"\[\((\d+),\)\]\(.*BLOCK=(\d+), num_warps=(\d+)\)", src).groups()
     numel = int(re.search(r"mask = offs < (\d+)", src).group(1))
     launch = f"BLOCK={block}, num_warps={warps})"
-    out = []
+    # the leading dims merged: one division and the input's row stride (a contiguous input)
+    w_out = int(re.search(r"o2 = offs_rem % (\d+)", src).group(1))
+    c = int(re.search(r"o1 = offs_rem % (\d+)", src).group(1))
+    w_in = int(re.search(r"\(h0 < (\d+)\)", src).group(1))
+    merged = [[f"    o1 = offs_rem % {c}\n    offs_rem = offs_rem // {c}\n    o0 = offs_rem\n", ""],
+              ["in0 + o0 * in0_s0 + o1 * in0_s1 + h0 * in0_s2", f"in0 + offs_rem * {w_in} + h0"]]
+    out = [{"name": "leading dims merged", "replace": merged}]
+    for b, w in ((512, 8), (1024, 8)):
+        out.append({"name": f"leading dims merged, BLOCK={b} w{w}",
+                    "replace": merged + [[f"[({grid},)]", f"[({-(-numel // b)},)]"],
+                                         [launch, f"BLOCK={b}, num_warps={w})"]]})
     for b in (512, 1024, 2048):
         for w in (4, 8):
             out.append({
