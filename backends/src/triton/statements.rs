@@ -80,11 +80,11 @@ pub trait IndexSource {
     fn mask_of(&self, sp: Sp, _dims: &[usize]) -> String {
         self.mask(sp)
     }
-    /// For a Full-space load through `map`: the offset terms `(tensor dim, index)` that
+    /// For a load in space `sp` through `map`: the offset terms `(tensor dim, index)` that
     /// are right when the tensor is row-major contiguous, with fewer index operations than
-    /// one index per dim (a reduction's runs of columns). `None` (the default) where the
-    /// template has no such form.
-    fn flat_columns(&self, _map: &DimMap) -> Option<Vec<(usize, String)>> {
+    /// one index per dim (a reduction's runs of columns, a window tap's merged leading
+    /// dims). `None` (the default) where the template has no such form.
+    fn flat_columns(&self, _sp: Sp, _map: &DimMap) -> Option<Vec<(usize, String)>> {
         None
     }
 }
@@ -283,7 +283,7 @@ impl Program {
         // flat columns: the same offset in fewer operations when the tensor is contiguous
         // (the per-element decomposition of the column index is then dead code)
         let flat = match sp {
-            Sp::Full if !terms.is_empty() => ix.flat_columns(&map).filter(|rows| {
+            Sp::Full | Sp::Tap if !terms.is_empty() => ix.flat_columns(sp, &map).filter(|rows| {
                 arg.strides
                     .iter()
                     .all(|(d, _)| map.get(*d).is_some_and(|m| m.is_some()))

@@ -25,8 +25,11 @@ impl IndexSource for Dims {
             Sp::Tap => unreachable!("a reduction kernel has no window taps"),
         }
     }
-    fn flat_columns(&self, map: &DimMap) -> Option<Vec<(usize, String)>> {
-        super::flat::flat_terms(self, map)
+    fn flat_columns(&self, sp: Sp, map: &DimMap) -> Option<Vec<(usize, String)>> {
+        match sp {
+            Sp::Full => super::flat::flat_terms(self, map),
+            Sp::Row | Sp::Tap => None,
+        }
     }
 }
 
