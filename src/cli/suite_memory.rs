@@ -12,7 +12,7 @@
 //! A task estimated at more than half the budget takes all of it: the estimate leaves out
 //! the processes' CUDA contexts and caches, and a 17 GB-moving task (level-1 38, 39:
 //! 51.5 GB estimated) beside four small ones ran out of memory, retried alone and spent
-//! its limit; with this rule both verify (`bench/results/level1_modes_h100_c810396_default_vs_modes.md`).
+//! its limit; with this rule both verify (`bench/results/level1_modes_h100_default_vs_modes.md`).
 //! Reservations are granted in the order they were asked for, so a large task is not
 //! passed by a stream of small ones.
 

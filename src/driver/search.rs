@@ -454,7 +454,7 @@ fn race(
 /// is faster than the reference (a win over PyTorch whatever the unchecked candidate would
 /// have timed), and not otherwise. Level-1 76's library convolution ran out of memory
 /// beside other tasks, and the template, 2.65x the reference's time, won by default
-/// (`bench/results/level1_modes_h100_c810396_default_vs_modes.md`). Such a race is never
+/// (`bench/results/level1_modes_h100_default_vs_modes.md`). Such a race is never
 /// cached.
 fn undecided(best: &Timed, short: bool) -> bool {
     short && best.relative() >= 1.0

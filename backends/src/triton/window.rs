@@ -90,13 +90,14 @@ fn window_tile(ho: i64, wo: i64, lanes: u64) -> Option<(u64, u64)> {
 /// tap's `h{j}` for spatial dim `j`.
 struct FlatIndex {
     lead: usize,
-    /// In the flat form of a row-major pooling: the rank of a pooled input that a tap of a
-    /// row-major contiguous input reads through its leading dims merged, one index `ol`
-    /// (the flat offset over the output's spatial size) times the last leading dim's
-    /// stride, instead of a division, a remainder and a stride per leading dim. Level-1 41
-    /// and 44 (1-d poolings over 64 x 192 and 64 x 128 rows): 3.29 -> 2.92 and 2.07 ->
-    /// 1.84 ms on an H100 (`bench/results/level1_unaligned_stores_probe_h100_eae7aed.txt`).
-    merged: Option<usize>,
+    /// In the flat form of a row-major pooling, the rank and spatial size of the pooled
+    /// input: a tap of a row-major contiguous input reads at `ol * spatial` plus its
+    /// spatial offset (`ol` the flat offset over the output's spatial size, the leading
+    /// dims merged) instead of a division, a remainder and a stride per leading dim.
+    /// Level-1 41 and 44 (1-d poolings over 64 x 192 and 64 x 128 rows): 3.29 -> 2.92 and
+    /// 2.07 -> 1.84 ms on an H100
+    /// (`bench/results/level1_unaligned_stores_probe_h100_eae7aed.txt`).
+    merged: Option<(usize, i64)>,
 }
 
 impl IndexSource for FlatIndex {
@@ -113,13 +114,18 @@ impl IndexSource for FlatIndex {
         }
     }
     fn flat_columns(&self, sp: Sp, map: &DimMap) -> Option<Vec<(usize, String)>> {
-        let rank = self.merged?;
+        let (rank, spatial) = self.merged?;
         let identity = map.len() == rank && map.iter().enumerate().all(|(d, &m)| m == Some(d));
-        if sp != Sp::Tap || self.lead == 0 || !identity {
+        if sp != Sp::Tap || self.lead == 0 || self.lead == rank || !identity {
             return None;
         }
-        let mut terms = vec![(self.lead - 1, "ol".to_string())];
-        terms.extend((self.lead..rank).map(|d| (d, format!("h{}", d - self.lead))));
+        // contiguous: the last dim's stride is 1 (a constant to Triton), the others' the
+        // product of the dims after them
+        let last = rank - 1;
+        let mut terms: Vec<(usize, String)> = (self.lead..last)
+            .map(|d| (d, format!("h{}", d - self.lead)))
+            .collect();
+        terms.push((last, format!("(ol * {spatial} + h{})", last - self.lead)));
         Some(terms)
     }
     fn mask_of(&self, sp: Sp, dims: &[usize]) -> String {
@@ -204,7 +210,7 @@ pub fn window_kernel(
     let tiled = config.blocks.iter().any(|&(n, _)| n == "BLOCK_W");
     let ix = FlatIndex {
         lead,
-        merged: (!tiled && order.is_none()).then_some(rank),
+        merged: (!tiled && order.is_none()).then(|| (rank, tx.shape[lead..].iter().product())),
     };
     // the pooled input at a tap: loaded, or computed by the prologue
     let mut prologue: Vec<NodeId> = tap_norm.map(|t| t.nodes.to_vec()).unwrap_or_default();
