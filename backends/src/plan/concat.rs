@@ -355,4 +355,22 @@ mod tests {
         assert_eq!(row_major_strides(&[7]), vec![1]);
         assert_eq!(row_major_strides(&[2, 0, 3]), vec![3, 3, 1]);
     }
+
+    #[test]
+    fn a_slice_between_boundaries_of_a_contiguous_dim_is_skewed() {
+        let skew = |shape: &[i64], dim: usize, offset: i64, size: u64| {
+            super::skew(shape, &row_major_strides(shape), (dim, offset), size)
+        };
+        // float32 rows of 32768 from column 1: one element past the boundary
+        assert_eq!(skew(&[32768, 32768], 1, 1, 4), 1);
+        assert_eq!(skew(&[3, 9004], 1, 3, 4), 3);
+        assert_eq!(skew(&[3, 9004], 1, 8, 4), 0);
+        // half-precision: eight to a boundary
+        assert_eq!(skew(&[2, 64], 1, 5, 2), 5);
+        // rows that do not all start on a boundary, a dim that is not contiguous
+        assert_eq!(skew(&[3, 9005], 1, 3, 4), 0);
+        assert_eq!(skew(&[4, 14, 5], 1, 3, 4), 0);
+        // a single row needs no row alignment
+        assert_eq!(skew(&[1, 9005], 1, 3, 4), 3);
+    }
 }
