@@ -66,42 +66,41 @@ pub(super) fn row_kernel(
     // cost level-1 reverse cumsum 30%,
     // `bench/results/level1_scans_h200_b37f54b_default_vs_modes.md`); a scan's block is
     // scanned from its end
-    let col_header = |out: &mut String, indent: &str, start: &str, backwards: bool| {
-        if backwards && !start.is_empty() {
+    // `shift` > 0 (the last pass, when the outputs' view begins that many elements before
+    // their slice: `StoreMap::Strided`'s origin, `aligned_shift`): the blocks are the
+    // view's columns (`ocols`), so the stores are aligned, and the region's own columns
+    // (`cols`, the loads) run `shift` behind them
+    let col_header = |out: &mut String, indent: &str, start: &str, backwards: bool, shift: i64| {
+        if shift > 0 {
+            let ostart = match backwards {
+                true => format!("{} // BLOCK_C * BLOCK_C - cstart", cols + shift as u64 - 1),
+                false => "cstart".to_string(),
+            };
+            writeln!(out, "{indent}ostart = {ostart}").unwrap();
             writeln!(
                 out,
-                "{indent}cols = ({} // BLOCK_C * BLOCK_C - cstart) + tl.arange(0, BLOCK_C)[None, :]",
-                cols.saturating_sub(1)
+                "{indent}ocols = ostart + tl.arange(0, BLOCK_C)[None, :]"
             )
             .unwrap();
+            writeln!(out, "{indent}cols = ocols - {shift}").unwrap();
+            writeln!(out, "{indent}mask = rmask & (cols >= 0) & (cols < {cols})").unwrap();
         } else {
-            writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
+            if backwards && !start.is_empty() {
+                writeln!(
+                    out,
+                    "{indent}cols = ({} // BLOCK_C * BLOCK_C - cstart) + tl.arange(0, BLOCK_C)[None, :]",
+                    cols.saturating_sub(1)
+                )
+                .unwrap();
+            } else {
+                writeln!(out, "{indent}cols = {start}tl.arange(0, BLOCK_C)[None, :]").unwrap();
+            }
+            writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
         }
-        writeln!(out, "{indent}mask = rmask & (cols < {cols})").unwrap();
         comps_decompose(out, indent, "cols", &dims.col_comps);
         runs_decompose(out, indent, dims);
     };
-    // the last pass over blocks of the view's columns when the outputs' view begins
-    // `shift` elements before their slice (`StoreMap::Strided`'s origin): the blocks'
-    // stores are aligned, the region's own columns (`cols`, loads) `shift` behind them
     let shift = aligned_shift(space, dims, stores, placed);
-    let shifted_header = |out: &mut String, indent: &str, s: i64, backwards: bool| {
-        let ostart = if backwards {
-            format!("{} // BLOCK_C * BLOCK_C - cstart", cols + s as u64 - 1)
-        } else {
-            "cstart".to_string()
-        };
-        writeln!(out, "{indent}ostart = {ostart}").unwrap();
-        writeln!(
-            out,
-            "{indent}ocols = ostart + tl.arange(0, BLOCK_C)[None, :]"
-        )
-        .unwrap();
-        writeln!(out, "{indent}cols = ocols - {s}").unwrap();
-        writeln!(out, "{indent}mask = rmask & (cols >= 0) & (cols < {cols})").unwrap();
-        comps_decompose(out, indent, "cols", &dims.col_comps);
-        runs_decompose(out, indent, dims);
-    };
     let backwards = prog.scan_direction() == Some(true);
     let store_full = |out: &mut String, indent: &str, shifted: Option<(i64, usize)>| {
         for (k, &(i, sp)) in stores.iter().enumerate() {
@@ -154,7 +153,7 @@ pub(super) fn row_kernel(
         .map(|s| s.0)
         .collect();
     if single {
-        col_header(&mut body, "    ", "", backwards);
+        col_header(&mut body, "    ", "", backwards, 0);
         for (i, s) in prog.stmts.iter().enumerate() {
             match &s.code {
                 Code::Expr(code) => writeln!(body, "    {} = {code}", s.var).unwrap(),
@@ -196,7 +195,7 @@ pub(super) fn row_kernel(
                 };
                 m.init(&mut body);
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                col_header(&mut body, "        ", "cstart + ", false);
+                col_header(&mut body, "        ", "cstart + ", false, 0);
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let valid = format!("tl.minimum({cols} - cstart, BLOCK_C)");
@@ -222,7 +221,7 @@ pub(super) fn row_kernel(
                 writeln!(body, "    {mx} = tl.full([BLOCK_R], float('-inf'), {ct})").unwrap();
                 writeln!(body, "    {sm} = tl.zeros([BLOCK_R], {ct})").unwrap();
                 writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                col_header(&mut body, "        ", "cstart + ", false);
+                col_header(&mut body, "        ", "cstart + ", false, 0);
                 let need = prog.closure(&[x], &|j| emitted[j]);
                 emit_stmts(&mut body, prog, &need, "        ");
                 let xv = prog.var(x);
@@ -251,7 +250,7 @@ pub(super) fn row_kernel(
                     let group = sibling_reductions(prog, b, i, &emitted);
                     group_init(&mut body, prog, &group);
                     writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                    col_header(&mut body, "        ", "cstart + ", false);
+                    col_header(&mut body, "        ", "cstart + ", false, 0);
                     group_update(&mut body, prog, &group, &|j| emitted[j], "cstart");
                     for &j in &group {
                         let kind = reduce_of(prog, j).0;
@@ -292,17 +291,10 @@ pub(super) fn row_kernel(
             let reread = !scans
                 && (prog.stmts.iter().zip(&emitted))
                     .any(|(s, &e)| e && matches!(s.code, Code::Reduce { .. }));
-            match shift {
-                Some((s, _)) => {
-                    let span = cols + s as u64;
-                    writeln!(body, "    for cstart in range(0, {span}, BLOCK_C):").unwrap();
-                    shifted_header(&mut body, "        ", s, backwards || reread);
-                }
-                None => {
-                    writeln!(body, "    for cstart in range(0, {cols}, BLOCK_C):").unwrap();
-                    col_header(&mut body, "        ", "cstart + ", backwards || reread);
-                }
-            }
+            let s = shift.map_or(0, |(s, _)| s);
+            let span = cols + s as u64;
+            writeln!(body, "    for cstart in range(0, {span}, BLOCK_C):").unwrap();
+            col_header(&mut body, "        ", "cstart + ", backwards || reread, s);
             emit_carried(&mut body, prog, &need, "        ");
             store_full(&mut body, "        ", shift);
         }
