@@ -407,8 +407,9 @@ impl Host<'_> {
         for sc in &code.scratch {
             writeln!(
                 self.body,
-                "    {} = torch.empty([{}], dtype={}, device={})",
+                "    {} = torch.{}([{}], dtype={}, device={})",
                 sc.name,
+                if sc.zeroed { "zeros" } else { "empty" },
                 sc.numel,
                 torch_dtype(sc.dtype),
                 self.device
@@ -427,6 +428,13 @@ impl Host<'_> {
         self.kernels.push('\n');
         if k.source.contains("_drtc_mul") {
             self.needs_mul = true;
+        }
+        // a persistent grid sized by `_drtc_sms()`, which the GEMM prelude defines
+        if k.grid_expr
+            .as_deref()
+            .is_some_and(|e| e.contains("_drtc_sms"))
+        {
+            self.uses_gemm = true;
         }
         for &v in &k.outputs {
             self.alloc(v);

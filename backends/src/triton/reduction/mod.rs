@@ -24,6 +24,9 @@ use split::{split_kernels, split_scratch};
 use std::collections::HashMap;
 use strategy::{choose, choose_rows, inner_rows, Strategy};
 
+pub use coop::coop_config;
+
+mod coop;
 mod flat;
 mod looped;
 mod lower;
@@ -97,6 +100,8 @@ pub fn reduction_variants(rows: u64, cols: u64) -> Vec<LaunchConfig> {
             });
         }
     }
+    // a row longer than one tile, held by programs that meet at a counter (`coop.rs`)
+    out.extend(coop_config(cols));
     out
 }
 
@@ -135,6 +140,9 @@ pub struct Scratch {
     pub name: String,
     pub numel: u64,
     pub dtype: DType,
+    /// Zeros before the launch (cooperative rows' partials and arrival counters), else
+    /// uninitialized.
+    pub zeroed: bool,
 }
 
 /// Generates the kernel of a reduction region; `None` when something has no template.
@@ -245,6 +253,35 @@ pub fn reduction_kernel(
                 placed: full_outputs_only(&stores, placed),
             });
         }
+    };
+    // cooperative rows where the form applies, else the row strategy without them
+    let config = if config.blocks.iter().any(|b| b.0 == "COOP") {
+        let coop = coop::coop_kernel(
+            g,
+            name,
+            (nodes, outputs),
+            space,
+            &b,
+            &stores,
+            stats.clone(),
+            config.clone(),
+            (rows, cols),
+            out_order,
+            placed,
+        );
+        if let Some(code) = coop {
+            return Some(code);
+        }
+        LaunchConfig {
+            blocks: config
+                .blocks
+                .into_iter()
+                .filter(|b| b.0 != "COOP")
+                .collect(),
+            ..config
+        }
+    } else {
+        config
     };
     Some(looped::row_kernel(
         g,

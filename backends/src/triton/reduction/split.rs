@@ -53,12 +53,14 @@ pub(super) fn split_scratch(
             name: format!("{name}_ws{i}"),
             numel: rows * s,
             dtype: dt,
+            zeroed: false,
         });
         if matches!(kind, RedKind::ArgMax | RedKind::ArgMin) {
             out.push(Scratch {
                 name: format!("{name}_wsidx{i}"),
                 numel: rows * s,
                 dtype: DType::I64,
+                zeroed: false,
             });
         }
     }
