@@ -611,18 +611,12 @@ mod tests {
         let quick = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick);
         assert_eq!(quick.len(), 2, "{quick:?}");
         assert!(quick[0].config.is_none());
-        let coop = quick[1]
-            .config
-            .as_ref()
-            .expect("the cooperative configuration");
+        let coop = quick[1].config.as_ref().expect("the cooperative configuration");
         assert_eq!(coop.block("COOP"), 4);
         assert_eq!(coop.block("BLOCK_C"), 16384);
         // the full scope has it among the launch configurations
         let full = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Full);
-        assert!(
-            full.iter().any(|c| c.config.as_ref() == Some(coop)),
-            "{full:?}"
-        );
+        assert!(full.iter().any(|c| c.config.as_ref() == Some(coop)), "{full:?}");
         // rows of one tile, or too few elements to time: nothing to race
         let (g, plan) = norm(65536, 4000, "softmax");
         assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
