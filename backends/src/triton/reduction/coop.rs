@@ -2,15 +2,18 @@
 //! each hold `BLOCK_C` of its columns in registers. Each reduction's partial goes to
 //! scratch, the row's programs meet at an arrival counter, each combines the partials and
 //! goes on with the columns it still holds: the data is read once and written once, where
-//! looped passes read it once per reduction and again for the outputs (level-1 L1 norm,
-//! rows of 65535: three passes' traffic; `bench/results/README.md` lists the probe).
+//! looped passes read it once per reduction and again for the outputs. Predicted from the
+//! bytes for level-1 L1 norm (32768 rows of 65535): two thirds of the looped passes' traffic
+//! once the second read misses L2, about 6.5-7 ms on an H100 against 9.09 (best
+//! torch.compile mode 8.14, `level1_modes_h100_default_vs_modes.md`); not yet measured, so
+//! only `--search full` offers it.
 //!
 //! Waiting on other programs is safe only while every program of the grid is resident: the
 //! grid is persistent, at most one program per SM (`_drtc_sms()`), a multiple of `COOP`,
 //! and walks the (row, chunk) items in order, so the `COOP` programs of a row are the same
 //! round's neighbours. Triton's interpreter runs programs one at a time, so only `COOP` = 1
-//! (no waiting) runs there; the search offers the cooperative configuration on the GPU
-//! only, where every candidate is verified before it is timed.
+//! (no waiting) runs there; the search runs on the GPU only, where every candidate is
+//! verified before it is timed.
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{comps_decompose, reduce_line, Builder};

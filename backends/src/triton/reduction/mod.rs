@@ -100,7 +100,8 @@ pub fn reduction_variants(rows: u64, cols: u64) -> Vec<LaunchConfig> {
             });
         }
     }
-    // a row longer than one tile, held by programs that meet at a counter (`coop.rs`)
+    // a row longer than one tile, held by programs that meet at a counter (`coop.rs`;
+    // unmeasured on a GPU, so only the full search tries it)
     out.extend(coop_config(cols));
     out
 }
