@@ -246,3 +246,26 @@ pub(super) fn coop_kernel(
         placed: super::full_outputs_only(stores, placed),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::reduction_variants;
+    use super::*;
+
+    #[test]
+    fn rows_longer_than_one_tile_get_a_cooperative_variant() {
+        // 65535 columns: four programs of 16384
+        let c = coop_config(65535).expect("a cooperative configuration");
+        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (4, 16384));
+        assert!(reduction_variants(4096, 65535).contains(&c));
+        // 40000 columns: three programs of 16384 (13334 each, rounded up)
+        let c = coop_config(40000).unwrap();
+        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (3, 16384));
+        // a row of one tile has none; nor one beyond COOP_MAX programs
+        assert!(coop_config(4096).is_none());
+        assert!(!reduction_variants(65536, 4000)
+            .iter()
+            .any(|v| v.blocks.iter().any(|b| b.0 == "COOP")));
+        assert!(coop_config(COOP_COLUMNS * COOP_MAX + 1).is_none());
+    }
+}
