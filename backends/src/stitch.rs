@@ -161,8 +161,9 @@ struct Host<'g> {
     needs_mul: bool,
     /// Module form: training-mode batch_norm updates the module's running statistics.
     update_running_stats: bool,
-    /// A contraction region exists: the module needs the GEMM helpers.
-    uses_gemm: bool,
+    /// A contraction region or a persistent grid (`_drtc_sms()`) exists: the module needs
+    /// `GEMM_PRELUDE`.
+    needs_prelude: bool,
     /// `torch.set_float32_matmul_precision` of the policy: every fp32 matrix product run
     /// by PyTorch (einsum, a fallback GEMM) runs at it, whatever the caller's setting.
     matmul_precision: &'static str,
@@ -214,7 +215,7 @@ impl Host<'_> {
                 && tys.iter().any(|t| t.dtype == drtc_ir::DType::F32)
             {
                 expr = format!("_drtc_library({:?}, lambda: {expr})", self.matmul_precision);
-                self.uses_gemm = true;
+                self.needs_prelude = true;
             }
             if node.op.category() != drtc_ir::Category::Layout {
                 self.launches += crate::graphs::torch_launches(self.g, n);
@@ -434,7 +435,7 @@ impl Host<'_> {
             .as_deref()
             .is_some_and(|e| e.contains("_drtc_sms"))
         {
-            self.uses_gemm = true;
+            self.needs_prelude = true;
         }
         for &v in &k.outputs {
             self.alloc(v);
@@ -702,7 +703,7 @@ pub fn emit_module(
         kernels: String::new(),
         device,
         needs_mul: false,
-        uses_gemm: false,
+        needs_prelude: false,
         matmul_precision: opts.precision.torch_matmul_precision(),
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
@@ -791,7 +792,7 @@ pub fn emit_module(
         let gemm = rp.implementation.gemm();
         if let Some(p) = gemm {
             report.gemm = Some(p.clone());
-            host.uses_gemm = true;
+            host.needs_prelude = true;
         }
         let host_gemm = gemm.filter(|p| {
             matches!(
@@ -901,7 +902,7 @@ pub fn emit_module(
     };
     src.push_str(header);
     src.push_str(imports);
-    if host.uses_gemm {
+    if host.needs_prelude {
         src.push_str(GEMM_PRELUDE);
     }
     if host.layout.any() {

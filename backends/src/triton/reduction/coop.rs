@@ -16,7 +16,7 @@
 //! verified before it is timed.
 
 use super::flat::{runs_decompose, store_offset};
-use super::lower::{comps_decompose, reduce_line, Builder};
+use super::lower::{comps_decompose, reduce_line, row_store, Builder};
 use super::{BatchStats, RegionCode, Scratch};
 use crate::triton::kernel::{ops_comment, signature, LaunchConfig, Placements, TritonKernel};
 use crate::triton::statements::{Code, RedKind, Sp};
@@ -176,19 +176,7 @@ pub(super) fn coop_kernel(
                 )
                 .unwrap();
             }
-            Sp::Row => {
-                let st = storage_ty(if k >= outputs.len() {
-                    prog.stmts[i].dtype
-                } else {
-                    g.ty(outputs[k]).dtype
-                });
-                writeln!(
-                    body,
-                    "{ind}tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {ct})).to({st}), mask=rmask & ((rows * 0 + chunk) == 0))",
-                    prog.var(i)
-                )
-                .unwrap();
-            }
+            Sp::Row => row_store(&mut body, g, prog, outputs, (k, i), ind, Some("chunk")),
             Sp::Tap => return None,
         }
     }

@@ -6,7 +6,7 @@
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
     acc_finish, comps_decompose, group_init, group_update, needs_only_block, reduce_line,
-    reduce_of, Builder, Moments, LANE_MOMENTS_MIN_ROWS,
+    reduce_of, row_store, Builder, Moments, LANE_MOMENTS_MIN_ROWS,
 };
 use super::space::{DimKind, Dims};
 use super::{BatchStats, RegionCode};
@@ -301,18 +301,7 @@ pub(super) fn row_kernel(
     }
     for (k, &(i, sp)) in stores.iter().enumerate() {
         if sp == Sp::Row {
-            let st = storage_ty(if k >= outputs.len() {
-                prog.stmts[i].dtype
-            } else {
-                g.ty(outputs[k]).dtype
-            });
-            writeln!(
-                body,
-                "    tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {})).to({st}), mask=rmask)",
-                prog.var(i),
-                compute_ty(prog.stmts[i].dtype)
-            )
-            .unwrap();
+            row_store(&mut body, g, prog, outputs, (k, i), "    ", None);
         }
     }
     let mut source = String::new();

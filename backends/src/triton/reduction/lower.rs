@@ -4,7 +4,7 @@
 use super::space::Dims;
 use crate::triton::kernel::{decompose, emit_stmts};
 use crate::triton::statements::{align, Code, DimMap, IndexSource, Program, RedKind, ScanKind, Sp};
-use crate::triton::ty::{compute_ty, float_lit};
+use crate::triton::ty::{compute_ty, float_lit, storage_ty};
 use drtc_ir::{Attr, DType, Graph, NodeId, Op, ValueId};
 use drtc_passes::fuse::{space_of, ReduceSpace, Space};
 use std::collections::HashMap;
@@ -451,6 +451,34 @@ impl Builder<'_> {
         self.prog.vars.insert((out, sp), result);
         Some(())
     }
+}
+
+/// The store of row-shaped output `k` (statement `i`) at `indent`: a region output in its
+/// own dtype, a batch statistic after the outputs in its statement's. `first`: the index
+/// (`s`, `chunk`) whose program alone stores it, where several programs share a row.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn row_store(
+    out: &mut String,
+    g: &Graph,
+    prog: &Program,
+    outputs: &[ValueId],
+    (k, i): (usize, usize),
+    indent: &str,
+    first: Option<&str>,
+) {
+    let st = storage_ty(if k >= outputs.len() {
+        prog.stmts[i].dtype
+    } else {
+        g.ty(outputs[k]).dtype
+    });
+    let only = first.map_or(String::new(), |f| format!(" & ((rows * 0 + {f}) == 0)"));
+    writeln!(
+        out,
+        "{indent}tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {})).to({st}), mask=rmask{only})",
+        prog.var(i),
+        compute_ty(prog.stmts[i].dtype)
+    )
+    .unwrap();
 }
 
 pub(super) fn reduce_line(kind: RedKind, x: &str, dt: DType) -> String {

@@ -9,8 +9,8 @@
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{
-    acc_finish, comps_decompose, group_init, group_update, needs_only_block, reduce_of, Builder,
-    Moments, LANE_MOMENTS_MIN_ROWS,
+    acc_finish, comps_decompose, group_init, group_update, needs_only_block, reduce_of, row_store,
+    Builder, Moments, LANE_MOMENTS_MIN_ROWS,
 };
 use super::strategy::SplitPlan;
 use super::Scratch;
@@ -335,18 +335,7 @@ pub(super) fn split_kernels(
             }
             for (k, &(i, sp)) in stores.iter().enumerate() {
                 if sp == Sp::Row {
-                    let st = storage_ty(if k >= outputs.len() {
-                        prog.stmts[i].dtype
-                    } else {
-                        g.ty(outputs[k]).dtype
-                    });
-                    writeln!(
-                        body,
-                        "    tl.store(out{k} + rows, ({} + tl.zeros([BLOCK_R, 1], {})).to({st}), mask=rmask & ((rows * 0 + s) == 0))",
-                        prog.var(i),
-                        compute_ty(prog.stmts[i].dtype)
-                    )
-                    .unwrap();
+                    row_store(&mut body, g, prog, outputs, (k, i), "    ", Some("s"));
                 }
             }
         }
