@@ -8,7 +8,9 @@
 //!   fused in one Triton kernel) against drtc's Triton template at the precision the
 //!   policy admits, in its heuristic configuration; then, when the module replays CUDA
 //!   graphs, the replay against the eager forward (`graph_race.rs`; both go through
-//!   `search_context.rs`). A region neither of whose candidates verifies keeps the
+//!   `search_context.rs`). Reduction regions of rows longer than one tile and at least
+//!   [`QUICK_MIN_ELEMENTS`] race their heuristic configuration against cooperative rows
+//!   (`triton/reduction/coop.rs`). A region neither of whose candidates verifies keeps the
 //!   heuristic choice (the compile step's retries handle it).
 //! - `full` tries every region's launch configurations too, and for GEMM regions each
 //!   implementation with each configuration. A GEMM region none of whose candidates
@@ -33,7 +35,8 @@ use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{
-    attention_variants, AttentionImpl, ConvImpl, GemmImpl, LaunchConfig, PhaseLaunch,
+    attention_variants, coop_config, reduction_shape, AttentionImpl, ConvImpl, GemmImpl,
+    LaunchConfig, PhaseLaunch,
 };
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
@@ -43,6 +46,10 @@ use std::path::Path;
 /// Smallest GEMM region (2·M·N·K floating-point operations) the quick scope races: below
 /// it the two implementations differ by microseconds, less than the timing's noise.
 pub const QUICK_MIN_FLOP: f64 = 1e9;
+
+/// Smallest reduction region (rows x columns) whose cooperative rows the quick scope races:
+/// 64 MB of fp32, tens of microseconds at the H200's copy bandwidth.
+pub const QUICK_MIN_ELEMENTS: u64 = 1 << 24;
 
 /// Searches `compiled`'s regions and emits its module from the lowering plan with the
 /// fastest verified choices (`base`: the options the module was generated with).
@@ -175,6 +182,19 @@ fn candidates(
         }
         return out;
     }
+    // a reduction region of long rows: its heuristic configuration against cooperative
+    // rows (the full scope has both among its variants)
+    if scope == SearchScope::Quick {
+        if let Some(coop) = quick_coop(g, region) {
+            return [None, Some(coop)]
+                .into_iter()
+                .map(|config| Candidate {
+                    config,
+                    ..Default::default()
+                })
+                .collect();
+        }
+    }
     // a GEMM region: the plan's shape
     let shape = lowering.regions[i].implementation.gemm().map(|p| &p.shape);
     let gemm = shape.map_or(vec![], |s| gemm_variants(s, policy));
@@ -215,6 +235,27 @@ fn candidates(
             ..Default::default()
         })
         .collect()
+}
+
+/// The cooperative configuration of a reduction region in the row strategy whose rows are
+/// longer than one tile, with at least [`QUICK_MIN_ELEMENTS`] elements and neither scans
+/// nor arg-reductions (which the cooperative form does not take).
+fn quick_coop(g: &Graph, region: &drtc_passes::fuse::Region) -> Option<LaunchConfig> {
+    use drtc_ir::Op;
+    let ordered = region.nodes.iter().any(|&n| {
+        matches!(
+            g.node(n).op,
+            Op::Cumsum | Op::Cumprod | Op::Argmax | Op::Argmin
+        )
+    });
+    if region.kind != drtc_passes::fuse::RegionKind::Reduction || ordered {
+        return None;
+    }
+    let (rows, cols, split) = reduction_shape(region.reduction.as_ref()?);
+    if split || rows * cols < QUICK_MIN_ELEMENTS {
+        return None;
+    }
+    coop_config(cols)
 }
 
 /// The cache key of region `i`'s race. A convolution's race weighs its consumers'
@@ -552,6 +593,44 @@ mod tests {
             .iter()
             .position(|r| r.kind == drtc_passes::fuse::RegionKind::Contraction)
             .expect("a contraction region")
+    }
+
+    #[test]
+    fn quick_races_cooperative_rows_on_large_long_row_reductions_only() {
+        let norm = |rows: u64, cols: u64, op: &str| {
+            let src = format!(
+                "graph @g(%x: f32[{rows}, {cols}]) {{\n  \
+                 %0 = {op}(%x) {{dim = 1}} : f32[{rows}, {cols}]\n  return %0\n}}\n"
+            );
+            let g = drtc_ir::text::parse(&src).unwrap();
+            let plan = plan_fusion(&g, &FuseOptions::default());
+            (g, plan)
+        };
+        // 4096 rows of 65535: the heuristic against 4 programs a row
+        let (g, plan) = norm(4096, 65535, "softmax");
+        let quick = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick);
+        assert_eq!(quick.len(), 2, "{quick:?}");
+        assert!(quick[0].config.is_none());
+        let coop = quick[1]
+            .config
+            .as_ref()
+            .expect("the cooperative configuration");
+        assert_eq!(coop.block("COOP"), 4);
+        assert_eq!(coop.block("BLOCK_C"), 16384);
+        // the full scope has it among the launch configurations
+        let full = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Full);
+        assert!(
+            full.iter().any(|c| c.config.as_ref() == Some(coop)),
+            "{full:?}"
+        );
+        // rows of one tile, or too few elements to time: nothing to race
+        let (g, plan) = norm(65536, 4000, "softmax");
+        assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
+        let (g, plan) = norm(64, 65535, "softmax");
+        assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
+        // a scan keeps its looped passes
+        let (g, plan) = norm(4096, 65535, "cumsum");
+        assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
     }
 
     #[test]

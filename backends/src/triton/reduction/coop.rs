@@ -5,8 +5,9 @@
 //! looped passes read it once per reduction and again for the outputs. Predicted from the
 //! bytes for level-1 L1 norm (32768 rows of 65535): two thirds of the looped passes' traffic
 //! once the second read misses L2, about 6.5-7 ms on an H100 against 9.09 (best
-//! torch.compile mode 8.14, `level1_modes_h100_default_vs_modes.md`); not yet measured, so
-//! only `--search full` offers it.
+//! torch.compile mode 8.14, `level1_modes_h100_default_vs_modes.md`). The quick search races it
+//! against the looped passes on regions of at least 2^24 elements, the full search offers it
+//! among the launch configurations.
 //!
 //! Waiting on other programs is safe only while every program of the grid is resident: the
 //! grid is persistent, at most one program per SM (`_drtc_sms()`), a multiple of `COOP`,
