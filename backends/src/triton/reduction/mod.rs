@@ -100,8 +100,7 @@ pub fn reduction_variants(rows: u64, cols: u64) -> Vec<LaunchConfig> {
             });
         }
     }
-    // a row longer than one tile, held by programs that meet at a counter (`coop.rs`;
-    // unmeasured on a GPU, so only the full search tries it)
+    // a row longer than one tile, held by programs that meet at a counter (`coop.rs`)
     out.extend(coop_config(cols));
     out
 }
