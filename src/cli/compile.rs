@@ -124,8 +124,9 @@ pub struct CompileArgs {
     /// Test-time search on a GPU: candidates are verified and timed, the fastest verified
     /// one kept and cached (by region, shapes, device, Triton version, precision) under the
     /// drtc home. `quick` (default): GEMM implementations of large regions, small-reduction
-    /// convolutions (cuDNN, NCHW cuDNN, drtc's fused template), and CUDA-graph replay
-    /// against the eager forward; `full` (also bare `--search`): every kernel's
+    /// convolutions (cuDNN, NCHW cuDNN, drtc's fused template), cooperative rows for
+    /// reductions of rows longer than one tile (2^24 elements and more), and CUDA-graph
+    /// replay against the eager forward; `full` (also bare `--search`): every kernel's
     /// launch configurations too; `off`. On CPU there is nothing to time: `full` says so,
     /// `quick` does nothing.
     #[arg(long, value_enum, default_value = "quick", num_args = 0..=1,
