@@ -25,8 +25,9 @@ fn program(name: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-/// The module with every long-row reduction region in its cooperative configuration, and
-/// how many regions took it.
+/// The module with every long-row reduction region in its cooperative configuration (under
+/// the interpreter, which runs programs one at a time, one program a row), and how many
+/// regions took it.
 fn cooperative(g: &Graph, plan: &FusionPlan, interpret: bool) -> (String, usize) {
     let opts = CodegenOptions {
         interpret,
@@ -43,7 +44,14 @@ fn cooperative(g: &Graph, plan: &FusionPlan, interpret: bool) -> (String, usize)
             continue;
         };
         let (_, cols, split) = reduction_shape(space);
-        if let Some(c) = coop_config(cols).filter(|_| !split) {
+        if let Some(mut c) = coop_config(cols).filter(|_| !split) {
+            if interpret {
+                c.blocks = vec![
+                    ("BLOCK_R", 1),
+                    ("BLOCK_C", cols.next_power_of_two()),
+                    ("COOP", 1),
+                ];
+            }
             lowering.set_config((g, plan), i, c).unwrap();
             offered += 1;
         }
@@ -100,9 +108,12 @@ fn several_programs_a_row_meet_at_a_counter() {
     insta::assert_snapshot!(kernel);
     let launch = source
         .lines()
-        .find(|l| l.contains("[(min(900, _drtc_sms() // 3 * 3),)]"))
+        .find(|l| l.contains("[(min(3000, _drtc_sms() * 4 // 10 * 10),)]"))
         .unwrap_or_else(|| panic!("a persistent grid of whole rows:\n{source}"));
-    assert!(launch.contains("COOP=3"), "{launch}");
+    // ten programs of 4096 columns a row, four resident an SM: 64 registers a thread
+    assert!(launch.contains("COOP=10"), "{launch}");
+    assert!(launch.contains("maxnreg=64"), "{launch}");
+    assert!(launch.contains("num_warps=8"), "{launch}");
     assert!(
         source.contains("_cnt = torch.zeros([300], dtype=torch.int32"),
         "{source}"

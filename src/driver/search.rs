@@ -606,7 +606,7 @@ mod tests {
             let plan = plan_fusion(&g, &FuseOptions::default());
             (g, plan)
         };
-        // 4096 rows of 65535: the heuristic against 4 programs a row
+        // 4096 rows of 65535: the heuristic against 16 programs a row
         let (g, plan) = norm(4096, 65535, "softmax");
         let quick = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick);
         assert_eq!(quick.len(), 2, "{quick:?}");
@@ -615,8 +615,8 @@ mod tests {
             .config
             .as_ref()
             .expect("the cooperative configuration");
-        assert_eq!(coop.block("COOP"), 4);
-        assert_eq!(coop.block("BLOCK_C"), 16384);
+        assert_eq!(coop.block("COOP"), 16);
+        assert_eq!(coop.block("BLOCK_C"), 4096);
         // the full scope has it among the launch configurations
         let full = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Full);
         assert!(

@@ -33,20 +33,21 @@ pub fn window_config(out_shape: &[i64], nsp: usize, row_major: bool) -> LaunchCo
     // rows of 65536) at 0.83x torch.compile on an H100
     // (`bench/results/level1_pool_h100_b6e7965_default_vs_compile.md`), the flat form 1.00x
     // on the H200 (`level1_h200_2030ff2_default_vs_compile.md`); 41 (max) about even
-    // 3-d windows: tiles of 256 lanes on 2 warps. Level-1 43 (3x3x3 max, stride 2, 62^3
+    // 3-d windows: tiles of 128 lanes on 1 warp. Level-1 43 (3x3x3 max, stride 2, 62^3
     // outputs) ran 3.53 ms in 8 x 64 tiles, 6.48 in 16 x 64, 2.08 in 4 x 64 on 2 warps on
     // an H100 (`bench/results/level1_pool3d_probe_h100_a6d0f02.txt`); taller tiles were
     // slower whatever the warps (our reading, not profiled: a program's taps read several
-    // depth slices, and fewer planes in flight keep theirs in L2)
+    // depth slices, and fewer planes in flight keep theirs in L2); then 2 x 64 on 1 warp
+    // 1.75 ms, on 2 warps 2.24 (`level1_coop_rows_probe_h100_5459fef.txt`)
     let deep = nsp >= 3;
-    let lanes = if deep { 256 } else { 512 };
+    let lanes = if deep { 128 } else { 512 };
     let tile = (row_major && nsp >= 2)
         .then(|| window_tile(out_shape[rank - 2], out_shape[rank - 1], lanes))
         .flatten();
     let (blocks, num_warps) = match tile {
         Some((bh, bw)) => (
             vec![("BLOCK_H", bh), ("BLOCK_W", bw)],
-            if deep { 2 } else { 4 },
+            if deep { 1 } else { 4 },
         ),
         None => {
             let n: u64 = out_shape.iter().map(|&d| d as u64).product();
@@ -64,7 +65,8 @@ pub fn window_config(out_shape: &[i64], nsp: usize, row_major: bool) -> LaunchCo
 const TILE_WASTE: f64 = 0.15;
 
 /// The `[BLOCK_H, BLOCK_W]` tile over an output plane of `ho` x `wo`: rows of 16 to 128
-/// lanes (a tap's loads are runs of consecutive input columns), 256 to 1024 lanes a tile;
+/// lanes (a tap's loads are runs of consecutive input columns), 256 (or `lanes`, when
+/// fewer) to 1024 lanes a tile;
 /// the tile whose grid covers the fewest padded lanes, then the one nearest `lanes` lanes,
 /// then 64 wide. `None` when even that wastes more than [`TILE_WASTE`]: small planes stay
 /// flat, where lanes run on into the next plane.
@@ -79,7 +81,7 @@ fn window_tile(ho: i64, wo: i64, lanes: u64) -> Option<(u64, u64)> {
     let tiles = [16u64, 32, 64, 128].into_iter().flat_map(|bw| {
         (0..7)
             .map(move |k| (1u64 << k, bw))
-            .filter(|&(bh, bw)| (256..=1024).contains(&(bh * bw)))
+            .filter(move |&(bh, bw)| (lanes.min(256)..=1024).contains(&(bh * bw)))
     });
     let (bh, bw) = tiles.min_by_key(key)?;
     let waste = 1.0 - (ho * wo) as f64 / padded(bh, bw) as f64;

@@ -4,14 +4,14 @@
 //! goes on with the columns it still holds: the data is read once and written once, where
 //! looped passes read it once per reduction and again for the outputs. Predicted from the
 //! bytes for level-1 L1 norm (32768 rows of 65535): two thirds of the looped passes' traffic
-//! once the second read misses L2, about 6.5-7 ms on an H100 against 9.09 (best
-//! torch.compile mode 8.14, `level1_modes_h100_default_vs_modes.md`). The quick search races it
-//! against the looped passes on regions of at least 2^24 elements, the full search offers it
-//! among the launch configurations.
+//! once the second read misses L2, about 6.5-7 ms on an H100 against 9.09; measured 7.46
+//! with four programs an SM ([`COOP_SM_COLUMNS`]). The quick search races it against the
+//! looped passes on regions of at least 2^24 elements, the full search offers it among the
+//! launch configurations.
 //!
 //! Waiting on other programs is safe only while every program of the grid is resident: the
-//! grid is persistent, at most one program per SM (`_drtc_sms()`), a multiple of `COOP`,
-//! and walks the (row, chunk) items in order, so the `COOP` programs of a row are the same
+//! grid is persistent, as many programs per SM as [`residency`] fits (the launch caps each
+//! thread's registers so that they do: `maxnreg`), a multiple of `COOP`, and walks the (row, chunk) items in order, so the `COOP` programs of a row are the same
 //! round's neighbours. Triton's interpreter runs programs one at a time, so only `COOP` = 1
 //! (no waiting) runs there; the search runs on the GPU only, where every candidate is
 //! verified before it is timed.
@@ -26,27 +26,47 @@ use drtc_ir::{DType, Graph, NodeId, ValueId};
 use drtc_passes::fuse::ReduceSpace;
 use std::fmt::Write;
 
-/// Columns one program holds: 16384 fp32 values over 16 warps, 32 registers a thread.
-pub const COOP_COLUMNS: u64 = 16384;
-/// At most this many programs share a row (the grid holds at least as many SMs).
+/// Columns the programs resident on one SM hold together: 4 programs of 4096 columns or 2
+/// of 8192, 8 warps each. Measured on level-1 38 (32768 rows of 65535, H100,
+/// `bench/results/level1_coop_rows_probe_h100_5459fef.txt`): one program of 16384 columns
+/// an SM on 16 warps 8.97 ms (each program's load, meeting and store run one after the
+/// other), no faster than the looped passes' 8.96; two of 8192 7.53, four of 4096 7.46.
+pub const COOP_SM_COLUMNS: u64 = 16384;
+/// Column chunks one program holds, the narrowest first.
+const COOP_CHUNKS: [u64; 2] = [4096, 8192];
+/// At most this many programs share a row.
 pub const COOP_MAX: u64 = 32;
+/// Warps of one cooperative program.
+const COOP_WARPS: u32 = 8;
 
 /// The cooperative configuration for rows of `cols` columns (beyond one tile of the row
-/// strategy), if a row fits `COOP_MAX` programs.
+/// strategy): the narrowest chunk whose row fits `COOP_MAX` programs.
 pub fn coop_config(cols: u64) -> Option<LaunchConfig> {
-    let g = cols.div_ceil(COOP_COLUMNS);
-    if next_pow2(cols) <= 4096 || g > COOP_MAX {
+    if next_pow2(cols) <= 4096 {
         return None;
     }
+    let chunk = COOP_CHUNKS
+        .into_iter()
+        .find(|&c| cols.div_ceil(c) <= COOP_MAX)?;
+    let g = cols.div_ceil(chunk);
     Some(LaunchConfig {
         blocks: vec![
             ("BLOCK_R", 1),
             ("BLOCK_C", next_pow2(cols.div_ceil(g))),
             ("COOP", g),
         ],
-        num_warps: 16,
+        num_warps: COOP_WARPS,
         num_stages: 1,
     })
+}
+
+/// Programs of `block_c` columns on `warps` warps resident on one SM, and the registers a
+/// thread may use so that they all fit the SM's 65536 (the launch's `maxnreg`): the
+/// programs of a row wait for each other, so they must all be resident at once.
+fn residency(block_c: u64, warps: u32) -> (u64, u64) {
+    let per_sm = (COOP_SM_COLUMNS / block_c.max(1)).clamp(1, 4);
+    let regs = (65536 / (per_sm * u64::from(warps.max(1)) * 32)).min(255);
+    (per_sm, regs)
 }
 
 /// The kernel of a reduction region as cooperative rows with `config`'s `COOP` programs
@@ -214,7 +234,8 @@ pub(super) fn coop_kernel(
     .unwrap();
     source.push_str(&body);
     let total = rows * coop;
-    let grid_expr = format!("min({total}, _drtc_sms() // {coop} * {coop})");
+    let (per_sm, regs) = residency(block_c, config.num_warps);
+    let grid_expr = format!("min({total}, _drtc_sms() * {per_sm} // {coop} * {coop})");
     Some(RegionCode {
         kernels: vec![TritonKernel {
             name: name.to_string(),
@@ -224,7 +245,10 @@ pub(super) fn coop_kernel(
             grid: vec![total],
             grid_expr: Some(grid_expr.clone()),
             config,
-            extra_args: vec![("NUM_PROGS".into(), grid_expr)],
+            extra_args: vec![
+                ("NUM_PROGS".into(), grid_expr),
+                ("maxnreg".into(), regs.to_string()),
+            ],
             scratch_args: scratch.iter().map(|s| s.name.clone()).collect(),
             operand_prep: vec![],
             phase_launches: None,
@@ -243,18 +267,24 @@ mod tests {
 
     #[test]
     fn rows_longer_than_one_tile_get_a_cooperative_variant() {
-        // 65535 columns: four programs of 16384
+        // 65535 columns: sixteen programs of 4096, four resident an SM
         let c = coop_config(65535).expect("a cooperative configuration");
-        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (4, 16384));
+        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (16, 4096));
+        assert_eq!(residency(4096, c.num_warps), (4, 64));
         assert!(reduction_variants(4096, 65535).contains(&c));
-        // 40000 columns: three programs of 16384 (13334 each, rounded up)
+        // 200000 columns: past 32 programs of 4096, so 25 of 8192, two an SM
+        let c = coop_config(200000).unwrap();
+        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (25, 8192));
+        assert_eq!(residency(8192, c.num_warps), (2, 128));
+        // 40000 columns: ten programs of 4096 (4000 each)
         let c = coop_config(40000).unwrap();
-        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (3, 16384));
-        // a row of one tile has none; nor one beyond COOP_MAX programs
+        assert_eq!((c.block("COOP"), c.block("BLOCK_C")), (10, 4096));
+        // a row of one tile has none; nor one beyond COOP_MAX programs of the widest chunk
         assert!(coop_config(4096).is_none());
         assert!(!reduction_variants(65536, 4000)
             .iter()
             .any(|v| v.blocks.iter().any(|b| b.0 == "COOP")));
-        assert!(coop_config(COOP_COLUMNS * COOP_MAX + 1).is_none());
+        assert!(coop_config(8192 * COOP_MAX).is_some());
+        assert!(coop_config(8192 * COOP_MAX + 1).is_none());
     }
 }
