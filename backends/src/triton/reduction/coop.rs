@@ -11,10 +11,12 @@
 //!
 //! Waiting on other programs is safe only while every program of the grid is resident: the
 //! grid is persistent, as many programs per SM as [`residency`] fits (the launch caps each
-//! thread's registers so that they do: `maxnreg`), a multiple of `COOP`, and walks the (row, chunk) items in order, so the `COOP` programs of a row are the same
-//! round's neighbours. Triton's interpreter runs programs one at a time, so only `COOP` = 1
-//! (no waiting) runs there; the search runs on the GPU only, where every candidate is
-//! verified before it is timed.
+//! thread's registers so that they do: `maxnreg`), a multiple of `COOP`, and walks the
+//! (row, chunk) items in order, so the `COOP` programs of a row are the same round's
+//! neighbours. Triton's interpreter runs programs one at a time, so only `COOP` = 1 (no
+//! waiting) runs there; the search runs on the GPU only, where every candidate is verified
+//! before it is timed. The end-to-end race of this form is not yet measured (the probe's
+//! hand-written kernel is).
 
 use super::flat::{runs_decompose, store_offset};
 use super::lower::{comps_decompose, reduce_line, row_store, Builder};
