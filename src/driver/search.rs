@@ -35,8 +35,8 @@ use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{
-    attention_variants, coop_config, reduction_shape, AttentionImpl, ConvImpl, GemmImpl,
-    LaunchConfig, PhaseLaunch,
+    attention_variants, coop_config, reduction_kernel, reduction_shape, AttentionImpl, ConvImpl,
+    GemmImpl, LaunchConfig, PhaseLaunch,
 };
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
@@ -238,24 +238,32 @@ fn candidates(
 }
 
 /// The cooperative configuration of a reduction region in the row strategy whose rows are
-/// longer than one tile, with at least [`QUICK_MIN_ELEMENTS`] elements and neither scans
-/// nor arg-reductions (which the cooperative form does not take).
+/// longer than one tile, with at least [`QUICK_MIN_ELEMENTS`] elements, where the template
+/// takes it: its kernel generated with the configuration is the cooperative one (not, for
+/// scans, arg-reductions and the other forms `coop.rs` declines, the row strategy).
 fn quick_coop(g: &Graph, region: &drtc_passes::fuse::Region) -> Option<LaunchConfig> {
-    use drtc_ir::Op;
-    let ordered = region.nodes.iter().any(|&n| {
-        matches!(
-            g.node(n).op,
-            Op::Cumsum | Op::Cumprod | Op::Argmax | Op::Argmin
-        )
-    });
-    if region.kind != drtc_passes::fuse::RegionKind::Reduction || ordered {
+    if region.kind != drtc_passes::fuse::RegionKind::Reduction {
         return None;
     }
-    let (rows, cols, split) = reduction_shape(region.reduction.as_ref()?);
+    let space = region.reduction.as_ref()?;
+    let (rows, cols, split) = reduction_shape(space);
     if split || rows * cols < QUICK_MIN_ELEMENTS {
         return None;
     }
-    coop_config(cols)
+    let config = coop_config(cols)?;
+    let code = reduction_kernel(
+        g,
+        "drtc_coop_probe",
+        (&region.nodes, &region.outputs),
+        space,
+        Some(config.clone()),
+        None,
+        None,
+        &vec![None; region.outputs.len()],
+    )?;
+    let cooperative =
+        |k: &drtc_backends::triton::TritonKernel| k.config.blocks.iter().any(|b| b.0 == "COOP");
+    code.kernels.iter().any(cooperative).then_some(config)
 }
 
 /// The cache key of region `i`'s race. A convolution's race weighs its consumers'
