@@ -2,8 +2,8 @@
 //! fastest one is cached (region contents, shapes and device).
 
 use crate::triton::{
-    candidates, contraction_variants, pointwise_variants, reduction_shape, reduction_variants,
-    too_few_tiles, GemmImpl, GemmShape, LaunchConfig, Precision,
+    candidates, contraction_variants, long_rows_split_config, pointwise_variants, reduction_shape,
+    reduction_variants, too_few_tiles, GemmImpl, GemmShape, LaunchConfig, Precision,
 };
 use drtc_ir::{DType, Graph, Op};
 use drtc_passes::fuse::{Region, RegionKind};
@@ -22,7 +22,9 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
                 if split {
                     vec![]
                 } else {
-                    reduction_variants(rows, cols)
+                    let mut out = reduction_variants(rows, cols);
+                    out.extend(long_rows_split_config(space));
+                    out
                 }
             }
             None => vec![],

@@ -42,8 +42,8 @@ pub use precision::{
     Precision,
 };
 pub use reduction::{
-    batch_stats_names, coop_config, reduction_config, reduction_kernel, reduction_shape,
-    reduction_variants, BatchStats, GivenMoments, RegionCode, Scratch,
+    batch_stats_names, coop_config, long_rows_split_config, reduction_config, reduction_kernel,
+    reduction_shape, reduction_variants, BatchStats, GivenMoments, RegionCode, Scratch,
 };
 pub use relayout::{channels_last_call, CHANNELS_LAST_HELPER};
 pub use store_map::{StoreMap, ViewStep};

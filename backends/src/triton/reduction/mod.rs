@@ -22,7 +22,7 @@ use lower::Builder;
 use space::{dims_in_order, dims_of};
 use split::{split_kernels, split_scratch};
 use std::collections::HashMap;
-use strategy::{choose, choose_rows, inner_rows, Strategy};
+use strategy::{asked_split, choose, choose_rows, inner_rows, Strategy, SPLIT_KEY};
 
 pub use coop::coop_config;
 
@@ -230,16 +230,24 @@ pub fn reduction_kernel(
     if reduces_a_scan(&b.prog) {
         return None;
     }
-    // a scan's carry runs through one program's column blocks: never the split strategy
+    // a scan's carry runs through one program's column blocks: never the split strategy;
+    // a configuration may ask for it (`long_rows_split`)
+    let asked = config.as_ref().and_then(|c| asked_split(c, cols));
     let strategy = if b.prog.has_scan() {
         Strategy::Rows(choose_rows(rows, cols, inner))
+    } else if let Some(plan) = asked {
+        Strategy::Split(plan)
     } else {
         choose(rows, cols, inner)
     };
     let config = match (config, strategy) {
-        (Some(c), _) => c,
+        (Some(c), Strategy::Rows(_)) => LaunchConfig {
+            blocks: c.blocks.into_iter().filter(|b| b.0 != SPLIT_KEY).collect(),
+            ..c
+        },
+        (Some(c), Strategy::Split(_)) if asked.is_none() => c,
         (None, Strategy::Rows(c)) => c,
-        (None, Strategy::Split(plan)) => {
+        (_, Strategy::Split(plan)) => {
             let taken = given.and_then(|m| takes_moments(&b, &space.domain, m, cols));
             let layout = taken.and(given).map(|m| (m.chunks, m.chunk));
             let kernels = split_kernels(
@@ -361,10 +369,22 @@ fn takes_moments(
 /// Rows and columns of a reduction space (row-major), and whether the split strategy
 /// applies.
 pub fn reduction_shape(space: &ReduceSpace) -> (u64, u64, bool) {
+    let (rows, cols, inner) = rows_cols_inner(space);
+    let split = matches!(choose(rows, cols, inner), Strategy::Split(_));
+    (rows, cols, split)
+}
+
+/// The split candidate of a reduction space of many long rows (row-major), if it has one
+/// (`strategy::long_rows_split`).
+pub fn long_rows_split_config(space: &ReduceSpace) -> Option<LaunchConfig> {
+    let (rows, cols, inner) = rows_cols_inner(space);
+    strategy::long_rows_split(rows, cols, inner)
+}
+
+/// Rows, columns and the memory-innermost row extent of a row-major reduction space.
+fn rows_cols_inner(space: &ReduceSpace) -> (u64, u64, Option<i64>) {
     let dims = dims_of(space);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
-    let inner = inner_rows(&dims, &space.domain, None, cols);
-    let split = matches!(choose(rows, cols, inner), Strategy::Split(_));
-    (rows, cols, split)
+    (rows, cols, inner_rows(&dims, &space.domain, None, cols))
 }

@@ -140,6 +140,47 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
     }
 }
 
+/// Columns one program of a long-rows split takes ([`long_rows_split`]): 64 blocks of
+/// 2048, half a megabyte of fp32.
+const LONG_ROWS_CHUNK: u64 = 131072;
+/// The launch configuration's key that asks for the split strategy with this many chunks a
+/// row (whatever [`choose`] says): the search's candidate for many long rows.
+pub(crate) const SPLIT_KEY: &str = "SPLIT";
+
+/// The split strategy for many row-major rows of at least two [`LONG_ROWS_CHUNK`]s, where
+/// [`choose`] takes the row strategy (264 rows and more): one row a program, chunks of
+/// [`LONG_ROWS_CHUNK`] columns. The looped passes read a row twice from one program;
+/// the split reads it twice too, from programs of a fixed size, a grid of many more
+/// programs (level-1 GroupNorm, 896 rows of 2^21: 14,336 against 448). A candidate the
+/// search races, not a rule: which one wins is measured.
+pub(crate) fn long_rows_split(rows: u64, cols: u64, inner: Option<i64>) -> Option<LaunchConfig> {
+    let row_major = !matches!(inner, Some(e) if e >= 16);
+    let rows_strategy = matches!(choose(rows, cols, inner), Strategy::Rows(_));
+    (row_major && rows_strategy && cols >= 2 * LONG_ROWS_CHUNK).then(|| LaunchConfig {
+        blocks: vec![
+            ("BLOCK_R", 1),
+            ("BLOCK_C", ROW_MAJOR_SPLIT_BLOCK_C),
+            (
+                SPLIT_KEY,
+                cols.div_ceil(LONG_ROWS_CHUNK).min(ROW_MAJOR_MAX_CHUNKS),
+            ),
+        ],
+        num_warps: 8,
+        num_stages: 1,
+    })
+}
+
+/// The split plan a launch configuration asks for ([`SPLIT_KEY`]), if it does.
+pub(crate) fn asked_split(config: &LaunchConfig, cols: u64) -> Option<SplitPlan> {
+    let chunks = config.blocks.iter().find(|b| b.0 == SPLIT_KEY)?.1;
+    Some(SplitPlan::new(
+        config.block("BLOCK_R"),
+        config.block("BLOCK_C"),
+        chunks,
+        cols,
+    ))
+}
+
 /// The row strategy's tile for `rows` x `cols` whose memory-innermost row extent is
 /// `inner`, where the split strategy is not an option (a scan carries its running value
 /// through one program's column blocks): [`choose`]'s tile without the split.
@@ -322,6 +363,31 @@ mod tests {
             panic!("expected the row strategy");
         };
         assert_eq!(c.block("BLOCK_C"), 1024);
+    }
+
+    #[test]
+    fn many_long_rows_get_a_split_candidate_of_fixed_chunks() {
+        // 896 rows of 2^21 (GroupNorm's groups): the rule takes rows, the candidate splits
+        let c = long_rows_split(896, 1 << 21, None).expect("a candidate");
+        assert!(matches!(choose(896, 1 << 21, None), Strategy::Rows(_)));
+        assert_eq!(
+            asked_split(&c, 1 << 21),
+            Some(SplitPlan {
+                block_r: 1,
+                block_c: 2048,
+                chunks: 16,
+                chunk: 131072
+            })
+        );
+        // a ragged row: chunks cover it, the last one short
+        let p = asked_split(&long_rows_split(7168, 300_000, None).unwrap(), 300_000).unwrap();
+        assert_eq!((p.chunks, p.chunk), (3, 100_352));
+        // rows the rule already splits, short rows, rows inner in memory: none
+        assert_eq!(long_rows_split(16, 1 << 22, None), None);
+        assert_eq!(long_rows_split(4096, 65536, None), None);
+        assert_eq!(long_rows_split(4096, 1 << 20, Some(4096)), None);
+        // a configuration without the key asks for nothing
+        assert_eq!(asked_split(&choose_rows(896, 1 << 21, None), 1 << 21), None);
     }
 
     #[test]
