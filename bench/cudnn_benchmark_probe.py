@@ -1,0 +1,82 @@
+"""cuDNN's algorithm choice on KernelBench convolution tasks: PyTorch's default (heuristic,
+`torch.backends.cudnn.benchmark = False`) against cuDNN's own timing of its algorithms
+(`benchmark = True`), the reference `Model` in eager mode on the same inputs.
+
+usage: python3 bench/cudnn_benchmark_probe.py TASK.py [TASK.py ...] [--calls 20]
+
+Per task: the eager forward's CUDA-event median over --calls calls, L2 flushed before each
+(PyTorch's defaults otherwise: cuDNN convolutions in TF32), with the heuristic, then with
+benchmark mode (its first call, which times the algorithms, is a warm-up and reported
+apart), and the largest relative difference of the two outputs. A probe to decide whether
+drtc's library convolutions should race benchmark mode, not a benchmark of record.
+"""
+import argparse
+import importlib.util
+import statistics
+import sys
+import time
+
+import torch
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location("task", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def timed(fn, calls, flush):
+    times = []
+    for _ in range(calls):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("tasks", nargs="+")
+    p.add_argument("--calls", type=int, default=20)
+    args = p.parse_args()
+    flush = torch.empty(256 * 1024 * 1024 // 4, device="cuda")
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
+          f"cuDNN {torch.backends.cudnn.version()}; cudnn.allow_tf32 "
+          f"{torch.backends.cudnn.allow_tf32}")
+    print("| task | heuristic ms | benchmark ms | heuristic / benchmark | benchmark's first call ms | max rel diff |")
+    print("|---|---|---|---|---|---|")
+    for path in args.tasks:
+        name = path.rsplit("/", 1)[-1].removesuffix(".py")
+        try:
+            m = load(path)
+            torch.manual_seed(0)
+            model = m.Model(*m.get_init_inputs()).cuda().eval()
+            inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in m.get_inputs()]
+            with torch.no_grad():
+                torch.backends.cudnn.benchmark = False
+                ref = model(*inputs)
+                heur = timed(lambda: model(*inputs), args.calls, flush)
+                torch.backends.cudnn.benchmark = True
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                out = model(*inputs)
+                torch.cuda.synchronize()
+                first = (time.perf_counter() - t0) * 1e3
+                bench = timed(lambda: model(*inputs), args.calls, flush)
+                torch.backends.cudnn.benchmark = False
+                diff = float((out.double() - ref.double()).abs().max() / (ref.double().abs().max() + 1e-12))
+            print(f"| {name} | {heur:.4f} | {bench:.4f} | {heur / bench:.2f} | {first:.1f} | {diff:.1e} |", flush=True)
+            del model, inputs, ref, out
+            torch.cuda.empty_cache()
+        except Exception as e:  # a task that cannot run here is reported, not fatal
+            print(f"| {name} | error: {type(e).__name__}: {str(e)[:120]} | | | | |", flush=True)
+            torch.backends.cudnn.benchmark = False
+
+
+if __name__ == "__main__":
+    main()
