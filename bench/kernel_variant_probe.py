@@ -5,6 +5,9 @@ Usage (the GPU machine's Python):
     drtc compile model.py -o gen.py --device cuda --search=off --no-verify
     python bench/kernel_variant_probe.py gen.py VARIANTS.json [--calls 20]
 
+(`--device cuda` matters: a module compiled for the CPU computes the reference program on
+the GPU's inputs, which this probe reports as a failed variant.)
+
 VARIANTS.json is a list of `{"name": ..., "replace": [[old, new], ...]}`: each variant is
 the module's source with every `old` replaced by `new` (each `old` must occur, or the
 variant is reported as not applicable). Each variant is written to its own file, imported,
@@ -24,6 +27,7 @@ import json
 import os
 import statistics
 import tempfile
+import warnings
 
 from graphs_check import load  # the module loader the bench scripts share (bench/ on the path)
 
@@ -40,6 +44,9 @@ def main():
 
     if args.torch_precision:
         torch.set_float32_matmul_precision(args.torch_precision)
+    # a module that falls back to the reference program (compiled for another device or
+    # other inputs) times PyTorch, not its kernels: that is a failed variant, not a result
+    warnings.filterwarnings("error", message="drtc: computing the reference")
     base_src = open(args.module).read()
     variants = [{"name": "as generated", "replace": []}] + json.load(open(args.variants))
     tmp = tempfile.mkdtemp(prefix="drtc_variants_")
@@ -97,6 +104,8 @@ def main():
             for evt in prof.events():
                 if evt.device_type == torch.autograd.DeviceType.CUDA and evt.name.startswith("drtc_"):
                     kernels[evt.name] += evt.device_time / 1e3 / args.calls
+            if not kernels:
+                raise RuntimeError("no drtc kernel ran in the timed calls")
             ks = ", ".join(f"{k} {t:.4f}" for k, t in sorted(kernels.items()))
             print(f"{v['name']}: forward {statistics.median(ev):.4f} ms; max diff {diff:.3g}; {ks}",
                   flush=True)
