@@ -125,8 +125,7 @@ pub struct CompileArgs {
     /// one kept and cached (by region, shapes, device, Triton version, precision) under the
     /// drtc home. `quick` (default): GEMM implementations of large regions, small-reduction
     /// convolutions (cuDNN, NCHW cuDNN, drtc's fused template), cooperative rows for
-    /// reductions of rows longer than one tile (2^24 elements and more; for hundreds of
-    /// rows of 2^18 columns or more, the split strategy too), and CUDA-graph
+    /// reductions of rows longer than one tile (2^24 elements and more), and CUDA-graph
     /// replay against the eager forward; `full` (also bare `--search`): every kernel's
     /// launch configurations too; `off`. On CPU there is nothing to time: `full` says so,
     /// `quick` does nothing.

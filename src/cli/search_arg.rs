@@ -9,8 +9,7 @@ pub enum SearchArg {
     Off,
     /// On a GPU, each GEMM region of at least 1 GFLOP races the library call against
     /// the Triton template, each reduction region of rows longer than one tile (2^24
-    /// elements and more) its looped passes against cooperative rows (and, for hundreds of
-    /// rows of 2^18 columns or more, the split strategy), and a module whose
+    /// elements and more) its looped passes against cooperative rows, and a module whose
     /// cost rule turns CUDA graphs on races its replay against the eager forward; the
     /// faster verified one is kept and cached. A region's candidates are verified side by
     /// side (three workers per GPU) and timed one at a time.

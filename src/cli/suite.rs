@@ -69,8 +69,7 @@ pub struct SuiteArgs {
     /// On a GPU: test-time search per task, as `drtc compile --search` does. `quick`
     /// (default): GEMM implementations of large regions, small-reduction convolutions
     /// (cuDNN, NCHW cuDNN, drtc's fused template), cooperative rows for reductions of rows
-    /// longer than one tile (2^24 elements and more; for hundreds of rows of 2^18 columns
-    /// or more, the split strategy too) and CUDA-graph replay against the
+    /// longer than one tile (2^24 elements and more) and CUDA-graph replay against the
     /// eager forward; `full` (also bare `--search`): every kernel's launch configurations
     /// too; `off`. The fastest verified candidate is kept and cached under the drtc home.
     /// On --device cpu nothing is timed: `full` says so, `quick` does nothing.

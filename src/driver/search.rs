@@ -10,8 +10,7 @@
 //!   graphs, the replay against the eager forward (`graph_race.rs`; both go through
 //!   `search_context.rs`). Reduction regions of rows longer than one tile and at least
 //!   [`QUICK_MIN_ELEMENTS`] race their heuristic configuration against cooperative rows
-//!   (`triton/reduction/coop.rs`) and, for hundreds of rows of 2^18 columns or more, the
-//!   split strategy (`long_rows_split` in `triton/reduction/strategy.rs`). A region neither of whose candidates verifies keeps the
+//!   (`triton/reduction/coop.rs`). A region neither of whose candidates verifies keeps the
 //!   heuristic choice (the compile step's retries handle it).
 //! - `full` tries every region's launch configurations too, and for GEMM regions each
 //!   implementation with each configuration. A GEMM region none of whose candidates
@@ -36,8 +35,8 @@ use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{
-    attention_variants, coop_config, long_rows_split_config, reduction_kernel, reduction_shape,
-    AttentionImpl, ConvImpl, GemmImpl, LaunchConfig, PhaseLaunch,
+    attention_variants, coop_config, reduction_kernel, reduction_shape, AttentionImpl, ConvImpl,
+    GemmImpl, LaunchConfig, PhaseLaunch,
 };
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
@@ -186,10 +185,9 @@ fn candidates(
     // a reduction region of long rows: its heuristic configuration against cooperative
     // rows (the full scope has both among its variants)
     if scope == SearchScope::Quick {
-        let long = quick_long_rows(g, region);
-        if !long.is_empty() {
-            return std::iter::once(None)
-                .chain(long.into_iter().map(Some))
+        if let Some(coop) = quick_coop(g, region) {
+            return [None, Some(coop)]
+                .into_iter()
                 .map(|config| Candidate {
                     config,
                     ..Default::default()
@@ -239,46 +237,33 @@ fn candidates(
         .collect()
 }
 
-/// The quick scope's other forms of a reduction region in the row strategy whose rows are
-/// longer than one tile, with at least [`QUICK_MIN_ELEMENTS`] elements: cooperative rows
-/// where the template takes them (its kernel generated with the configuration is the
-/// cooperative one: not for scans, arg-reductions and the other forms `coop.rs` declines),
-/// and for many rows longer than a cooperative row holds, the split strategy in fixed
-/// chunks (`long_rows_split` in `triton/reduction/strategy.rs`; not for scans).
-fn quick_long_rows(g: &Graph, region: &drtc_passes::fuse::Region) -> Vec<LaunchConfig> {
+/// The cooperative configuration of a reduction region in the row strategy whose rows are
+/// longer than one tile, with at least [`QUICK_MIN_ELEMENTS`] elements, where the template
+/// takes it: its kernel generated with the configuration is the cooperative one (not, for
+/// scans, arg-reductions and the other forms `coop.rs` declines, the row strategy).
+fn quick_coop(g: &Graph, region: &drtc_passes::fuse::Region) -> Option<LaunchConfig> {
     if region.kind != drtc_passes::fuse::RegionKind::Reduction {
-        return vec![];
+        return None;
     }
-    let Some(space) = region.reduction.as_ref() else {
-        return vec![];
-    };
+    let space = region.reduction.as_ref()?;
     let (rows, cols, split) = reduction_shape(space);
     if split || rows * cols < QUICK_MIN_ELEMENTS {
-        return vec![];
+        return None;
     }
-    let generated = |config: &LaunchConfig| {
-        reduction_kernel(
-            g,
-            "drtc_quick_probe",
-            (&region.nodes, &region.outputs),
-            space,
-            Some(config.clone()),
-            None,
-            None,
-            &vec![None; region.outputs.len()],
-        )
-    };
-    let has_block = |code: &drtc_backends::triton::RegionCode, key: &str| {
-        code.kernels
-            .iter()
-            .any(|k| k.config.blocks.iter().any(|b| b.0 == key))
-    };
-    let coop =
-        coop_config(cols).filter(|c| generated(c).is_some_and(|code| has_block(&code, "COOP")));
-    // a split region's stages carry BLOCK_S (the partials' tile); the row strategy's do not
-    let long = long_rows_split_config(space)
-        .filter(|c| generated(c).is_some_and(|code| has_block(&code, "BLOCK_S")));
-    coop.into_iter().chain(long).collect()
+    let config = coop_config(cols)?;
+    let code = reduction_kernel(
+        g,
+        "drtc_coop_probe",
+        (&region.nodes, &region.outputs),
+        space,
+        Some(config.clone()),
+        None,
+        None,
+        &vec![None; region.outputs.len()],
+    )?;
+    let cooperative =
+        |k: &drtc_backends::triton::TritonKernel| k.config.blocks.iter().any(|b| b.0 == "COOP");
+    code.kernels.iter().any(cooperative).then_some(config)
 }
 
 /// The cache key of region `i`'s race. A convolution's race weighs its consumers'
@@ -654,28 +639,25 @@ mod tests {
         // a scan keeps its looped passes
         let (g, plan) = norm(4096, 65535, "cumsum");
         assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
-        // many rows longer than a cooperative row holds (32 x 8192): the split strategy
+        // many rows longer than a cooperative row holds (32 x 8192): nothing in the quick
+        // scope (the split lost or tied there: `long_rows_split`), the split in the full one
         let (g, plan) = norm(512, 1 << 21, "softmax");
-        let quick = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick);
-        assert_eq!(quick.len(), 2, "{quick:?}");
-        let split = quick[1].config.as_ref().expect("the split configuration");
-        assert_eq!((split.block("SPLIT"), split.block("COOP")), (16, 1));
+        assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
         let full = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Full);
         assert!(
-            full.iter().any(|c| c.config.as_ref() == Some(split)),
+            full.iter()
+                .any(|c| c.config.as_ref().is_some_and(|c| c.block("SPLIT") == 16)),
             "{full:?}"
         );
-        // rows of 2^18: both forms against the heuristic
-        let (g, plan) = norm(512, 1 << 18, "softmax");
-        let quick = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick);
-        let blocks: Vec<(u64, u64)> = quick
-            .iter()
-            .filter_map(|c| c.config.as_ref())
-            .map(|c| (c.block("COOP"), c.block("SPLIT")))
-            .collect();
-        assert_eq!(blocks, [(32, 1), (1, 2)], "{quick:?}");
+        // a scan's carry keeps it in one program: no split among its variants
         let (g, plan) = norm(512, 1 << 21, "cumsum");
-        assert!(cands(&g, &plan, 0, Precision::Fp32, SearchScope::Quick).is_empty());
+        let full = cands(&g, &plan, 0, Precision::Fp32, SearchScope::Full);
+        assert!(!full.is_empty());
+        assert!(
+            full.iter()
+                .all(|c| c.config.as_ref().is_some_and(|c| c.block("SPLIT") == 1)),
+            "{full:?}"
+        );
     }
 
     #[test]

@@ -151,8 +151,10 @@ pub(crate) const SPLIT_KEY: &str = "SPLIT";
 /// [`choose`] takes the row strategy (264 rows and more): one row a program, chunks of
 /// [`LONG_ROWS_CHUNK`] columns. The looped passes read a row twice from one program;
 /// the split reads it twice too, from programs of a fixed size, a grid of many more
-/// programs (level-1 GroupNorm, 896 rows of 2^21: 14,336 against 448). A candidate the
-/// search races, not a rule: which one wins is measured.
+/// programs (level-1 GroupNorm, 896 rows of 2^21: 14,336 against 448). A variant of the
+/// full search only: raced by the quick scope on an H200 it lost on level-1 GroupNorm (6.42
+/// against the looped passes' 6.14 ms) and tied on InstanceNorm (5.64 against 5.70), each
+/// race costing about 25 s (`bench/results/level1_long_rows_h200_3ed2512_default_vs_modes.md`).
 pub(crate) fn long_rows_split(rows: u64, cols: u64, inner: Option<i64>) -> Option<LaunchConfig> {
     let row_major = !matches!(inner, Some(e) if e >= 16);
     let rows_strategy = matches!(choose(rows, cols, inner), Strategy::Rows(_));
