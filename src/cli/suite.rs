@@ -107,7 +107,8 @@ pub struct SuiteArgs {
     /// Write one JSON row per program here, each as soon as its task finishes.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Skip the tasks already in the --json file (made with the same settings).
+    /// Skip the tasks already in the --json file (made with the same settings and, on a GPU,
+    /// the same GPU model).
     #[arg(long)]
     pub resume: bool,
     /// Write the table as Markdown here (with the command that made it), rewritten as
@@ -237,8 +238,14 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
     };
     let compile_modes = super::baseline_arg::compile_modes(&args.baseline);
     let search = args.search.scope().filter(|_| device == DeviceKind::Cuda);
+    // the GPU model: rows timed on another one never mix into a resumed file
+    let gpu = match (device, drtc::verifier::devices::scan()) {
+        (DeviceKind::Cuda, DeviceScan::Gpus(gpus)) => gpus.first().map(|g| g.name.clone()),
+        _ => None,
+    };
     let settings = json!({
         "device": device.name(),
+        "gpu": gpu,
         "precision": format!("{:?}", opts.precision).to_lowercase(),
         "torch_precision": args.torch_precision.map_or("default", |p| p.name()),
         "baseline": super::baseline_arg::describe(&compile_modes),

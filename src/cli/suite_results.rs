@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 /// Row fields that must agree between a results file and a run resuming it.
 pub const SETTINGS: &[&str] = &[
     "device",
+    "gpu",
     "precision",
     "torch_precision",
     "baseline",
@@ -164,6 +165,15 @@ mod tests {
         assert!(
             err.to_string()
                 .contains("precision: file \"tf32\" vs now \"ieee\""),
+            "{err}"
+        );
+        // nor rows timed on another GPU model
+        let mut h200 = settings.clone();
+        h200["gpu"] = json!("NVIDIA H200");
+        let err = ResultsFile::open(Some(&path), true, &h200).err().unwrap();
+        assert!(
+            err.to_string()
+                .contains("gpu: file null vs now \"NVIDIA H200\""),
             "{err}"
         );
         // refusing left the file alone
