@@ -12,10 +12,11 @@ against the default-precision reference and against float64; accuracy on the bat
 
 import argparse
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
+
+from cuda_timing import median_ms  # bench/ is on the path when run as a script
 
 
 def folded_weight(w, k):
@@ -28,18 +29,7 @@ def folded_weight(w, k):
 
 
 def time_ms(fn, reps=10):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+    return median_ms(fn, reps, warmup=3)
 
 
 def main():

@@ -11,32 +11,12 @@ apart), and the largest relative difference of the two outputs. A probe to decid
 drtc's library convolutions should race benchmark mode, not a benchmark of record.
 """
 import argparse
-import importlib.util
-import statistics
-import sys
 import time
 
 import torch
 
-
-def load(path):
-    spec = importlib.util.spec_from_file_location("task", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def timed(fn, calls, flush):
-    times = []
-    for _ in range(calls):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+from cuda_timing import median_ms  # bench/ is on the path when run as a script
+from graphs_check import load
 
 
 def main():
@@ -53,21 +33,21 @@ def main():
     for path in args.tasks:
         name = path.rsplit("/", 1)[-1].removesuffix(".py")
         try:
-            m = load(path)
+            m = load(path, "task")
             torch.manual_seed(0)
             model = m.Model(*m.get_init_inputs()).cuda().eval()
             inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in m.get_inputs()]
             with torch.no_grad():
                 torch.backends.cudnn.benchmark = False
                 ref = model(*inputs)
-                heur = timed(lambda: model(*inputs), args.calls, flush)
+                heur = median_ms(lambda: model(*inputs), args.calls, before=flush.zero_)
                 torch.backends.cudnn.benchmark = True
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 out = model(*inputs)
                 torch.cuda.synchronize()
                 first = (time.perf_counter() - t0) * 1e3
-                bench = timed(lambda: model(*inputs), args.calls, flush)
+                bench = median_ms(lambda: model(*inputs), args.calls, before=flush.zero_)
                 torch.backends.cudnn.benchmark = False
                 diff = float((out.double() - ref.double()).abs().max() / (ref.double().abs().max() + 1e-12))
             print(f"| {name} | {heur:.4f} | {bench:.4f} | {heur / bench:.2f} | {first:.1f} | {diff:.1e} |", flush=True)
