@@ -144,7 +144,7 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
 /// 2048, half a megabyte of fp32.
 const LONG_ROWS_CHUNK: u64 = 131072;
 /// The launch configuration's key that asks for the split strategy with this many chunks a
-/// row (whatever [`choose`] says): the search's candidate for many long rows.
+/// row (whatever [`choose`] says): the full search's variant for many long rows.
 pub(crate) const SPLIT_KEY: &str = "SPLIT";
 
 /// The split strategy for many row-major rows of at least two [`LONG_ROWS_CHUNK`]s, where
