@@ -6,8 +6,8 @@ usage: python3 bench/cudnn_benchmark_probe.py TASK.py [TASK.py ...] [--calls 20]
 
 Per task: the eager forward's CUDA-event median over --calls calls, L2 flushed before each
 (PyTorch's defaults otherwise: cuDNN convolutions in TF32), with the heuristic, then with
-benchmark mode (its first call, which times the algorithms, is a warm-up and reported
-apart), and the largest relative difference of the two outputs. A probe to decide whether
+benchmark mode (its first call, the one where benchmark mode is to time the algorithms, is a
+warm-up and reported apart: one no slower than the rest means nothing was seen timed), and the largest relative difference of the two outputs. A probe to decide whether
 drtc's library convolutions should race benchmark mode, not a benchmark of record.
 """
 import argparse

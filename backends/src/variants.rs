@@ -23,12 +23,7 @@ pub fn region_variants(g: &Graph, region: &Region) -> Vec<LaunchConfig> {
                     vec![]
                 } else {
                     let mut out = reduction_variants(rows, cols);
-                    // a scan's carry runs through one program's column blocks: never split
-                    let scan = region
-                        .nodes
-                        .iter()
-                        .any(|&n| matches!(g.node(n).op, Op::Cumsum | Op::Cumprod));
-                    out.extend(long_rows_split_config(space).filter(|_| !scan));
+                    out.extend(long_rows_split_config(g, &region.nodes, space));
                     out
                 }
             }

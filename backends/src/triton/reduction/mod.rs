@@ -167,12 +167,10 @@ pub fn reduction_kernel(
         return None;
     }
     // arg-reductions return a column index and scans run in column order
-    let order_free = !nodes.iter().any(|&n| {
-        matches!(
-            g.node(n).op,
-            Op::Argmax | Op::Argmin | Op::Cumsum | Op::Cumprod
-        )
-    });
+    let order_free = !scans(g, nodes)
+        && !nodes
+            .iter()
+            .any(|&n| matches!(g.node(n).op, Op::Argmax | Op::Argmin));
     let dims = dims_in_order(space, out_order, order_free);
     let rows: u64 = dims.row_comps.iter().map(|c| c.1 as u64).product();
     let cols: u64 = dims.col_comps.iter().map(|c| c.1 as u64).product();
@@ -374,11 +372,26 @@ pub fn reduction_shape(space: &ReduceSpace) -> (u64, u64, bool) {
     (rows, cols, split)
 }
 
-/// The split candidate of a reduction space of many long rows (row-major), if it has one
-/// (`strategy::long_rows_split`).
-pub fn long_rows_split_config(space: &ReduceSpace) -> Option<LaunchConfig> {
+/// The split candidate of a reduction region of many long rows (row-major) over `space`,
+/// if it has one (`strategy::long_rows_split`): not for scans, whose carry runs through one
+/// program's column blocks.
+pub fn long_rows_split_config(
+    g: &Graph,
+    nodes: &[NodeId],
+    space: &ReduceSpace,
+) -> Option<LaunchConfig> {
+    if scans(g, nodes) {
+        return None;
+    }
     let (rows, cols, inner) = rows_cols_inner(space);
     strategy::long_rows_split(rows, cols, inner)
+}
+
+/// Whether `nodes` hold a scan (`cumsum`, `cumprod`).
+fn scans(g: &Graph, nodes: &[NodeId]) -> bool {
+    nodes
+        .iter()
+        .any(|&n| matches!(g.node(n).op, Op::Cumsum | Op::Cumprod))
 }
 
 /// Rows, columns and the memory-innermost row extent of a row-major reduction space.
