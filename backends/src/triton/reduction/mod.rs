@@ -22,7 +22,7 @@ use lower::Builder;
 use space::{dims_in_order, dims_of};
 use split::{split_kernels, split_scratch};
 use std::collections::HashMap;
-use strategy::{asked_split, choose, choose_rows, inner_rows, Strategy, SPLIT_KEY};
+use strategy::{asked_split, choose, choose_rows, inner_rows, output_chunks, Strategy, SPLIT_KEY};
 
 pub use coop::coop_config;
 
@@ -236,7 +236,12 @@ pub fn reduction_kernel(
     } else if let Some(plan) = asked {
         Strategy::Split(plan)
     } else {
-        choose(rows, cols, inner)
+        match choose(rows, cols, inner) {
+            Strategy::Split(plan) if stores.iter().any(|s| s.1 == Sp::Full) => {
+                Strategy::Split(output_chunks(plan, cols, inner))
+            }
+            other => other,
+        }
     };
     let config = match (config, strategy) {
         (Some(c), Strategy::Rows(_)) => LaunchConfig {

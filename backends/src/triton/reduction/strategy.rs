@@ -14,7 +14,8 @@
 //!   to 256 of them.
 //! - **Otherwise** the row-major rule: [`reduction_config`](super::reduction_config) for
 //!   the row strategy, the split strategy (one row per program, BLOCK_C = 2048) for fewer
-//!   than 264 rows of at least 32768 columns.
+//!   than 264 rows of at least 32768 columns; where its last stage writes domain-shaped
+//!   outputs (a norm), chunks of at most [`OUTPUT_CHUNK`] columns ([`output_chunks`]).
 
 use super::space::{DimKind, Dims};
 use crate::triton::kernel::LaunchConfig;
@@ -140,6 +141,26 @@ pub(crate) fn choose(rows: u64, cols: u64, inner: Option<i64>) -> Strategy {
     }
 }
 
+/// Columns a chunk of a row-major split takes at most when its last stage writes the
+/// domain-shaped outputs: that stage streams its chunk in and out like a pointwise kernel,
+/// and faster in more, shorter chunks. Level-1 LayerNorm (16 rows of 4,194,304): the
+/// output stage 0.237 ms in 64 chunks of 65536, 0.194 in 256 of 16384, the statistics
+/// stage 0.095 / 0.094, on an H100 (`bench/results/kernel_variants_h100_acad4ad.txt`).
+const OUTPUT_CHUNK: u64 = 16384;
+
+/// `plan`, a split [`choose`] made, for a region whose last stage writes domain-shaped
+/// outputs: row-major rows take chunks of at most [`OUTPUT_CHUNK`] columns (up to
+/// [`ROW_MAJOR_MAX_CHUNKS`] a row); the tall tiles of rows adjacent in memory keep theirs.
+pub(crate) fn output_chunks(plan: SplitPlan, cols: u64, inner: Option<i64>) -> SplitPlan {
+    if matches!(inner, Some(e) if e >= 16) {
+        return plan;
+    }
+    let chunks = (plan.chunks)
+        .max(cols.div_ceil(OUTPUT_CHUNK))
+        .min(ROW_MAJOR_MAX_CHUNKS);
+    SplitPlan::new(plan.block_r, plan.block_c, chunks, cols)
+}
+
 /// Columns one program of a long-rows split takes ([`long_rows_split`]): 64 blocks of
 /// 2048, half a megabyte of fp32.
 const LONG_ROWS_CHUNK: u64 = 131072;
@@ -183,16 +204,30 @@ pub(crate) fn asked_split(config: &LaunchConfig, cols: u64) -> Option<SplitPlan>
     ))
 }
 
+/// Warps of a scan's tile at most: the 16 of the unaligned rule ([`reduction_config`]'s,
+/// for passes that only reduce) cost a scan's carried blocks, whose float64 running value
+/// takes registers. Level-1 92 (exclusive cumsum, 32768 rows of 32767, 2 x 4096 tiles):
+/// 3.77 ms on 16 warps, 2.89 on 8, at the copy bandwidth, on an H100
+/// (`bench/results/kernel_variants_h100_acad4ad.txt`).
+///
+/// [`reduction_config`]: super::reduction_config
+const SCAN_MAX_WARPS: u32 = 8;
+
 /// The row strategy's tile for `rows` x `cols` whose memory-innermost row extent is
 /// `inner`, where the split strategy is not an option (a scan carries its running value
-/// through one program's column blocks): [`choose`]'s tile without the split.
+/// through one program's column blocks): [`choose`]'s tile without the split, on at most
+/// [`SCAN_MAX_WARPS`] warps.
 pub(crate) fn choose_rows(rows: u64, cols: u64, inner: Option<i64>) -> LaunchConfig {
-    match inner {
+    let c = match inner {
         Some(e) if e >= 16 => {
             let (block_r, block_c) = tall_tile(e, rows, cols);
             tile_config(block_r, block_c)
         }
         _ => super::reduction_config(rows, cols),
+    };
+    LaunchConfig {
+        num_warps: c.num_warps.min(SCAN_MAX_WARPS),
+        ..c
     }
 }
 
@@ -365,6 +400,37 @@ mod tests {
             panic!("expected the row strategy");
         };
         assert_eq!(c.block("BLOCK_C"), 1024);
+        // a scan's unaligned rows keep the tile on 8 warps
+        let c = choose_rows(32768, 32767, None);
+        assert_eq!(
+            (c.block("BLOCK_R"), c.block("BLOCK_C"), c.num_warps),
+            (2, 4096, 8)
+        );
+    }
+
+    #[test]
+    fn a_split_that_writes_rows_takes_short_chunks() {
+        // LayerNorm's 16 rows of 2^22: 64 chunks of 65536 for the reductions alone, 256 of
+        // 16384 when the last stage writes the normalized rows
+        let Strategy::Split(p) = choose(16, 1 << 22, None) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!((p.chunks, p.chunk), (64, 65536));
+        let q = output_chunks(p, 1 << 22, None);
+        assert_eq!(
+            (q.block_r, q.block_c, q.chunks, q.chunk),
+            (1, 2048, 256, 16384)
+        );
+        // one row of 2^30: at most 1024 chunks either way
+        let Strategy::Split(p) = choose(1, 1 << 30, None) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!(output_chunks(p, 1 << 30, None), p);
+        // tall tiles over rows adjacent in memory keep their chunks
+        let Strategy::Split(p) = choose(64, 1 << 20, Some(64)) else {
+            panic!("expected the split strategy");
+        };
+        assert_eq!(output_chunks(p, 1 << 20, Some(64)), p);
     }
 
     #[test]
