@@ -22,6 +22,7 @@ pub mod presets;
 pub mod registry;
 pub mod reverse_scans;
 mod step;
+pub mod transposed_convs;
 
 pub use analysis::{Analysis, AnalysisInfo};
 pub use error::{PassError, PipelineError};

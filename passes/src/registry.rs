@@ -17,6 +17,7 @@ pub static PASSES: &[PassInfo] = &[
     crate::expand_losses::INFO,
     crate::reverse_scans::INFO,
     crate::egraph::simplify::INFO,
+    crate::transposed_convs::INFO,
 ];
 
 /// Every analysis (steps that only report), in alphabetical order.

@@ -20,8 +20,11 @@ pub const CLEANUP_PIPELINE: &[&str] = presets::CLEANUP;
 pub const SIMPLIFY_PIPELINE: &[&str] = presets::SIMPLIFY;
 
 /// Run after cleanup (and the e-graph rewrites): a convolution's bias moves into the
-/// kernel of its consumer. A no-op on programs without convolutions.
-pub const EPILOGUE_PIPELINE: &[&str] = presets::EPILOGUE;
+/// kernel of its consumer; under the TF32 policy stride-1 transposed convolutions of 1 or
+/// 3 dims become convolutions (`presets::epilogue`). A no-op on programs without them.
+pub fn epilogue_pipeline(precision: Precision) -> Vec<&'static str> {
+    presets::epilogue(precision == Precision::Tf32)
+}
 
 /// Options of one compilation.
 #[derive(Clone, Debug, Default)]
@@ -77,7 +80,8 @@ pub fn compile_graph(
         CLEANUP_PIPELINE
     };
     let mut rewritten = None;
-    for pipeline in [pipeline, EPILOGUE_PIPELINE] {
+    let epilogue = epilogue_pipeline(opts.precision);
+    for pipeline in [pipeline, &epilogue[..]] {
         let before = (opts.simplify && pipeline == SIMPLIFY_PIPELINE).then(|| graph.clone());
         let pm = PassManager::parse(
             &presets::source(pipeline),
