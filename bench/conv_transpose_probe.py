@@ -19,7 +19,7 @@ import argparse
 import torch
 import torch.nn.functional as F
 
-from cuda_timing import median_ms  # bench/ is on the path when run as a script
+from cuda_timing import device_line, l2_flush, median_ms  # bench/ is on the path when run as a script
 from graphs_check import load
 
 
@@ -37,9 +37,8 @@ def main():
     p.add_argument("tasks", nargs="+")
     p.add_argument("--calls", type=int, default=10)
     args = p.parse_args()
-    flush = torch.empty(256 * 1024 * 1024 // 4, device="cuda")
-    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
-          f"cuDNN {torch.backends.cudnn.version()}")
+    flush = l2_flush()
+    print(device_line())
     print("| task | transposed ms (TF32 off) | as a convolution ms (TF32 off) | off: ratio | "
           "transposed ms (TF32 on) | as a convolution ms (TF32 on) | on: ratio | max rel diff |")
     print("|---|---|---|---|---|---|---|---|")
@@ -77,8 +76,8 @@ def main():
             with torch.no_grad():
                 for tf32 in (False, True):
                     torch.backends.cudnn.allow_tf32 = tf32
-                    a = median_ms(transposed, args.calls, flush.zero_, warmup=2)
-                    c = median_ms(forward, args.calls, flush.zero_, warmup=2)
+                    a = median_ms(transposed, args.calls, flush, warmup=2)
+                    c = median_ms(forward, args.calls, flush, warmup=2)
                     row += [f"{a:.4f}", f"{c:.4f}", f"{a / c:.2f}"]
                 torch.backends.cudnn.allow_tf32 = False
                 ref, got = transposed(), forward()

@@ -1,6 +1,6 @@
-"""The CUDA-event timing loop the bench probes share: the median of `calls` calls of `fn`,
-each between two events and synchronized, `before()` (an L2 flush, say) run outside the
-events before each call."""
+"""What the bench probes share: the CUDA-event timing loop (the median of `calls` calls of
+`fn`, each between two events and synchronized, `before()` run outside the events before
+each call), an L2 flush to pass as `before`, and the line naming the device and libraries."""
 import statistics
 
 import torch
@@ -22,3 +22,16 @@ def median_ms(fn, calls, before=None, warmup=0):
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
     return statistics.median(times)
+
+
+def l2_flush():
+    """A function that evicts the L2 cache (writes a 256 MiB buffer): `before` for
+    [`median_ms`]."""
+    buf = torch.empty(256 * 1024 * 1024 // 4, device="cuda")
+    return buf.zero_
+
+
+def device_line():
+    """The GPU, torch and cuDNN versions, for a probe's first line."""
+    return (f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
+            f"cuDNN {torch.backends.cudnn.version()}")

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from cuda_timing import median_ms  # bench/ is on the path when run as a script
+from cuda_timing import device_line, l2_flush, median_ms  # bench/ is on the path when run as a script
 from graphs_check import load
 
 
@@ -24,10 +24,8 @@ def main():
     p.add_argument("tasks", nargs="+")
     p.add_argument("--calls", type=int, default=20)
     args = p.parse_args()
-    flush = torch.empty(256 * 1024 * 1024 // 4, device="cuda")
-    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
-          f"cuDNN {torch.backends.cudnn.version()}; cudnn.allow_tf32 "
-          f"{torch.backends.cudnn.allow_tf32}")
+    flush = l2_flush()
+    print(f"{device_line()}; cudnn.allow_tf32 {torch.backends.cudnn.allow_tf32}")
     print("| task | heuristic ms | benchmark ms | heuristic / benchmark | benchmark's first call ms | max rel diff |")
     print("|---|---|---|---|---|---|")
     for path in args.tasks:
@@ -40,14 +38,14 @@ def main():
             with torch.no_grad():
                 torch.backends.cudnn.benchmark = False
                 ref = model(*inputs)
-                heur = median_ms(lambda: model(*inputs), args.calls, before=flush.zero_)
+                heur = median_ms(lambda: model(*inputs), args.calls, before=flush)
                 torch.backends.cudnn.benchmark = True
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 out = model(*inputs)
                 torch.cuda.synchronize()
                 first = (time.perf_counter() - t0) * 1e3
-                bench = median_ms(lambda: model(*inputs), args.calls, before=flush.zero_)
+                bench = median_ms(lambda: model(*inputs), args.calls, before=flush)
                 torch.backends.cudnn.benchmark = False
                 diff = float((out.double() - ref.double()).abs().max() / (ref.double().abs().max() + 1e-12))
             print(f"| {name} | {heur:.4f} | {bench:.4f} | {heur / bench:.2f} | {first:.1f} | {diff:.1e} |", flush=True)
