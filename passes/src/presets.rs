@@ -49,6 +49,10 @@ pub const EPILOGUE: &[&str] = &[
     // a scan between two flips of its dim is a reverse scan: the reduction template runs it
     // without the two copies (after the e-graph rewrites, which know only forward scans)
     "reverse-scans",
+    // a 1-D or 3-D transposed convolution of stride 1 is the convolution with the flipped
+    // kernel, cuDNN's faster path (before conv-bias, which then sees the convolution);
+    // `drtc compile` takes it back where the module fails verification (its retry ladder)
+    "transposed-convs",
     // last, so no rewrite sees a bias-less convolution: a convolution whose only use is a
     // pointwise or reduction op is called without its bias, and the bias add joins the
     // consumer's fused kernel (one pass over the output fewer)
@@ -56,28 +60,6 @@ pub const EPILOGUE: &[&str] = &[
     // the bias-carrying convolution it replaced is unused now
     "dce",
 ];
-
-/// What the TF32 policy (`--precision tf32`) adds to [`EPILOGUE`], before `conv-bias`
-/// (which then sees the convolutions they write): a 1-D or 3-D transposed convolution of
-/// stride 1 computed as the convolution with the flipped kernel, cuDNN's faster path there
-/// in TF32. Not under the fp32 policy: cuDNN's transposed algorithm for some shapes runs
-/// without tensor cores (level-1 58), so the reference is full fp32 where the forward
-/// path's TF32 product is not, and with TF32 off the forward path is the slower one on 4 of
-/// the 6 probed (`bench/results/conv_transpose_probe_h100_dfac450.md`).
-pub const TF32_EPILOGUE: &[&str] = &["transposed-convs"];
-
-/// The epilogue of a compilation: [`EPILOGUE`], with [`TF32_EPILOGUE`] under the TF32
-/// policy.
-pub fn epilogue(tf32: bool) -> Vec<&'static str> {
-    let mut steps = EPILOGUE.to_vec();
-    if tf32 {
-        let at = steps.iter().position(|s| *s == "conv-bias").unwrap_or(0);
-        for (k, step) in TF32_EPILOGUE.iter().enumerate() {
-            steps.insert(at + k, step);
-        }
-    }
-    steps
-}
 
 /// The pipeline string of `steps` (`dce,cse,dce`).
 pub fn source(steps: &[&str]) -> String {
@@ -91,17 +73,15 @@ mod tests {
 
     #[test]
     fn presets_are_rewrites_that_parse_and_print_back() {
-        let tf32 = epilogue(true);
-        assert_eq!(epilogue(false), EPILOGUE);
-        for steps in [CLEANUP, SIMPLIFY, EPILOGUE, &tf32] {
+        for steps in [CLEANUP, SIMPLIFY, EPILOGUE] {
             let (pipeline, built) = registry::parse_and_build(&source(steps)).unwrap();
             assert_eq!(pipeline.to_string(), source(steps));
             assert!(built.iter().all(|s| matches!(s, Step::Rewrite(_))));
             // cleanup ends with dce: whatever the steps before leave unused is dropped
             assert_eq!(steps.last(), Some(&"dce"));
         }
-        // the TF32 rewrites run before conv-bias
-        let at = |name| tf32.iter().position(|s| *s == name).unwrap();
+        // the convolution rewrite runs before conv-bias
+        let at = |name| EPILOGUE.iter().position(|s| *s == name).unwrap();
         assert!(at("transposed-convs") < at("conv-bias"));
     }
 }

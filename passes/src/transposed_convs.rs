@@ -9,8 +9,11 @@
 //! default and what drtc's library calls keep) 1.85-7.4x on the 3-D ones and 1.2-1.3x on
 //! the 1-D ones, where the 2-D ones split 0.88-1.01x and stay transposed
 //! (`bench/results/conv_transpose_probe_h100_dfac450.md`). The kernel's reshaping and flip
-//! are small copies of the weight, in the module's forward. `drtc compile` runs it under
-//! the TF32 policy only (`presets::TF32_EPILOGUE` says why).
+//! are small copies of the weight, in the module's forward. Where the module then fails
+//! verification, `drtc compile` takes the rewrite back (its retry ladder's rewrites rung):
+//! cuDNN's forward algorithm may run in TF32 where the reference's transposed one runs
+//! without tensor cores (58 in the probe: 8.87 ms with TF32 allowed, 9.05 without), so
+//! under the fp32 rule the two can differ by TF32's rounding.
 
 use crate::insert::Builder;
 use crate::PassInfo;

@@ -233,6 +233,7 @@ pub fn compile(
         layout: Default::default(),
         // CUDA graphs where the cost rule says they pay (as `drtc compile`'s default)
         graphs: drtc_backends::graphs::GraphMode::Auto,
+        keep_transposed: false,
     };
     let loaded = load(py, src, name, frontend)?;
     let form = loaded.form;

@@ -12,8 +12,7 @@ pub enum PrecisionArg {
     /// rule): per GEMM region, Triton tf32x3, cuBLAS in full fp32, or Triton ieee.
     Fp32,
     /// TensorFloat-32 where the error model says the relative-norm rule (1e-3) holds; a
-    /// safer precision for regions (e.g. very long K) where it would not. 1-D and 3-D
-    /// transposed convolutions of stride 1 run as convolutions (cuDNN's faster path).
+    /// safer precision for regions (e.g. very long K) where it would not.
     Tf32,
     /// Full fp32 products everywhere.
     Ieee,

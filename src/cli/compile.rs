@@ -236,6 +236,7 @@ pub(super) fn device_and_options(args: &CompileArgs) -> (DeviceKind, CompileOpti
         },
         layout: args.layout.choice(),
         graphs: args.cuda_graphs.mode(),
+        keep_transposed: false,
     };
     (device, opts)
 }

@@ -19,11 +19,16 @@ pub const CLEANUP_PIPELINE: &[&str] = presets::CLEANUP;
 /// The pipeline with the e-graph rewrites (the default; `--no-simplify` runs the cleanup).
 pub const SIMPLIFY_PIPELINE: &[&str] = presets::SIMPLIFY;
 
-/// Run after cleanup (and the e-graph rewrites): a convolution's bias moves into the
-/// kernel of its consumer; under the TF32 policy stride-1 transposed convolutions of 1 or
-/// 3 dims become convolutions (`presets::epilogue`). A no-op on programs without them.
-pub fn epilogue_pipeline(precision: Precision) -> Vec<&'static str> {
-    presets::epilogue(precision == Precision::Tf32)
+/// The rewrite of the epilogue that the retry ladder takes back (`keep_transposed`).
+const TRANSPOSED_CONVS: &str = "transposed-convs";
+
+/// Run after cleanup (and the e-graph rewrites): stride-1 transposed convolutions of 1 or
+/// 3 dims become convolutions (unless `keep_transposed`), a convolution's bias moves into
+/// the kernel of its consumer. A no-op on programs without them.
+pub fn epilogue_pipeline(keep_transposed: bool) -> Vec<&'static str> {
+    (presets::EPILOGUE.iter().copied())
+        .filter(|s| !(keep_transposed && *s == TRANSPOSED_CONVS))
+        .collect()
 }
 
 /// Options of one compilation.
@@ -41,6 +46,9 @@ pub struct CompileOptions {
     pub layout: LayoutChoice,
     /// Whether the module captures its forward into CUDA graphs (`--cuda-graphs`).
     pub graphs: GraphMode,
+    /// Compute transposed convolutions as written, not as the convolutions they equal
+    /// (the `transposed-convs` rewrite): set by the retry ladder's rewrites rung.
+    pub keep_transposed: bool,
 }
 
 impl CompileOptions {
@@ -63,7 +71,8 @@ pub struct Compiled {
     pub module: GeneratedModule,
     /// Time from the loaded graph to the written source (passes, fusion, codegen).
     pub elapsed: Duration,
-    /// When the e-graph rewrites changed the program: the graph they started from.
+    /// When the e-graph rewrites or the `transposed-convs` rewrite changed the program:
+    /// the graph the first of them started from.
     pub rewritten: Option<Graph>,
 }
 
@@ -80,9 +89,11 @@ pub fn compile_graph(
         CLEANUP_PIPELINE
     };
     let mut rewritten = None;
-    let epilogue = epilogue_pipeline(opts.precision);
+    let epilogue = epilogue_pipeline(opts.keep_transposed);
     for pipeline in [pipeline, &epilogue[..]] {
-        let before = (opts.simplify && pipeline == SIMPLIFY_PIPELINE).then(|| graph.clone());
+        let may_take_back = (opts.simplify && pipeline == SIMPLIFY_PIPELINE)
+            || pipeline.contains(&TRANSPOSED_CONVS);
+        let before = may_take_back.then(|| graph.clone());
         let pm = PassManager::parse(
             &presets::source(pipeline),
             ManagerOptions {
@@ -92,13 +103,13 @@ pub fn compile_graph(
         )
         .map_err(|e| e.to_string())?;
         let report = pm.run(&mut graph).map_err(|e| e.to_string())?;
-        // the e-graph passes changed the program: keep what they started from, for a
-        // retry without them if the module fails verification
-        let changed = report
-            .runs
-            .iter()
-            .any(|r| matches!(r.pass, "canonicalize" | "simplify") && r.changed.is_yes());
-        if changed {
+        // the e-graph passes or the convolution rewrite changed the program: keep what
+        // the first of them started from, for a retry without them if the module fails
+        // verification
+        let changed = report.runs.iter().any(|r| {
+            matches!(r.pass, "canonicalize" | "simplify" | TRANSPOSED_CONVS) && r.changed.is_yes()
+        });
+        if changed && rewritten.is_none() {
             rewritten = before;
         }
     }
@@ -120,8 +131,9 @@ pub fn compile_graph(
 }
 
 impl Compiled {
-    /// The same program compiled without the e-graph rewrites, when they changed it: the
-    /// fallback when the rewritten module fails verification.
+    /// The same program compiled without the e-graph rewrites and with its transposed
+    /// convolutions as written, when those rewrites changed it: the fallback when the
+    /// rewritten module fails verification.
     pub fn without_rewrites(
         &self,
         form: &ModuleForm,
@@ -130,6 +142,7 @@ impl Compiled {
         let graph = self.rewritten.clone()?;
         let plain = CompileOptions {
             simplify: false,
+            keep_transposed: true,
             ..opts.clone()
         };
         Some(compile_graph(graph, form, &plain))

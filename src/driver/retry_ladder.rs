@@ -20,8 +20,10 @@ pub enum Rung {
     /// Every convolution in the reference's layout (NCHW), when the module has
     /// channels-last ones.
     Layout,
-    /// The program compiled again without the e-graph rewrites, when they changed it (in
-    /// the layout the policy picks).
+    /// The program compiled again without the e-graph rewrites and with its transposed
+    /// convolutions as written, when those rewrites changed it (in the layout the policy
+    /// picks): a convolution's forward algorithm in cuDNN may be TF32 where the reference's
+    /// transposed one is full fp32 (`transposed_convs.rs` in the passes).
     Rewrites,
     /// Every GEMM region through the library call (the reference's own computation, the
     /// epilogue fused), when the module has GEMM regions.
@@ -184,13 +186,14 @@ fn step(
             *compiled = plain.map_err(|e| format!("compiling again without the rewrites: {e}"))?;
             *opts = CompileOptions {
                 simplify: false,
+                keep_transposed: true,
                 ..again
             };
             if let Some(cx) = search {
                 log = search_compiled(compiled, form, opts.codegen(), cx).log;
             }
-            "rewrites: the module the e-graph rewrites changed failed verification; compiled \
-             again without them"
+            "rewrites: the module the rewrites changed (the e-graph's; transposed convolutions \
+             computed as convolutions) failed verification; compiled again without them"
                 .to_string()
         }
         Rung::GemmLibrary | Rung::GemmPytorch => {
@@ -325,6 +328,41 @@ mod tests {
             checks.seen[2].contains("torch.matmul"),
             "{}",
             checks.seen[2]
+        );
+    }
+
+    const STRIDE_ONE_TRANSPOSED: &str = "graph @t(%x: f32[1, 2, 3, 4, 4], %w: param f32[2, 3, 2, 2, 2]) {\n  %0 = conv_transpose3d(%x, %w) {stride = [1, 1, 1], padding = [0, 0, 0], output_padding = [0, 0, 0], groups = 1, dilation = [1, 1, 1]} : f32[1, 3, 4, 5, 5]\n  return %0\n}\n";
+
+    #[test]
+    fn the_rewrites_rung_takes_transposed_convolutions_back() {
+        // the epilogue computes the transposed convolution as a convolution; the module
+        // fails (cuDNN's forward algorithm in TF32 against a full-fp32 reference, say):
+        // compiled again, the convolution is transposed as written
+        let (mut c, mut opts) = compiled(STRIDE_ONE_TRANSPOSED);
+        assert!(c.rewritten.is_some(), "transposed-convs changed it");
+        assert!(c.module.source.contains("functional.conv3d("));
+        let mut checks = Failing {
+            fails: 0,
+            seen: vec![],
+        };
+        let out = climb(
+            &mut c,
+            &ModuleForm::Seed,
+            &mut opts,
+            (failed(), 0),
+            &mut checks,
+            None,
+        )
+        .unwrap();
+        let rungs: Vec<Rung> = out.retries.iter().map(|r| r.rung).collect();
+        // 3 output channels: NCHW already, no layout rung
+        assert_eq!(rungs, [Rung::Rewrites], "{:?}", out.retries);
+        assert!(out.verdict.verified);
+        assert!(opts.keep_transposed, "the options that made the module");
+        assert!(
+            checks.seen[0].contains("functional.conv_transpose3d("),
+            "{}",
+            checks.seen[0]
         );
     }
 
