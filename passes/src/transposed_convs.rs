@@ -11,9 +11,10 @@
 //! (`bench/results/conv_transpose_probe_h100_dfac450.md`). The kernel's reshaping and flip
 //! are small copies of the weight, in the module's forward. Where the module then fails
 //! verification, `drtc compile` takes the rewrite back (its retry ladder's rewrites rung):
-//! cuDNN's forward algorithm may run in TF32 where the reference's transposed one runs
-//! without tensor cores (58 in the probe: 8.87 ms with TF32 allowed, 9.05 without), so
-//! under the fp32 rule the two can differ by TF32's rounding.
+//! cuDNN's forward algorithm may run in TF32 where the reference's transposed one does not
+//! (58 in the probe: the transposed call 8.87 ms with TF32 allowed, 9.05 without; our
+//! reading, not profiled: no tensor cores), so under the fp32 rule the two can differ by
+//! TF32's rounding.
 
 use crate::insert::Builder;
 use crate::PassInfo;
