@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from cuda_timing import device_line, l2_flush, median_ms  # bench/ is on the path when run as a script
-from graphs_check import load
+from graphs_check import cuda_task
 
 
 def equivalent_weight(w, groups, dims):
@@ -45,9 +45,7 @@ def main():
     for path in args.tasks:
         name = path.rsplit("/", 1)[-1].removesuffix(".py")
         try:
-            m = load(path, "task")
-            torch.manual_seed(0)
-            model = m.Model(*m.get_init_inputs()).cuda().eval()
+            name, m, model = cuda_task(path)
             conv = next(c for c in model.modules()
                         if isinstance(c, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,
                                           torch.nn.ConvTranspose3d)))

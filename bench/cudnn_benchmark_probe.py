@@ -16,7 +16,7 @@ import time
 import torch
 
 from cuda_timing import device_line, l2_flush, median_ms  # bench/ is on the path when run as a script
-from graphs_check import load
+from graphs_check import cuda_task
 
 
 def main():
@@ -31,9 +31,7 @@ def main():
     for path in args.tasks:
         name = path.rsplit("/", 1)[-1].removesuffix(".py")
         try:
-            m = load(path, "task")
-            torch.manual_seed(0)
-            model = m.Model(*m.get_init_inputs()).cuda().eval()
+            name, m, model = cuda_task(path)
             inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in m.get_inputs()]
             with torch.no_grad():
                 torch.backends.cudnn.benchmark = False

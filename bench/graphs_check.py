@@ -43,6 +43,15 @@ def load(path, name):
     return mod
 
 
+def cuda_task(path):
+    """A KernelBench task file's name, module and reference `Model` on the GPU in eval mode
+    (seed 0, as the verifier builds it)."""
+    m = load(path, "task")
+    torch.manual_seed(0)
+    model = m.Model(*m.get_init_inputs()).cuda().eval()
+    return path.rsplit("/", 1)[-1].removesuffix(".py"), m, model
+
+
 def rel(a, b):
     a, b = a.double(), b.double()
     return float((a - b).norm() / (b.norm() + 1e-6))

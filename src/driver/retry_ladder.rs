@@ -289,25 +289,28 @@ mod tests {
         (c, opts)
     }
 
+    /// The ladder climbed from a failed first module with a checker that fails the next
+    /// `fails` modules.
+    fn climb_failing(
+        c: &mut Compiled,
+        opts: &mut CompileOptions,
+        fails: usize,
+    ) -> (Climbed<usize>, Failing) {
+        let mut checks = Failing {
+            fails,
+            seen: vec![],
+        };
+        let out = climb(c, &ModuleForm::Seed, opts, (failed(), 0), &mut checks, None).unwrap();
+        (out, checks)
+    }
+
     const REWRITTEN_GEMM: &str = "graph @g(%x: f32[64, 64], %w: f32[64, 64]) {\n  %0 = matmul(%x, %w) : f32[64, 64]\n  %1 = sigmoid(%0) : f32[64, 64]\n  %2 = mul(%0, %1) : f32[64, 64]\n  return %2\n}\n";
 
     #[test]
     fn rungs_that_apply_are_taken_in_order_until_one_verifies() {
         let (mut c, mut opts) = compiled(REWRITTEN_GEMM);
         assert!(c.rewritten.is_some(), "silu: the rewrites changed it");
-        let mut checks = Failing {
-            fails: 2,
-            seen: vec![],
-        };
-        let out = climb(
-            &mut c,
-            &ModuleForm::Seed,
-            &mut opts,
-            (failed(), 0),
-            &mut checks,
-            None,
-        )
-        .unwrap();
+        let (out, checks) = climb_failing(&mut c, &mut opts, 2);
         let rungs: Vec<Rung> = out.retries.iter().map(|r| r.rung).collect();
         // no convolution: no layout rung; the rewrites, then the GEMM library call
         assert_eq!(
@@ -341,19 +344,7 @@ mod tests {
         let (mut c, mut opts) = compiled(STRIDE_ONE_TRANSPOSED);
         assert!(c.rewritten.is_some(), "transposed-convs changed it");
         assert!(c.module.source.contains("functional.conv3d("));
-        let mut checks = Failing {
-            fails: 0,
-            seen: vec![],
-        };
-        let out = climb(
-            &mut c,
-            &ModuleForm::Seed,
-            &mut opts,
-            (failed(), 0),
-            &mut checks,
-            None,
-        )
-        .unwrap();
+        let (out, checks) = climb_failing(&mut c, &mut opts, 0);
         let rungs: Vec<Rung> = out.retries.iter().map(|r| r.rung).collect();
         // 3 output channels: NCHW already, no layout rung
         assert_eq!(rungs, [Rung::Rewrites], "{:?}", out.retries);
