@@ -45,7 +45,7 @@ def main():
     for path in args.tasks:
         name = path.rsplit("/", 1)[-1].removesuffix(".py")
         try:
-            name, m, model = cuda_task(path)
+            m, model = cuda_task(path)
             conv = next(c for c in model.modules()
                         if isinstance(c, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,
                                           torch.nn.ConvTranspose3d)))

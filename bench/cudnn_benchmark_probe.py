@@ -31,7 +31,7 @@ def main():
     for path in args.tasks:
         name = path.rsplit("/", 1)[-1].removesuffix(".py")
         try:
-            name, m, model = cuda_task(path)
+            m, model = cuda_task(path)
             inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in m.get_inputs()]
             with torch.no_grad():
                 torch.backends.cudnn.benchmark = False

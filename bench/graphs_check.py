@@ -44,12 +44,11 @@ def load(path, name):
 
 
 def cuda_task(path):
-    """A KernelBench task file's name, module and reference `Model` on the GPU in eval mode
+    """A KernelBench task file's module and its reference `Model` on the GPU in eval mode
     (seed 0, as the verifier builds it)."""
     m = load(path, "task")
     torch.manual_seed(0)
-    model = m.Model(*m.get_init_inputs()).cuda().eval()
-    return path.rsplit("/", 1)[-1].removesuffix(".py"), m, model
+    return m, m.Model(*m.get_init_inputs()).cuda().eval()
 
 
 def rel(a, b):

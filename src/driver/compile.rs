@@ -91,9 +91,10 @@ pub fn compile_graph(
     let mut rewritten = None;
     let epilogue = epilogue_pipeline(opts.keep_transposed);
     for pipeline in [pipeline, &epilogue[..]] {
+        // only the first rewritten graph is kept: no copy once there is one
         let may_take_back = (opts.simplify && pipeline == SIMPLIFY_PIPELINE)
             || pipeline.contains(&TRANSPOSED_CONVS);
-        let before = may_take_back.then(|| graph.clone());
+        let before = (may_take_back && rewritten.is_none()).then(|| graph.clone());
         let pm = PassManager::parse(
             &presets::source(pipeline),
             ManagerOptions {
