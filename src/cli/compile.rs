@@ -463,7 +463,7 @@ pub fn run_template(args: CompileArgs) -> DriverResult<ExitCode> {
                     let spin =
                         phase_spinner("searching (racing implementations on the GPU)", !multi);
                     let search_started = std::time::Instant::now();
-                    let outcome = search_compiled(&mut compiled, &prog.form, popts.codegen(), &cx);
+                    let outcome = search_compiled(&mut compiled, &prog.form, &popts, &cx);
                     stages.search = Some(search_started.elapsed());
                     spin.finish_and_clear();
                     for l in &outcome.log {

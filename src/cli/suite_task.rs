@@ -189,7 +189,7 @@ fn search_task(
     let t0 = Instant::now();
     match search_context(refp, (home, scope), cx) {
         Ok(scx) => {
-            let outcome = search_compiled(compiled, form, cx.opts.codegen(), &scx);
+            let outcome = search_compiled(compiled, form, &cx.opts, &scx);
             row["search"] = json!({
                 "log": outcome.log,
                 "timed": outcome.timed,

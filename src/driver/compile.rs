@@ -74,6 +74,9 @@ pub struct Compiled {
     /// When the e-graph rewrites or the `transposed-convs` rewrite changed the program:
     /// the graph the first of them started from.
     pub rewritten: Option<Graph>,
+    /// Whether the `transposed-convs` rewrite changed the program (a GPU search races the
+    /// module against the program compiled as written: `rewrite_race.rs`).
+    pub transposed_convs: bool,
 }
 
 /// Compiles a loaded graph into a module of the given form.
@@ -89,6 +92,7 @@ pub fn compile_graph(
         CLEANUP_PIPELINE
     };
     let mut rewritten = None;
+    let mut transposed_convs = false;
     let epilogue = epilogue_pipeline(opts.keep_transposed);
     for pipeline in [pipeline, &epilogue[..]] {
         // only the first rewritten graph is kept: no copy once there is one
@@ -113,6 +117,10 @@ pub fn compile_graph(
         if changed && rewritten.is_none() {
             rewritten = before;
         }
+        transposed_convs |= report
+            .runs
+            .iter()
+            .any(|r| r.pass == TRANSPOSED_CONVS && r.changed.is_yes());
     }
     graph.compact();
     let plan = plan_fusion(&graph, &opts.fuse);
@@ -128,6 +136,7 @@ pub fn compile_graph(
         module,
         elapsed: start.elapsed(),
         rewritten,
+        transposed_convs,
     })
 }
 
@@ -147,6 +156,25 @@ impl Compiled {
             ..opts.clone()
         };
         Some(compile_graph(graph, form, &plain))
+    }
+
+    /// The same program with its transposed convolutions as written and every other
+    /// rewrite as before, when the `transposed-convs` rewrite changed it: what a GPU search
+    /// races the module against.
+    pub fn as_written(
+        &self,
+        form: &ModuleForm,
+        opts: &CompileOptions,
+    ) -> Option<Result<Compiled, String>> {
+        if !self.transposed_convs || opts.keep_transposed {
+            return None;
+        }
+        let graph = self.rewritten.clone()?;
+        let written = CompileOptions {
+            keep_transposed: true,
+            ..opts.clone()
+        };
+        Some(compile_graph(graph, form, &written))
     }
 
     /// The lowering plan of the compile options, before any search: what the retries
@@ -248,6 +276,32 @@ mod tests {
     }
 
     #[test]
+    fn a_rewritten_transposed_convolution_has_its_program_as_written_to_race() {
+        let g = graph(
+            "graph @g(%x: f32[2, 4, 3, 5, 6], %w: param f32[4, 6, 3, 2, 3]) {\n  %0 = conv_transpose3d(%x, %w) {stride = [1, 1, 1], padding = [0, 0, 0], output_padding = [0, 0, 0], groups = 1, dilation = [1, 1, 1]} : f32[2, 6, 5, 6, 8]\n  %1 = tanh(%0) : f32[2, 6, 5, 6, 8]\n  return %1\n}\n",
+        );
+        let opts = CompileOptions {
+            simplify: true,
+            interpret: true,
+            ..Default::default()
+        };
+        let has = |c: &Compiled, op: &str| {
+            (c.graph.body().iter()).any(|&n| c.graph.node(n).op.name() == op)
+        };
+        let c = compile_graph(g, &ModuleForm::Seed, &opts).unwrap();
+        assert!(c.transposed_convs && has(&c, "conv3d") && !has(&c, "conv_transpose3d"));
+        let written = c.as_written(&ModuleForm::Seed, &opts).unwrap().unwrap();
+        assert!(!written.transposed_convs && has(&written, "conv_transpose3d"));
+        assert!(written.as_written(&ModuleForm::Seed, &opts).is_none());
+        // the retry ladder's rewrites rung already keeps them: nothing to race
+        let kept = CompileOptions {
+            keep_transposed: true,
+            ..opts
+        };
+        assert!(c.as_written(&ModuleForm::Seed, &kept).is_none());
+    }
+
+    #[test]
     fn a_program_the_rewrites_left_alone_has_no_retry() {
         let g =
             graph("graph @g(%x: f32[64, 64]) {\n  %0 = tanh(%x) : f32[64, 64]\n  return %0\n}\n");
@@ -257,7 +311,8 @@ mod tests {
             ..Default::default()
         };
         let c = compile_graph(g, &ModuleForm::Seed, &opts).unwrap();
-        assert!(c.rewritten.is_none());
+        assert!(c.rewritten.is_none() && !c.transposed_convs);
         assert!(c.without_rewrites(&ModuleForm::Seed, &opts).is_none());
+        assert!(c.as_written(&ModuleForm::Seed, &opts).is_none());
     }
 }

@@ -11,7 +11,7 @@
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
-use crate::driver::search_context::{bench_modules, SearchContext, Timed, Untimed};
+use crate::driver::search_context::{bench_modules, keep_first, SearchContext, Timed, Untimed};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::stitch::{emit_module, GeneratedModule, ModuleForm};
 use drtc_backends::variants::fnv1a;
@@ -134,53 +134,13 @@ pub fn race_graphs(
     })
 }
 
-/// Whether to replay, and why, from the two modules' verified times (`Err`: why one does
-/// not count). `None` when neither counts, or when one ran out of GPU memory (its check
-/// says nothing about it: the race is undecided and not cached). A tie keeps the replay.
-/// Compared relative to the reference timed in the same pass (`Timed::relative`).
+/// Whether to replay, and why, from the two modules' verified times (`keep_first`'s
+/// rule: the faster verified one; a tie keeps the replay).
 fn verdict(
     with: &Result<Timed, Untimed>,
     without: &Result<Timed, Untimed>,
 ) -> Option<(bool, String)> {
-    if [with, without]
-        .iter()
-        .any(|r| r.as_ref().is_err_and(|u| u.out_of_memory))
-    {
-        return None;
-    }
-    Some(match (with, without) {
-        (Ok(a), Ok(b)) if a.relative() <= b.relative() => (
-            true,
-            format!(
-                "measured: replay {}, eager forward {}",
-                a.describe(),
-                b.describe()
-            ),
-        ),
-        (Ok(a), Ok(b)) => (
-            false,
-            format!(
-                "measured: eager forward {}, replay {}",
-                b.describe(),
-                a.describe()
-            ),
-        ),
-        (Err(e), Ok(b)) => (
-            false,
-            format!(
-                "the module with graphs does not count ({e}); eager forward {}",
-                b.describe()
-            ),
-        ),
-        (Ok(a), Err(e)) => (
-            true,
-            format!(
-                "replay {}; the eager forward does not count ({e})",
-                a.describe()
-            ),
-        ),
-        (Err(_), Err(_)) => return None,
-    })
+    keep_first(("replay", with), ("eager forward", without))
 }
 
 /// Keeps `other`, the module the cost rule did not pick; its report says the race decided
@@ -228,7 +188,10 @@ mod tests {
             out_of_memory: false,
         });
         let (replay, why) = verdict(&failed, &t(9.0, 9.0)).unwrap();
-        assert!(!replay && why.contains("not verified"), "{why}");
+        assert!(
+            !replay && why.contains("the replay does not count (not verified"),
+            "{why}"
+        );
         assert!(verdict(&t(9.0, 9.0), &failed).unwrap().0);
         assert!(verdict(&failed, &failed).is_none());
         // a module whose check ran out of GPU memory decides nothing, either way

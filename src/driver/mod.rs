@@ -15,6 +15,7 @@ pub mod load;
 pub mod module_cache;
 pub mod ops;
 pub mod retry_ladder;
+pub mod rewrite_race;
 pub mod roofline;
 pub mod search;
 pub mod search_context;

@@ -190,7 +190,7 @@ fn step(
                 ..again
             };
             if let Some(cx) = search {
-                log = search_compiled(compiled, form, opts.codegen(), cx).log;
+                log = search_compiled(compiled, form, opts, cx).log;
             }
             "rewrites: the module the rewrites changed (the e-graph's; transposed convolutions \
              computed as convolutions) failed verification; compiled again without them"

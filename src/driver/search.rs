@@ -8,7 +8,9 @@
 //!   fused in one Triton kernel) against drtc's Triton template at the precision the
 //!   policy admits, in its heuristic configuration; then, when the module replays CUDA
 //!   graphs, the replay against the eager forward (`graph_race.rs`; both go through
-//!   `search_context.rs`). Reduction regions of rows longer than one tile and at least
+//!   `search_context.rs`); and, when the `transposed-convs` rewrite changed the program, the
+//!   searched module against the program as written, searched too (`rewrite_race.rs`).
+//!   Reduction regions of rows longer than one tile and at least
 //!   [`QUICK_MIN_ELEMENTS`] race their heuristic configuration against cooperative rows
 //!   (`triton/reduction/coop.rs`). A region neither of whose candidates verifies keeps the
 //!   heuristic choice (the compile step's retries handle it).
@@ -24,8 +26,9 @@
 //! are verified and timed at once, as many as the pool has workers (the device gate
 //! still times one at a time).
 
-use crate::driver::compile::Compiled;
+use crate::driver::compile::{CompileOptions, Compiled};
 use crate::driver::graph_race::race_graphs;
+use crate::driver::rewrite_race::{self, Cached};
 use crate::driver::search_context::{bench_modules, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use crate::verifier::BenchReport;
@@ -52,8 +55,65 @@ pub const QUICK_MIN_FLOP: f64 = 1e9;
 pub const QUICK_MIN_ELEMENTS: u64 = 1 << 24;
 
 /// Searches `compiled`'s regions and emits its module from the lowering plan with the
-/// fastest verified choices (`base`: the options the module was generated with).
+/// fastest verified choices (`opts`: the options it was compiled with); when the
+/// `transposed-convs` rewrite changed the program, the program as written is searched too
+/// and the faster verified module kept (`rewrite_race.rs`).
 pub fn search_compiled(
+    compiled: &mut Compiled,
+    form: &ModuleForm,
+    opts: &CompileOptions,
+    cx: &SearchContext,
+) -> SearchOutcome {
+    let mut outcome = search_module(compiled, form, opts.codegen(), cx);
+    if !compiled.transposed_convs || opts.keep_transposed {
+        return outcome;
+    }
+    let cached = rewrite_race::cached(compiled, cx);
+    if let Cached::Choice {
+        as_written: false,
+        why,
+    } = &cached
+    {
+        outcome.cache_hits += 1;
+        outcome
+            .log
+            .push(rewrite_race::line(false, &format!("cached: {why}")));
+        return outcome;
+    }
+    let mut written = match compiled.as_written(form, opts) {
+        Some(Ok(w)) => w,
+        Some(Err(e)) => {
+            let why = format!("the program as written did not compile: {e}");
+            outcome.log.push(rewrite_race::line(false, &why));
+            return outcome;
+        }
+        None => return outcome,
+    };
+    let other = search_module(&mut written, form, opts.codegen(), cx);
+    outcome.timed += other.timed;
+    outcome.cache_hits += other.cache_hits;
+    let logs = other.log.iter().map(|l| format!("as written: {l}"));
+    outcome.log.extend(logs);
+    let line = match cached {
+        Cached::Choice { why, .. } => {
+            outcome.cache_hits += 1;
+            *compiled = written;
+            rewrite_race::line(true, &format!("cached: {why}"))
+        }
+        Cached::Race => {
+            outcome.timed += 2;
+            rewrite_race::decide(compiled, written, cx)
+        }
+    };
+    if !compiled.transposed_convs {
+        outcome.plan = other.plan; // the program as written won
+    }
+    outcome.log.push(line);
+    outcome
+}
+
+/// [`search_compiled`] of one compiled program: its regions, then its CUDA graphs.
+fn search_module(
     compiled: &mut Compiled,
     form: &ModuleForm,
     base: CodegenOptions,

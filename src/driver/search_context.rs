@@ -193,6 +193,56 @@ impl std::fmt::Display for Untimed {
     }
 }
 
+/// Which of two whole modules to keep, and why, from their verified times (`Err`: why one
+/// does not count), each named for the log: `true` keeps the first (a tie too). `None` when
+/// neither counts, or when one ran out of GPU memory (its check says nothing about it: the
+/// race is undecided and not cached). Compared relative to the reference timed in the same
+/// pass ([`Timed::relative`]).
+pub fn keep_first(
+    (first_name, first): (&str, &Result<Timed, Untimed>),
+    (second_name, second): (&str, &Result<Timed, Untimed>),
+) -> Option<(bool, String)> {
+    if [first, second]
+        .iter()
+        .any(|r| r.as_ref().is_err_and(|u| u.out_of_memory))
+    {
+        return None;
+    }
+    Some(match (first, second) {
+        (Ok(a), Ok(b)) if a.relative() <= b.relative() => (
+            true,
+            format!(
+                "measured: {first_name} {}, {second_name} {}",
+                a.describe(),
+                b.describe()
+            ),
+        ),
+        (Ok(a), Ok(b)) => (
+            false,
+            format!(
+                "measured: {second_name} {}, {first_name} {}",
+                b.describe(),
+                a.describe()
+            ),
+        ),
+        (Err(e), Ok(b)) => (
+            false,
+            format!(
+                "the {first_name} does not count ({e}); {second_name} {}",
+                b.describe()
+            ),
+        ),
+        (Ok(a), Err(e)) => (
+            true,
+            format!(
+                "{first_name} {}; the {second_name} does not count ({e})",
+                a.describe()
+            ),
+        ),
+        (Err(_), Err(_)) => return None,
+    })
+}
+
 /// Verifies and times one candidate module against the reference: its median time and the
 /// reference's, or why it does not count (not verified, failed, not timed).
 pub fn bench_module(cx: &SearchContext, source: &str, tag: &str) -> Result<Timed, Untimed> {

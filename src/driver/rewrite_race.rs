@@ -1,0 +1,100 @@
+//! The measured decision on the `transposed-convs` rewrite: a program whose stride-1
+//! transposed convolutions the rewrite turned into convolutions is compiled and searched a
+//! second time with them as written, both modules are verified and timed on the GPU, and
+//! the faster verified one is kept. Which of cuDNN's two kernels is faster depends on more
+//! than the shapes a rule can see: on an H100 the rewrite ran level-1 58 5.6x faster than
+//! the transposed convolution and level-2 13 (16 to 64 channels over 32x128x128) 1.5x slower
+//! (`bench/results/tconv_rewrite_h100_72944c6_default_vs_modes.md`), so it is measured, not
+//! guessed. The choice is cached under the rewritten module's text, device, Triton version
+//! and policy, like the other races'.
+
+use crate::driver::compile::Compiled;
+use crate::driver::search_context::{bench_modules, keep_first, SearchContext};
+use drtc_backends::variants::fnv1a;
+
+/// What the cache says about a rewritten module, before anything is compiled again.
+pub enum Cached {
+    /// Nothing cached: race.
+    Race,
+    /// A recorded choice: whether the program as written was faster, and why.
+    Choice { as_written: bool, why: String },
+}
+
+/// The cache file of `rewritten`'s race (its text after the region search).
+fn cache_file(rewritten: &Compiled, cx: &SearchContext) -> (std::path::PathBuf, String) {
+    let cx_id = cx.id(rewritten.module.plan.options.precision);
+    let key = format!(
+        "transposed_{:016x}",
+        fnv1a(format!("{cx_id}|{}", rewritten.module.source).as_bytes())
+    );
+    (cx.cache.join(format!("{key}.json")), cx_id)
+}
+
+/// The cached choice of `rewritten`'s race.
+pub fn cached(rewritten: &Compiled, cx: &SearchContext) -> Cached {
+    let (file, cx_id) = cache_file(rewritten, cx);
+    let record = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|v| v["context"].as_str() == Some(cx_id.as_str()));
+    match record.and_then(|v| {
+        Some((
+            v["as_written"].as_bool()?,
+            v["why"].as_str().unwrap_or_default().to_string(),
+        ))
+    }) {
+        Some((as_written, why)) => Cached::Choice { as_written, why },
+        None => Cached::Race,
+    }
+}
+
+/// Verifies and times both searched modules, keeps the faster verified one in
+/// `rewritten` (the rewrite on a tie; the rewritten module, which the compile step's own
+/// verification then reports, when neither counts or one ran out of GPU memory) and
+/// caches a decided race. The line for the search log.
+pub fn decide(rewritten: &mut Compiled, written: Compiled, cx: &SearchContext) -> String {
+    let mut both = bench_modules(
+        cx,
+        &[
+            (rewritten.module.source.as_str(), "rewritten".to_string()),
+            (written.module.source.as_str(), "as_written".to_string()),
+        ],
+    )
+    .into_iter()
+    .map(|(r, _)| r);
+    let (Some(a), Some(b)) = (both.next(), both.next()) else {
+        return "transposed convolutions: undecided (nothing timed)".into();
+    };
+    let Some((keep_rewrite, why)) = keep_first(
+        ("module with convolutions", &a),
+        ("module with transposed convolutions", &b),
+    ) else {
+        let whys: Vec<String> = [a, b]
+            .into_iter()
+            .filter_map(|r| r.err().map(|u| u.why))
+            .collect();
+        return format!(
+            "transposed convolutions: undecided, the rewrite kept ({})",
+            whys.join("; ")
+        );
+    };
+    let (file, cx_id) = cache_file(rewritten, cx);
+    let record = serde_json::json!({"context": cx_id, "as_written": !keep_rewrite, "why": why});
+    let _ = std::fs::write(&file, record.to_string());
+    if !keep_rewrite {
+        *rewritten = written;
+    }
+    line(!keep_rewrite, &why)
+}
+
+/// The search log's line of a choice.
+pub fn line(as_written: bool, why: &str) -> String {
+    format!(
+        "transposed convolutions: {} ({why})",
+        if as_written {
+            "kept as written"
+        } else {
+            "computed as convolutions"
+        }
+    )
+}
