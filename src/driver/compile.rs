@@ -246,17 +246,28 @@ mod tests {
         text::parse(src).unwrap()
     }
 
+    /// The default pipeline (e-graph rewrites on) for the interpreter.
+    fn interpreted() -> CompileOptions {
+        CompileOptions {
+            simplify: true,
+            interpret: true,
+            ..Default::default()
+        }
+    }
+
+    fn ops(c: &Compiled) -> Vec<&str> {
+        (c.graph.body().iter())
+            .map(|&n| c.graph.node(n).op.name())
+            .collect()
+    }
+
     #[test]
     fn a_program_the_rewrites_changed_keeps_its_unrewritten_graph_for_the_retry() {
         // x * sigmoid(x) is silu: canonicalize/simplify change the program
         let g = graph(
             "graph @g(%x: f32[64, 64]) {\n  %0 = sigmoid(%x) : f32[64, 64]\n  %1 = mul(%x, %0) : f32[64, 64]\n  return %1\n}\n",
         );
-        let opts = CompileOptions {
-            simplify: true,
-            interpret: true,
-            ..Default::default()
-        };
+        let opts = interpreted();
         let c = compile_graph(g.clone(), &ModuleForm::Seed, &opts).unwrap();
         assert_eq!(c.rewritten.as_ref().map(text::print), Some(text::print(&g)));
         let plain = c
@@ -264,13 +275,6 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(plain.rewritten.is_none());
-        let ops = |c: &Compiled| -> Vec<&str> {
-            c.graph
-                .body()
-                .iter()
-                .map(|&n| c.graph.node(n).op.name())
-                .collect()
-        };
         assert_eq!(ops(&c), ["silu"]);
         assert_eq!(ops(&plain), ["sigmoid", "mul"]);
     }
@@ -280,14 +284,8 @@ mod tests {
         let g = graph(
             "graph @g(%x: f32[2, 4, 3, 5, 6], %w: param f32[4, 6, 3, 2, 3]) {\n  %0 = conv_transpose3d(%x, %w) {stride = [1, 1, 1], padding = [0, 0, 0], output_padding = [0, 0, 0], groups = 1, dilation = [1, 1, 1]} : f32[2, 6, 5, 6, 8]\n  %1 = tanh(%0) : f32[2, 6, 5, 6, 8]\n  return %1\n}\n",
         );
-        let opts = CompileOptions {
-            simplify: true,
-            interpret: true,
-            ..Default::default()
-        };
-        let has = |c: &Compiled, op: &str| {
-            (c.graph.body().iter()).any(|&n| c.graph.node(n).op.name() == op)
-        };
+        let opts = interpreted();
+        let has = |c: &Compiled, op: &str| ops(c).contains(&op);
         let c = compile_graph(g, &ModuleForm::Seed, &opts).unwrap();
         assert!(c.transposed_convs && has(&c, "conv3d") && !has(&c, "conv_transpose3d"));
         let written = c.as_written(&ModuleForm::Seed, &opts).unwrap().unwrap();
@@ -305,11 +303,7 @@ mod tests {
     fn a_program_the_rewrites_left_alone_has_no_retry() {
         let g =
             graph("graph @g(%x: f32[64, 64]) {\n  %0 = tanh(%x) : f32[64, 64]\n  return %0\n}\n");
-        let opts = CompileOptions {
-            simplify: true,
-            interpret: true,
-            ..Default::default()
-        };
+        let opts = interpreted();
         let c = compile_graph(g, &ModuleForm::Seed, &opts).unwrap();
         assert!(c.rewritten.is_none() && !c.transposed_convs);
         assert!(c.without_rewrites(&ModuleForm::Seed, &opts).is_none());
