@@ -3,7 +3,8 @@
 
 use crate::triton::{
     candidates, contraction_variants, long_rows_split_config, pointwise_variants, reduction_shape,
-    reduction_variants, too_few_tiles, GemmImpl, GemmShape, LaunchConfig, Precision,
+    reduction_variants, small_tiles_config, too_few_tiles, DotPrecision, GemmImpl, GemmShape,
+    LaunchConfig, Precision,
 };
 use drtc_ir::{DType, Graph, Op};
 use drtc_passes::fuse::{Region, RegionKind};
@@ -71,15 +72,22 @@ pub fn gemm_variants(
 ) -> Vec<(GemmImpl, Option<LaunchConfig>)> {
     let all = candidates(policy, shape.k, shape.half);
     let mut out = vec![];
-    // the template, unless it would leave most of the GPU idle (`FEW_TILES`)
-    let triton = all.iter().find(|c| match c.imp {
-        GemmImpl::Triton { dot } => c.admitted && !too_few_tiles(shape, dot),
-        GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => false,
-    });
-    if let Some(t) = triton {
+    let admitted: Vec<DotPrecision> = (all.iter().filter(|c| c.admitted))
+        .filter_map(|c| match c.imp {
+            GemmImpl::Triton { dot } => Some(dot),
+            GemmImpl::Library | GemmImpl::PaddedLibrary | GemmImpl::PyTorch => None,
+        })
+        .collect();
+    // the template, unless it would leave most of the GPU idle (`FEW_TILES`); there, its
+    // 64 x 64 tiles where they are enough
+    if let Some(&dot) = admitted.iter().find(|&&d| !too_few_tiles(shape, d)) {
         for c in contraction_variants(shape.m, shape.n, shape.k, shape.batch, shape.half) {
-            out.push((t.imp, Some(c)));
+            out.push((GemmImpl::Triton { dot }, Some(c)));
         }
+    } else if let Some((dot, c)) =
+        (admitted.iter()).find_map(|&d| small_tiles_config(shape, d).map(|c| (d, c)))
+    {
+        out.push((GemmImpl::Triton { dot }, Some(c)));
     }
     out.push((GemmImpl::Library, None));
     // K or N not a multiple of 4 fp32: rows not 16-byte aligned, where cuBLAS falls back

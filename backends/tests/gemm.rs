@@ -12,7 +12,7 @@ use drtc_backends::stitch::{
     emit_module, generate_module, CodegenOptions, GeneratedModule, ModuleForm,
 };
 use drtc_backends::torch::emit_seed_program;
-use drtc_backends::triton::{DotPrecision, GemmImpl, Precision};
+use drtc_backends::triton::{small_tiles_config, DotPrecision, GemmImpl, GemmShape, Precision};
 use drtc_ir::Graph;
 use drtc_passes::fuse::{plan_fusion, FuseOptions, FusionPlan};
 use std::path::Path;
@@ -101,6 +101,49 @@ fn every_gemm_implementation_matches_pytorch() {
                 &m.source,
             ));
         }
+    }
+    common::assert_pairs_match(&out, &pairs);
+}
+
+/// The 64 x 64 tiles the search races where the heuristic tiles would starve the GPU
+/// (`small_tiles_config`, taken from a 1024 x 1024 x 1024 product), applied to each program's
+/// GEMM under tf32x3 and run under the interpreter against PyTorch.
+#[test]
+fn the_small_tiles_the_search_offers_match_pytorch() {
+    let x3 = DotPrecision::Tf32x3;
+    let narrow = GemmShape {
+        main: drtc_ir::NodeId(0),
+        m: 1024,
+        n: 1024,
+        k: 1024,
+        batch: 1,
+        half: false,
+    };
+    let config = small_tiles_config(&narrow, x3).expect("64 x 64 tiles");
+    let out = std::env::temp_dir().join(format!("drtc-gemm-small-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let mut pairs = vec![];
+    for prog in ["linear_gelu_softmax", "bmm_max", "linear_odd"] {
+        let (g, plan, reference) = load(prog);
+        let opts = CodegenOptions {
+            interpret: true,
+            ..Default::default()
+        };
+        let mut lowering = LoweringPlan::new(&g, &plan, &opts);
+        for i in lowering.gemm_regions() {
+            lowering.set_config((&g, &plan), i, config.clone()).unwrap();
+            let imp = GemmImpl::Triton { dot: x3 };
+            lowering.set_gemm((&g, &plan), i, imp, "test").unwrap();
+        }
+        let m = emit_module(&g, &plan, &lowering, &ModuleForm::Seed);
+        assert!(m.source.contains("BLOCK_M=64, BLOCK_N=64"), "{prog}");
+        pairs.push(common::write_pair(
+            &out,
+            &format!("{prog}_small_tiles"),
+            &format!("{prog}/small tiles"),
+            &reference,
+            &m.source,
+        ));
     }
     common::assert_pairs_match(&out, &pairs);
 }

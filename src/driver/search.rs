@@ -6,7 +6,8 @@
 //! - `quick` (the default on a GPU) races only the implementations of large GEMM regions
 //!   (at least [`QUICK_MIN_FLOP`]): the library call (cuBLAS through PyTorch, epilogue
 //!   fused in one Triton kernel) against drtc's Triton template at the precision the
-//!   policy admits, in its heuristic configuration; then, when the module replays CUDA
+//!   policy admits, in its heuristic configuration (in 64 x 64 tiles where the heuristic
+//!   ones would leave most of the GPU idle: `small_tiles_config`); then, when the module replays CUDA
 //!   graphs, the replay against the eager forward (`graph_race.rs`; both go through
 //!   `search_context.rs`); and, when the `transposed-convs` rewrite changed the program, the
 //!   searched module against the program as written, searched too (`rewrite_race.rs`).
@@ -38,8 +39,8 @@ use drtc_backends::layout::{LayoutChoice, LayoutPlan};
 use drtc_backends::plan::{LoweringPlan, PlanError};
 use drtc_backends::stitch::{emit_module, CodegenOptions, ModuleForm};
 use drtc_backends::triton::{
-    attention_variants, coop_config, reduction_kernel, reduction_shape, AttentionImpl, ConvImpl,
-    GemmImpl, LaunchConfig, PhaseLaunch,
+    attention_variants, coop_config, reduction_kernel, reduction_shape, too_few_tiles,
+    AttentionImpl, ConvImpl, GemmImpl, LaunchConfig, PhaseLaunch,
 };
 use drtc_backends::variants::{gemm_variants, region_key, region_variants};
 use drtc_ir::Graph;
@@ -263,12 +264,21 @@ fn candidates(
         if !large {
             return vec![];
         }
-        // the template in its heuristic configuration, and the library call
+        // the template in its heuristic configuration (in its 64 x 64 tiles where the
+        // heuristic ones would starve the GPU), and the library call
         let mut quick: Vec<Candidate> = vec![];
-        for (imp, _) in gemm {
+        for (imp, config) in gemm {
+            let starved = |dot| shape.is_some_and(|s| too_few_tiles(s, dot));
+            let config = match imp {
+                GemmImpl::Triton { dot } if starved(dot) => config,
+                GemmImpl::Triton { .. }
+                | GemmImpl::Library
+                | GemmImpl::PaddedLibrary
+                | GemmImpl::PyTorch => None,
+            };
             let c = Candidate {
                 imp: Some(imp),
-                config: None,
+                config,
                 ..Default::default()
             };
             if !quick.contains(&c) {
@@ -780,6 +790,24 @@ mod tests {
                 .all(|c| matches!(c.imp, Some(GemmImpl::Library))),
             "{quick:?}"
         );
+    }
+
+    #[test]
+    fn quick_races_64_x_64_tiles_where_the_heuristic_ones_would_starve_the_gpu() {
+        // 1024 x 1024 x 1024: 64 heuristic tiles, 256 of 64 x 64, against the library
+        let (g, plan) = linear(1024, 1024, 1024);
+        let quick = cands(
+            &g,
+            &plan,
+            contraction(&plan),
+            Precision::Fp32,
+            SearchScope::Quick,
+        );
+        let tiles = quick.iter().find_map(|c| match c.imp {
+            Some(GemmImpl::Triton { .. }) => c.config.as_ref().map(|c| c.block("BLOCK_M")),
+            _ => None,
+        });
+        assert_eq!((quick.len(), tiles), (2, Some(64)), "{quick:?}");
     }
 
     #[test]

@@ -120,6 +120,28 @@ pub fn too_few_tiles(shape: &GemmShape, dot: DotPrecision) -> bool {
     shape.flops() >= FEW_TILES_MIN_FLOPS && template_tiles(shape, dot) < FEW_TILES
 }
 
+/// The template's configuration for a product its heuristic tiles would starve
+/// ([`too_few_tiles`]) but 64 x 64 tiles would not: at least [`FEW_TILES`] of them, a
+/// program each (4 warps, 3 stages; several share a multiprocessor). Offered to the GPU
+/// search's race against the library call, never chosen unmeasured: a 1024 x 1024 output
+/// is 64 tiles of 128 x 128 and 256 of 64 x 64. At the fp32 policy (tf32x3) they won level-3
+/// 3's sixteen 1024-wide layers and 1's 128 x 8192 one over cuBLAS's full fp32 (the models
+/// 1.82 to 1.27 ms and 2.48 to 2.01, H100); under plain tf32 the library won most races
+/// (`bench/results/level3_small_tiles_h100_default_vs_compile.md`, `..._tf32_...`).
+/// `None` where the heuristic tiles are enough or 64 x 64 tiles are still too few.
+pub fn small_tiles_config(shape: &GemmShape, dot: DotPrecision) -> Option<LaunchConfig> {
+    if !too_few_tiles(shape, dot) {
+        return None;
+    }
+    let tiles = shape.m.div_ceil(64) * shape.n.div_ceil(64) * shape.batch;
+    if tiles < FEW_TILES {
+        return None;
+    }
+    let heuristic = contraction_config(shape.m, shape.n, shape.k, shape.batch, shape.half, dot);
+    let bk = heuristic.block("BLOCK_K");
+    Some(config(64, 64, bk, 4, if shape.k <= bk { 1 } else { 3 }, 0))
+}
+
 fn config(bm: u64, bn: u64, bk: u64, warps: u32, stages: u32, persistent: u64) -> LaunchConfig {
     LaunchConfig {
         blocks: vec![
@@ -708,5 +730,30 @@ mod tests {
         assert_eq!(c.block("PERSISTENT"), 0);
         let c = contraction_config(32768, 32768, 128, 1, false, x3);
         assert_eq!((c.block("PERSISTENT"), c.num_stages), (1, 3));
+    }
+
+    #[test]
+    fn a_starved_product_is_offered_64_x_64_tiles_where_they_are_enough() {
+        let x3 = DotPrecision::Tf32x3;
+        let shape = |m, n, k| GemmShape {
+            main: NodeId(0),
+            m,
+            n,
+            k,
+            batch: 1,
+            half: false,
+        };
+        // 1024 x 1024 (level-3 3's layers): 64 tiles of 128 x 128, 256 of 64 x 64
+        let narrow = shape(1024, 1024, 1024);
+        assert!(too_few_tiles(&narrow, x3));
+        let c = small_tiles_config(&narrow, x3).expect("64 x 64 tiles");
+        let t = |c: &LaunchConfig| (c.block("BLOCK_M"), c.block("BLOCK_N"), c.block("BLOCK_K"));
+        assert_eq!(
+            (t(&c), c.num_warps, c.block("PERSISTENT")),
+            ((64, 64, 64), 4, 0)
+        );
+        // enough tiles already, or too few even at 64 x 64 (level-1 6: 16 tiles)
+        assert!(small_tiles_config(&shape(4096, 4096, 4096), x3).is_none());
+        assert!(small_tiles_config(&shape(256, 256, 524288), x3).is_none());
     }
 }

@@ -23,8 +23,8 @@ pub use attention::{
     AttentionShape,
 };
 pub use contraction::{
-    contraction_config, contraction_kernel, contraction_variants, gemm_shape, template_tiles,
-    too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
+    contraction_config, contraction_kernel, contraction_variants, gemm_shape, small_tiles_config,
+    template_tiles, too_few_tiles, DotMode, GemmShape, TileMoments, FEW_TILES,
 };
 pub use conv::{
     conv_config, conv_kernel, conv_shape, ConvImpl, ConvShape, PhaseLaunch, MAX_K as CONV_MAX_K,
