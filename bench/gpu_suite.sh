@@ -24,10 +24,11 @@
 # Triton), BASELINE (`drtc suite --baseline`, default compile; e.g. all-modes: files then
 # end in _vs_modes), OUT (default bench/out), NAME (default <tasks dir name>_h200), JOBS,
 # STOP_AFTER, TASK_TIMEOUT, TIMEOUT (per worker request, default 300), DRTC_HOME (default
-# $TMPDIR/drtc-gpu-suite), EXTRA (more `drtc suite` arguments, e.g. "--simplify").
+# $TMPDIR/drtc-gpu-suite), COMPILE_BUDGET (seconds each torch.compile mode's compile may
+# take: `--compile-budget`), EXTRA (more `drtc suite` arguments, e.g. "--simplify").
 set -u
 if [ $# -lt 1 ]; then
-  sed -n '2,29p' "$0"
+  sed -n '2,30p' "$0"
   exit 2
 fi
 TASKS=$1
@@ -62,7 +63,8 @@ for proto in $PROTOCOLS; do
   # shellcheck disable=SC2086
   "$DRTC" suite "$TASKS" --device cuda --baseline "$BASELINE" $args --jobs "$JOBS" \
     --timeout "$TIMEOUT" --task-timeout "$TASK_TIMEOUT" --stop-after "$STOP_AFTER" \
-    --json "$base.jsonl" --markdown "$base.md" --resume ${EXTRA:-} 2> >(tee -a "$base.log" >&2)
+    --json "$base.jsonl" --markdown "$base.md" --resume \
+    ${COMPILE_BUDGET:+--compile-budget $COMPILE_BUDGET} ${EXTRA:-} 2> >(tee -a "$base.log" >&2)
   rc=$?
   if [ $rc -eq 4 ]; then
     echo "== protocol $proto: stopped after ${STOP_AFTER}s with tasks left; run the same command again to resume"

@@ -99,6 +99,22 @@ fn the_timing_session_measures_then_reports() {
     assert_eq!(modes["outputs_ok"]["reduce-overhead"], true, "{modes}");
     assert_eq!(modes["outputs_ok"]["max-autotune"], false, "{modes}");
     assert_eq!(modes["samples"]["max-autotune"], 20, "{modes}");
+    // a mode still compiling at the budget: interrupted there (not after its 5 s), reported
+    // over budget and not timed, dynamo reset; the other mode timed
+    let budget = case("compile budget");
+    assert!(budget["compile_s"].as_f64().unwrap() < 3.0, "{budget}");
+    assert_eq!(budget["over_budget"]["max-autotune"], true, "{budget}");
+    assert_eq!(budget["over_budget"]["default"], false, "{budget}");
+    let error = budget["errors"]["max-autotune"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        error.contains("over budget") && error.contains("0.5 s"),
+        "{budget}"
+    );
+    assert!(budget["errors"]["default"].is_null(), "{budget}");
+    assert_eq!(budget["timed"], serde_json::json!(["default"]), "{budget}");
+    assert_eq!(budget["resets"], 1, "{budget}");
     let bounds = case("fingerprint bounds");
     assert!(bounds["within_rule"].is_null(), "{bounds}");
     assert!(bounds["tiny_within_atol"].is_null(), "{bounds}");

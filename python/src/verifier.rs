@@ -290,6 +290,7 @@ pub fn bench<'py>(
                 verify: files.request(&settings),
                 compile_modes: modes,
                 torch_precision: None,
+                compile_budget_s: None,
             })
         })
         .map_err(errors::runtime)?;
@@ -357,6 +358,7 @@ impl Verifier {
                 verify: files.request(s),
                 compile_modes: vec![],
                 torch_precision: None,
+                compile_budget_s: None,
             })
         });
         match r {

@@ -30,6 +30,10 @@ pub struct BenchPairArgs {
     /// separate values with commas).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub baseline: Vec<BaselineArg>,
+    /// Seconds each torch.compile mode may spend on its first call, which compiles
+    /// (default: unbounded); a mode still compiling then is reported over budget, not timed.
+    #[arg(long, value_name = "SECONDS")]
+    pub compile_budget: Option<u64>,
     /// `torch.set_float32_matmul_precision` for the reference and torch.compile while they
     /// are timed (default: PyTorch's own default). Verification always uses the default.
     #[arg(long, value_enum)]
@@ -56,6 +60,7 @@ pub fn run(args: BenchPairArgs) -> DriverResult<ExitCode> {
                 compile_modes(&asked)
             },
             torch_precision: args.torch_precision.map(|p| p.name().to_string()),
+            compile_budget_s: args.compile_budget.map(|s| s as f64),
         })
         .map_err(runtime_error)?;
     let ok = report.verify.verified && report.timing.as_ref().is_some_and(|t| t.timed_outputs_ok);

@@ -94,6 +94,13 @@ pub struct SuiteArgs {
     /// mode per task, and reports each mode's compile time.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub baseline: Vec<BaselineArg>,
+    /// Seconds each torch.compile mode may spend on its first call, which compiles (GPU
+    /// only; default: unbounded). A mode still compiling then is reported over budget and
+    /// not timed, and the task goes on with the other modes: max-autotune's autotuning of a
+    /// large model can outlast --timeout and take the whole task with it. The table counts
+    /// the tasks where each mode ran over.
+    #[arg(long, value_name = "SECONDS")]
+    pub compile_budget: Option<u64>,
     /// `torch.set_float32_matmul_precision` for the eager reference and torch.compile while
     /// they are timed (default: PyTorch's own). Verification always uses PyTorch's default.
     #[arg(long, value_enum)]
@@ -249,6 +256,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         "precision": format!("{:?}", opts.precision).to_lowercase(),
         "torch_precision": args.torch_precision.map_or("default", |p| p.name()),
         "baseline": super::baseline_arg::describe(&compile_modes),
+        "compile_budget_s": args.compile_budget,
         "shrink": args.shrink,
         "layout": args.layout.choice().name(),
         "simplify": !args.no_simplify,
@@ -321,6 +329,7 @@ pub fn run(args: SuiteArgs) -> DriverResult<ExitCode> {
         task_timeout: Duration::from_secs(args.task_timeout),
         compile_modes,
         torch_precision: args.torch_precision.map(|p| p.name().to_string()),
+        compile_budget: args.compile_budget.map(Duration::from_secs),
         search: search.map(|s| (&home, s)),
         settings,
         memory: budget.as_ref(),

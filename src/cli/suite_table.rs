@@ -393,10 +393,13 @@ fn mode_lines(rows: &[Value], s: &mut String) {
         };
         let (faster, geo) = against(rows, speedup);
         let even = as_fast(rows, speedup);
-        let failed = rows
-            .iter()
-            .filter(|r| r["torch_compile_modes"][&m]["error"].is_string())
+        let over = (rows.iter())
+            .filter(|r| r["torch_compile_modes"][&m]["over_budget"].as_bool() == Some(true))
             .count();
+        let failed = (rows.iter())
+            .filter(|r| r["torch_compile_modes"][&m]["error"].is_string())
+            .count()
+            - over;
         let compile_s = median(
             rows.iter()
                 .filter_map(|r| r["torch_compile_modes"][&m]["compile_ms"].as_f64())
@@ -408,10 +411,15 @@ fn mode_lines(rows: &[Value], s: &mut String) {
             "
 vs torch.compile {m}: faster {faster}/{n} = {:.1}%; at least as fast (within \
              3%) {even}/{n} = {:.1}%; geometric mean {geo:.3}x; its first call (compiling) \
-             median {} s; failed on {failed}",
+             median {} s; failed on {failed}{}",
             pct(faster),
             pct(even),
             compile_s.map_or("-".into(), |x| format!("{x:.1}")),
+            if over > 0 {
+                format!("; still compiling at --compile-budget on {over} (not timed)")
+            } else {
+                String::new()
+            },
         )
         .unwrap();
     }
@@ -741,6 +749,30 @@ mod tests {
         );
         assert!(
             summary.contains("memory-bound tasks: 1; drtc's median 40% of the copy bandwidth's speed of light; below 50%: 1_a 40%"),
+            "{summary}"
+        );
+    }
+
+    #[test]
+    fn a_mode_over_its_compile_budget_is_counted_apart_from_failures() {
+        let mut rows = vec![
+            row("1_a", VERIFIED, 2.0, 1.0, 0.5),
+            row("2_b", VERIFIED, 1.0, 0.5, 1.0),
+        ];
+        let over = json!({"ms": null, "compile_ms": null, "over_budget": true,
+                          "error": "over budget: torch.compile (max-autotune) was still compiling after 300 s"});
+        let failed = json!({"ms": null, "compile_ms": null, "over_budget": false,
+                            "error": "torch.compile failed: RuntimeError"});
+        for (r, m) in rows.iter_mut().zip([over, failed]) {
+            let default = r["torch_compile_ms"].clone();
+            r["torch_compile_modes"] = json!({
+                "default": {"ms": default, "compile_ms": 3000.0, "error": null},
+                "max-autotune": m,
+            });
+        }
+        let (_, summary) = render(&rows);
+        assert!(
+            summary.contains("failed on 1; still compiling at --compile-budget on 1 (not timed)"),
             "{summary}"
         );
     }

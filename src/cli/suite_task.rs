@@ -37,6 +37,8 @@ pub struct TaskContext<'a> {
     /// The torch.compile modes timed beside eager PyTorch.
     pub compile_modes: Vec<CompileMode>,
     pub torch_precision: Option<String>,
+    /// Seconds each torch.compile mode's compile may take (`--compile-budget`).
+    pub compile_budget: Option<Duration>,
     /// Test-time search on the GPU (`--search`): the home of its cache, and its scope.
     pub search: Option<(&'a DrtcHome, SearchScope)>,
     /// The run's settings, copied into every row.
@@ -469,6 +471,7 @@ fn check(
                 verify: req.clone(),
                 compile_modes: cx.compile_modes.clone(),
                 torch_precision: cx.torch_precision.clone(),
+                compile_budget_s: cx.compile_budget.map(|d| d.as_secs_f64()),
             };
             let r = if alone {
                 cx.pool.bench_alone(&bench, Some(left))
@@ -609,6 +612,7 @@ fn baseline_fields(row: &mut Value, t: &drtc::verifier::TimingReport) {
                 "compile_ms": m.compile_ms,
                 "outputs_ok": m.outputs_ok,
                 "error": m.error,
+                "over_budget": m.over_budget,
             });
             (mode.clone(), entry)
         })

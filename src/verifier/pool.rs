@@ -498,6 +498,9 @@ impl WorkerPool {
         if let Some(p) = &req.torch_precision {
             payload["torch_precision"] = Value::from(p.as_str());
         }
+        if let Some(s) = req.compile_budget_s {
+            payload["compile_budget_s"] = Value::from(s);
+        }
         let limit = |left: Option<Duration>| left.map_or(phase_timeout, |b| b.min(phase_timeout));
         let waited = Instant::now();
         let i = self.acquire();

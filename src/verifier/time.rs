@@ -49,6 +49,10 @@ pub struct BenchRequest {
     /// reference at PyTorch's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torch_precision: Option<String>,
+    /// Seconds each torch.compile mode's first call (its compile) may take; a mode still
+    /// compiling then is reported over budget and not timed. `None`: unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_budget_s: Option<f64>,
 }
 
 impl BenchRequest {
@@ -58,6 +62,7 @@ impl BenchRequest {
             verify,
             compile_modes: vec![],
             torch_precision: None,
+            compile_budget_s: None,
         }
     }
 
@@ -83,6 +88,9 @@ pub struct CompiledMode {
     /// Why it was not timed.
     #[serde(default)]
     pub error: Option<String>,
+    /// Whether it was not timed because its compile ran past the request's budget.
+    #[serde(default)]
+    pub over_budget: bool,
     /// Its last timed outputs checked by the candidate's rules.
     #[serde(default)]
     pub outputs_ok: Option<bool>,

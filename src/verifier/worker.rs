@@ -60,6 +60,10 @@ pub const WORKER_FILES: &[(&str, &str)] = &[
         include_str!("worker/drtc_worker/trials.py"),
     ),
     (
+        "drtc_worker/deadline.py",
+        include_str!("worker/drtc_worker/deadline.py"),
+    ),
+    (
         "drtc_worker/precompile.py",
         include_str!("worker/drtc_worker/precompile.py"),
     ),

@@ -117,6 +117,7 @@ pub fn evaluate(
             verify: req,
             compile_modes: BenchRequest::default_mode_if(cx.settings.compile_baseline),
             torch_precision: None,
+            compile_budget_s: None,
         }) {
             Ok(b) => {
                 let mut reasons = b.verify.reasons();

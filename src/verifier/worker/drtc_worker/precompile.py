@@ -34,7 +34,6 @@ report as before). `DRTC_PARALLEL_JIT=off` turns it off (for measuring what it s
 
 import gc
 import os
-import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -42,6 +41,7 @@ import torch
 
 from .candidate import Candidate
 from .common import DEVICE
+from .deadline import OutOfTime, within
 
 # seconds an untrusted answer's dry run may spend in its host code
 DRY_RUN_SECONDS = 10.0
@@ -194,10 +194,6 @@ def _compiles(kernels, tuners):
     return len(kernels) + extra
 
 
-class _OutOfTime(BaseException):
-    """The dry run's host code ran past its seconds (raised by the timer)."""
-
-
 def compile_ahead(cand, inputs, seconds):
     """In an untrusted answer's process: the dry run of `cand` on `inputs` (its host code
     bounded by `seconds`) and the concurrent compile of what it recorded. Returns the number
@@ -208,20 +204,16 @@ def compile_ahead(cand, inputs, seconds):
     if _compiles(kernels, tuners) < SANDBOX_MIN_COMPILES:
         return None
 
-    def out_of_time(signum, frame):
-        raise _OutOfTime()
-
     recorded = []
-    previous = signal.signal(signal.SIGALRM, out_of_time)
-    signal.setitimer(signal.ITIMER_REAL, max(0.1, float(seconds)))
-    try:
+
+    def dry_run():
         with torch.no_grad():
             _record(kernels, tuners, lambda: cand.run(inputs), recorded)
-    except (Exception, _OutOfTime):
+
+    try:
+        within(max(0.1, float(seconds)), dry_run)
+    except (Exception, OutOfTime):
         pass  # the launches recorded so far are still worth compiling
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
     if recorded:
         _compile_all(recorded)
     return len(recorded)

@@ -27,6 +27,7 @@ import torch
 from .common import DEVICE, Failure, cuda_broken, exc_line, flatten, is_gpu_fault
 from . import memory, truth
 from .comparison import DEFAULT_RULE, compare_outputs, rule_failures
+from .deadline import OutOfTime, within
 from .fingerprint import fingerprint, mismatch
 from .peaks import device_peaks
 
@@ -177,11 +178,20 @@ class Session:
             self.contenders.append(Contender("candidate", pair.run_candidate, None))
         # per torch.compile mode: its first call's time (compilation) or why it failed
         self.modes = {}
+        budget = req.get("compile_budget_s")
         for mode in compile_modes(req):
-            self._compile(tp, mode)
+            self._compile(tp, mode, budget)
 
-    def _compile(self, tp, mode):
+    def _compile(self, tp, mode, budget):
+        """torch.compile of the reference in `mode`, its first call (the compile) bounded by
+        `budget` seconds when given: a mode still compiling then is reported, not timed,
+        and the other modes go on."""
         t0 = time.perf_counter()
+
+        def first_call():
+            fn(self.inputs)  # compiles
+            torch.cuda.synchronize()
+
         try:
             with matmul_precision(tp), torch.no_grad():
                 compiled = torch.compile(self.pair.reference_callable(), mode=mode)
@@ -190,8 +200,16 @@ class Session:
                 else:
                     def fn(xs):
                         return compiled(*xs)
-                fn(self.inputs)  # compiles
-                torch.cuda.synchronize()
+                within(budget, first_call)
+        except OutOfTime:
+            torch._dynamo.reset()  # what the interrupted compile left behind
+            if cuda_broken():
+                raise Failure("device", f"torch.compile ({mode}) interrupted at its budget "
+                              "left the device unusable")
+            self.modes[mode] = {"error": f"over budget: torch.compile ({mode}) was still "
+                                f"compiling after {float(budget):g} s (--compile-budget)",
+                                "compile_ms": None, "over_budget": True}
+            return
         except BaseException as e:
             if isinstance(e, KeyboardInterrupt) or is_gpu_fault(e) or cuda_broken():
                 raise
