@@ -23,7 +23,7 @@ use super::ray::summary::RaySummary;
 use super::service::launch::{self, ServiceLaunch};
 use super::service::messages::{ServiceReply, ServiceRequest};
 use super::service::{client, ServiceClient};
-use super::time::{BenchReport, BenchRequest, TimingReport, TimingSeconds};
+use super::time::{BenchReport, BenchRequest, CompileMode, TimingReport, TimingSeconds};
 use super::worker::{self, Exchange, Worker, WorkerDevice, WorkerSpec};
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -538,7 +538,8 @@ impl WorkerPool {
         };
         let result = prepared.and_then(|outcome| {
             let mut v = match outcome {
-                Outcome::Failed(r) => {
+                Outcome::Failed(mut r) => {
+                    baselines_in_timeout(&mut r, &req.compile_modes, req.compile_budget_s);
                     return Ok(BenchReport {
                         verify: *r,
                         timing: None,
@@ -546,7 +547,7 @@ impl WorkerPool {
                             "the worker failed during verification or preparation".into(),
                         ),
                         timing_seconds: None,
-                    })
+                    });
                 }
                 Outcome::Reply(v) => v,
             };
@@ -856,5 +857,54 @@ pub fn shared_or_local(
             );
             Ok((WorkerPool::new(python, home, options)?, Some(note)))
         }
+    }
+}
+
+/// A preparation that timed out while the request asked for torch.compile baselines: its
+/// reason says the baselines' compiles ran in that time too (the candidate is not the only
+/// suspect) and how to bound them.
+fn baselines_in_timeout(r: &mut VerifyReport, modes: &[CompileMode], budget: Option<f64>) {
+    if modes.is_empty() {
+        return;
+    }
+    let names: Vec<&str> = modes.iter().map(|m| m.name()).collect();
+    for f in r.failures.iter_mut().filter(|f| f.check == Check::Timeout) {
+        f.message.push_str(&format!(
+            "; the time included compiling the torch.compile baselines ({}){}",
+            names.join(", "),
+            match budget {
+                Some(s) => format!(", each bounded by --compile-budget {s:.0} s"),
+                None => ": --compile-budget bounds each mode's compile".to_string(),
+            }
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timed_out_preparation_names_the_baselines_it_compiled() {
+        let timed_out = || {
+            VerifyReport::worker_failure(Check::Timeout, "no answer within 376 s".into(), "".into())
+        };
+        let mut r = timed_out();
+        let modes = [CompileMode::Default, CompileMode::MaxAutotune];
+        baselines_in_timeout(&mut r, &modes, None);
+        assert_eq!(
+            r.failures[0].message,
+            "no answer within 376 s; the time included compiling the torch.compile baselines \
+             (default, max-autotune): --compile-budget bounds each mode's compile"
+        );
+        let mut r = timed_out();
+        baselines_in_timeout(&mut r, &modes, Some(300.0));
+        assert!(r.failures[0]
+            .message
+            .ends_with("each bounded by --compile-budget 300 s"));
+        // no baselines asked: the reason stands as it was
+        let mut r = timed_out();
+        baselines_in_timeout(&mut r, &[], None);
+        assert_eq!(r.failures[0].message, "no answer within 376 s");
     }
 }
