@@ -189,13 +189,18 @@ impl Host<'_> {
         n
     }
 
-    fn torch_nodes(&mut self, nodes: &[NodeId]) {
+    /// Emits `nodes` as PyTorch calls; a concatenation its operands' kernels write in place
+    /// (the rest copied into its slices) or a node absorbed into another's storage emits no
+    /// call. Returns how many calls were emitted.
+    fn torch_nodes(&mut self, nodes: &[NodeId]) -> usize {
         let g = self.g;
+        let mut calls = 0;
         for &n in nodes {
             let node = g.node(n);
             if node.op == Op::Cat && self.cat_in_place(n) || self.in_place.absorbed(n) {
                 continue;
             }
+            calls += 1;
             let mut args: Vec<String> = node.inputs.iter().map(|&v| self.name(v)).collect();
             if self.layout.convs.contains(&n) {
                 // the input at the region boundary (a Triton transpose from NCHW), the
@@ -224,6 +229,7 @@ impl Host<'_> {
             let lhs = assign_targets(node.op, &node.attrs, &outs);
             writeln!(self.body, "    {lhs} = {expr}").unwrap();
         }
+        calls
     }
 
     /// A channels-last convolution's input `v` (host name `a`) converted at the region
@@ -848,8 +854,9 @@ pub fn emit_module(
                     host.torch_nodes(&nodes);
                 }
             }
-        } else {
-            host.torch_nodes(&r.nodes);
+        } else if host.torch_nodes(&r.nodes) == 0 {
+            // a concatenation written in place: nothing computed with PyTorch
+            report.fallback = false;
         }
         reports.push(report);
     }

@@ -109,3 +109,21 @@ fn the_plan_as_json() {
     assert_eq!(gemm["precision"], "tf32x3");
     assert_eq!(gemm["moments_to"], 1);
 }
+
+/// A concatenation its operands' kernels write in place (the others copied into their
+/// slices) is drtc's lowering, not a PyTorch op: the module reports no fallback for it; a
+/// concatenation left to PyTorch (its operands are inputs) still is one.
+#[test]
+fn a_concatenation_written_in_place_is_not_reported_as_computed_with_pytorch() {
+    let (g, plan) = program("concat_in_place");
+    let m = generate_module(&g, &plan, &ModuleForm::Seed, &CodegenOptions::default());
+    assert!(!m.source.contains("torch.cat("), "{}", m.source);
+    assert!(m.fallback_ops().is_empty(), "{:?}", m.fallback_ops());
+    let src = "graph @inputs(%x: f32[4, 6], %y: f32[4, 3]) {\n  \
+               %0 = cat(%x, %y) {dim = 1} : f32[4, 9]\n  return %0\n}\n";
+    let g = drtc_ir::text::parse(src).unwrap();
+    let plan = plan_fusion(&g, &FuseOptions::default());
+    let m = generate_module(&g, &plan, &ModuleForm::Seed, &CodegenOptions::default());
+    assert!(m.source.contains("torch.cat("), "{}", m.source);
+    assert_eq!(m.fallback_ops(), ["cat"]);
+}
