@@ -11,6 +11,7 @@
 use crate::driver::compile::Compiled;
 use crate::driver::search_context::{bench_modules, keep_first, SearchContext};
 use drtc_backends::variants::fnv1a;
+use std::path::{Path, PathBuf};
 
 /// What the cache says about a rewritten module, before anything is compiled again.
 pub enum Cached {
@@ -21,7 +22,7 @@ pub enum Cached {
 }
 
 /// The cache file of `rewritten`'s race (its text after the region search).
-fn cache_file(rewritten: &Compiled, cx: &SearchContext) -> (std::path::PathBuf, String) {
+fn cache_file(rewritten: &Compiled, cx: &SearchContext) -> (PathBuf, String) {
     let cx_id = cx.id(rewritten.module.plan.options.precision);
     let key = format!(
         "transposed_{:016x}",
@@ -33,10 +34,16 @@ fn cache_file(rewritten: &Compiled, cx: &SearchContext) -> (std::path::PathBuf, 
 /// The cached choice of `rewritten`'s race.
 pub fn cached(rewritten: &Compiled, cx: &SearchContext) -> Cached {
     let (file, cx_id) = cache_file(rewritten, cx);
-    let record = std::fs::read_to_string(&file)
+    read_choice(&file, &cx_id)
+}
+
+/// The choice recorded in `file` under `cx_id` (one recorded under another device,
+/// Triton version, policy or scope is not reused).
+fn read_choice(file: &Path, cx_id: &str) -> Cached {
+    let record = std::fs::read_to_string(file)
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .filter(|v| v["context"].as_str() == Some(cx_id.as_str()));
+        .filter(|v| v["context"].as_str() == Some(cx_id));
     match record.and_then(|v| {
         Some((
             v["as_written"].as_bool()?,
@@ -46,6 +53,12 @@ pub fn cached(rewritten: &Compiled, cx: &SearchContext) -> Cached {
         Some((as_written, why)) => Cached::Choice { as_written, why },
         None => Cached::Race,
     }
+}
+
+/// Records a decided race in `file` under `cx_id`.
+fn record_choice(file: &Path, cx_id: &str, as_written: bool, why: &str) {
+    let record = serde_json::json!({"context": cx_id, "as_written": as_written, "why": why});
+    let _ = std::fs::write(file, record.to_string());
 }
 
 /// Verifies and times both searched modules, keeps the faster verified one in
@@ -79,8 +92,7 @@ pub fn decide(rewritten: &mut Compiled, written: Compiled, cx: &SearchContext) -
         );
     };
     let (file, cx_id) = cache_file(rewritten, cx);
-    let record = serde_json::json!({"context": cx_id, "as_written": !keep_rewrite, "why": why});
-    let _ = std::fs::write(&file, record.to_string());
+    record_choice(&file, &cx_id, !keep_rewrite, &why);
     if !keep_rewrite {
         *rewritten = written;
     }
@@ -97,4 +109,37 @@ pub fn line(as_written: bool, why: &str) -> String {
             "computed as convolutions"
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_recorded_choice_is_reused_only_under_its_own_context() {
+        let dir = std::env::temp_dir().join(format!("drtc-rewrite-race-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("transposed_0.json");
+        let h100 = "NVIDIA H100|triton 3.6|fp32|quick";
+        assert!(
+            matches!(read_choice(&file, h100), Cached::Race),
+            "nothing recorded"
+        );
+        record_choice(&file, h100, true, "measured: as written 7.9 ms");
+        match read_choice(&file, h100) {
+            Cached::Choice { as_written, why } => {
+                assert!(as_written);
+                assert_eq!(why, "measured: as written 7.9 ms");
+            }
+            Cached::Race => panic!("the recorded choice"),
+        }
+        // another device (or Triton, policy, scope) races again
+        let h200 = "NVIDIA H200|triton 3.6|fp32|quick";
+        assert!(matches!(read_choice(&file, h200), Cached::Race));
+        assert_eq!(
+            line(true, "measured"),
+            "transposed convolutions: kept as written (measured)"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
