@@ -27,6 +27,27 @@ fn kernel_operands_are_written_into_their_slices_and_verify() {
     assert!(src.contains(" * 70 + "), "{src}");
 }
 
+/// Concatenations that extend one another (a dense block): the last one's result is
+/// allocated at the first, each operand is copied into it once (the last operand written
+/// there by its kernel), and the earlier concatenations are views of its first slice.
+#[test]
+fn concatenations_that_extend_one_another_share_the_last_ones_result_and_verify() {
+    let src = compile_verified("concat_prefix");
+    let body = forward_body(&src);
+    assert!(!body.contains("torch.cat("), "{body}");
+    assert_eq!(
+        body.matches("torch.empty([2, 32, 3, 3]").count(),
+        1,
+        "{body}"
+    );
+    // three operands copied once each: relu's and sigmoid's at the first, tanh's at the
+    // second; exp's written by its kernel
+    assert_eq!(body.matches(".copy_(").count(), 3, "{body}");
+    assert!(body.contains(".narrow(1, 0, 8)\n"), "{body}");
+    assert!(body.contains(".narrow(1, 0, 16)\n"), "{body}");
+    assert!(body.contains(".narrow(1, 16, 16)\n"), "{body}");
+}
+
 /// Products drtc's GEMM template computes are written into their slices too: along a
 /// batch dim and along N (two products side by side), each stored through the result's
 /// strides; the input operand is copied.

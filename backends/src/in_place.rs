@@ -2,11 +2,13 @@
 //! (`plan/concat.rs`: which outputs of the kernel being launched are views of a
 //! concatenation's result, which operands were written there, the copies of the others)
 //! and chains of views written by their producer (`plan/view_chain.rs`: the chain's result
-//! allocated for the kernel, its view nodes not emitted).
+//! allocated for the kernel, its view nodes not emitted), and concatenations that are the
+//! first slice of a later one (`plan/cat_prefix.rs`: how many of the later one's operands
+//! were copied into it so far).
 
-use crate::plan::{operand_slices, Placement, ViewWrite};
+use crate::plan::{operand_slices, CatPrefix, Placement, ViewWrite};
 use drtc_ir::{Graph, NodeId, ValueId};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What the stitcher has done with the plan's placements so far.
 pub(crate) struct InPlace<'p> {
@@ -19,17 +21,46 @@ pub(crate) struct InPlace<'p> {
     written: HashSet<ValueId>,
     /// Results (of concatenations, of chains of views) allocated already.
     allocated: HashSet<ValueId>,
+    prefixes: &'p [CatPrefix],
+    /// Per result of a chain of concatenations: its leading operands copied in so far.
+    filled: HashMap<ValueId, usize>,
 }
 
 impl<'p> InPlace<'p> {
-    pub(crate) fn new(placements: &'p [Placement], view_writes: &'p [ViewWrite]) -> Self {
+    pub(crate) fn new(
+        placements: &'p [Placement],
+        view_writes: &'p [ViewWrite],
+        prefixes: &'p [CatPrefix],
+    ) -> Self {
         InPlace {
             placements,
             view_writes,
             current: HashSet::new(),
             written: HashSet::new(),
             allocated: HashSet::new(),
+            prefixes,
+            filled: HashMap::new(),
         }
+    }
+
+    /// The plan's entry when concatenation node `n` is the first slice of a later one.
+    pub(crate) fn prefix(&self, n: NodeId) -> Option<&'p CatPrefix> {
+        self.prefixes.iter().find(|p| p.node == n)
+    }
+
+    /// Concatenation node `n`, the first slice of `whole`'s result, is reached: its operands
+    /// not yet copied into `whole`, each with its offset and length along the dim.
+    pub(crate) fn fill(
+        &mut self,
+        g: &Graph,
+        n: NodeId,
+        whole: ValueId,
+    ) -> Vec<(ValueId, i64, i64)> {
+        let (_, slices) = operand_slices(g, n);
+        let done = self.filled.entry(whole).or_insert(0);
+        let left = slices.get(*done..).map(<[_]>::to_vec).unwrap_or_default();
+        *done = (*done).max(slices.len());
+        left
     }
 
     /// Region `region`'s kernel is launched next; `honored`: it was generated with the
@@ -78,9 +109,10 @@ impl<'p> InPlace<'p> {
         self.allocated.insert(v)
     }
 
-    /// For concatenation node `n`, when some operand was written in place: the operands
-    /// left to copy, each with the dim, its offset and its length there (`None`: no
-    /// operand was, so PyTorch's `cat` computes it).
+    /// For concatenation node `n`, when some operand was written in place or an earlier
+    /// concatenation of its chain allocated its result: the operands left to copy, each
+    /// with the dim, its offset and its length there (`None`: neither, so PyTorch's `cat`
+    /// computes it).
     pub(crate) fn copies(&self, g: &Graph, n: NodeId) -> Option<Vec<(ValueId, usize, i64, i64)>> {
         let cat = g.node(n).outputs[0];
         let placed = |v: ValueId| {
@@ -88,11 +120,17 @@ impl<'p> InPlace<'p> {
                 && self.placements.iter().any(|p| p.cat == cat && p.value == v)
         };
         let (dim, slices) = operand_slices(g, n);
-        if !slices.iter().any(|&(v, ..)| placed(v)) {
+        // the leading operands an earlier concatenation of its chain copied in
+        let filled = self.filled.get(&cat).copied();
+        if filled.is_none() && !slices.iter().any(|&(v, ..)| placed(v)) {
             return None;
         }
-        let left = slices.into_iter().filter(|&(v, ..)| !placed(v));
-        Some(left.map(|(v, offset, len)| (v, dim, offset, len)).collect())
+        let left = (slices.into_iter().enumerate())
+            .filter(|&(i, (v, ..))| i >= filled.unwrap_or(0) && !placed(v));
+        Some(
+            left.map(|(_, (v, offset, len))| (v, dim, offset, len))
+                .collect(),
+        )
     }
 }
 

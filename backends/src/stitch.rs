@@ -398,6 +398,20 @@ impl Host<'_> {
     /// A concatenation some of whose operands were written in place: the others are
     /// copied into their slices. `false` when none was (PyTorch's `cat` then).
     fn cat_in_place(&mut self, n: NodeId) -> bool {
+        if let Some(p) = self.in_place.prefix(n) {
+            // the first slice of a later concatenation's result (`plan/cat_prefix.rs`): its
+            // operands not copied there yet are, and the result is a view
+            self.alloc_result(p.whole, p.channels_last);
+            let buf = self.name(p.whole);
+            for (v, offset, len) in self.in_place.fill(self.g, n, p.whole) {
+                let (view, src) = (slice(&buf, p.dim, offset, len), self.name(v));
+                writeln!(self.body, "    {view}.copy_({src})").unwrap();
+                self.launches += 1;
+            }
+            let name = self.name(self.g.node(n).outputs[0]);
+            writeln!(self.body, "    {name} = {}", slice(&buf, p.dim, 0, p.len)).unwrap();
+            return true;
+        }
         let Some(copies) = self.in_place.copies(self.g, n) else {
             return false;
         };
@@ -714,7 +728,11 @@ pub fn emit_module(
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
         layout: &lowering.layout,
-        in_place: InPlace::new(&lowering.placements, &lowering.view_writes),
+        in_place: InPlace::new(
+            &lowering.placements,
+            &lowering.view_writes,
+            &lowering.cat_prefixes,
+        ),
         converted: HashMap::new(),
     };
     let pos: HashMap<NodeId, usize> = g.body().iter().enumerate().map(|(i, &n)| (n, i)).collect();

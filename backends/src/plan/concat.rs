@@ -9,6 +9,7 @@
 //! A placement is decided here, once, and read by `region.rs` (the template writes
 //! through the result's strides) and by the stitcher (the view, and the copies left).
 
+use super::cat_prefix::CatPrefix;
 use super::implementation::Implementation;
 use super::region_plan::RegionPlan;
 use crate::conv_choice::conv_region_kernel;
@@ -128,8 +129,8 @@ pub(crate) fn operand_slices(g: &Graph, n: NodeId) -> (usize, Vec<(ValueId, i64,
 pub(super) fn placements(
     g: &Graph,
     fusion: &FusionPlan,
-    regions: &[RegionPlan],
-    layout: &LayoutPlan,
+    (regions, layout): (&[RegionPlan], &LayoutPlan),
+    prefixes: &[CatPrefix],
 ) -> Vec<Placement> {
     let uses = g.use_counts();
     let producer_of = |v: ValueId| fusion.regions.iter().position(|r| r.outputs.contains(&v));
@@ -139,21 +140,17 @@ pub(super) fn placements(
         let node = g.node(n);
         let cat = node.outputs[0];
         let ty = g.ty(cat);
+        // a concatenation that is a view of a later one's result (`cat_prefix.rs`) has no
+        // tensor of its own to write into
         if node.op != Op::Cat
             || r.kind != RegionKind::Fallback
             || ty.numel() >= MAX_ELEMENTS
             || ty.rank() == 0
+            || prefixes.iter().any(|p| p.node == n)
         {
             continue;
         }
-        // the result's layout: that of its first operand a kernel computes (channels-last
-        // when the layout plan writes it so); operands of the other layout are copied
-        let channels_last = node
-            .inputs
-            .iter()
-            .find(|&&v| producer_of(v).is_some())
-            .is_some_and(|v| layout.values.contains(v))
-            && ty.rank() >= 4;
+        let channels_last = result_channels_last(g, fusion, layout, n);
         let (dim, slices) = operand_slices(g, n);
         for (v, here, _) in slices {
             let Some(p) = producer_of(v) else { continue };
@@ -188,6 +185,21 @@ pub(super) fn placements(
         }
     }
     out
+}
+
+/// Whether concatenation node `n`'s result is allocated channels-last: the layout of its
+/// first operand a kernel computes (channels-last when the layout plan writes it so), for a
+/// result of rank 4 or more; operands of the other layout are copied.
+pub(super) fn result_channels_last(
+    g: &Graph,
+    fusion: &FusionPlan,
+    layout: &LayoutPlan,
+    n: NodeId,
+) -> bool {
+    let node = g.node(n);
+    let computed = |v: &&ValueId| fusion.regions.iter().any(|r| r.outputs.contains(v));
+    g.ty(node.outputs[0]).rank() >= 4
+        && (node.inputs.iter().find(computed)).is_some_and(|v| layout.values.contains(v))
 }
 
 /// Whether region `producer`'s template stores its output `value` through `map`: a

@@ -5,13 +5,15 @@
 //! reason, a convolution's library call or template), its launch configuration, its
 //! layout and its partners (a convolution's fused pointwise consumer, a GEMM's moments
 //! for a later batch norm, a norm applied in a later pooling's prologue); for the module its layout decisions, the operands of
-//! concatenations written in place, and options.
+//! concatenations written in place, the concatenations that are views of later ones, and
+//! options.
 //!
 //! The stitcher (`stitch.rs`, `region.rs`) only reads it. The search and the retry ladder
 //! edit it (`edit.rs`: "region 3: library call") and emit again; each edit re-derives
 //! what depends on it (the layout, the partners). It prints as text (`text.rs`, the
 //! filetest form snapshotted by `tests/plan.rs`) and as JSON in the compile report.
 
+mod cat_prefix;
 mod concat;
 mod edit;
 mod gemm_choice;
@@ -22,6 +24,7 @@ mod region_plan;
 mod text;
 mod view_chain;
 
+pub use cat_prefix::CatPrefix;
 pub(crate) use concat::operand_slices;
 pub use concat::Placement;
 pub use edit::PlanError;
@@ -50,6 +53,9 @@ pub struct LoweringPlan {
     /// Operands of concatenations that their producer's kernel writes into their slice of
     /// the result (`concat.rs`).
     pub placements: Vec<Placement>,
+    /// Concatenations computed as the first slice of a later one's result
+    /// (`cat_prefix.rs`).
+    pub cat_prefixes: Vec<CatPrefix>,
     /// Kernel outputs stored into the result of the chain of views that reads them
     /// (`view_chain.rs`).
     pub view_writes: Vec<ViewWrite>,
@@ -83,6 +89,7 @@ impl LoweringPlan {
             layout,
             regions,
             placements: vec![],
+            cat_prefixes: vec![],
             view_writes: vec![],
         };
         plan.link(g, fusion);

@@ -49,7 +49,9 @@ impl LoweringPlan {
         }
         self.link_norm_applies(g, fusion);
         // after the moment links: a moments consumer writes its outputs contiguously
-        self.placements = super::concat::placements(g, fusion, &self.regions, &self.layout);
+        self.cat_prefixes = super::cat_prefix::cat_prefixes(g, fusion, &self.layout);
+        self.placements =
+            super::concat::placements(g, fusion, (&self.regions, &self.layout), &self.cat_prefixes);
         self.view_writes = super::view_chain::view_writes(
             g,
             fusion,

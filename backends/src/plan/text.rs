@@ -136,6 +136,13 @@ impl LoweringPlan {
                 "channels_last": p.channels_last,
                 "skew": p.skew,
             })).collect::<Vec<_>>(),
+            "cat_prefixes": self.cat_prefixes.iter().map(|p| json!({
+                "cat_region": p.region,
+                "whole_region": p.whole_region,
+                "dim": p.dim,
+                "len": p.len,
+                "channels_last": p.channels_last,
+            })).collect::<Vec<_>>(),
             "view_writes": self.view_writes.iter().map(|w| json!({
                 "producer": w.producer,
                 "views": w.nodes.len(),
@@ -178,6 +185,21 @@ impl fmt::Display for LoweringPlan {
                 "view write: region {} stores its output through a chain of {} views into the chain's result",
                 w.producer,
                 w.nodes.len()
+            )?;
+        }
+        for p in &self.cat_prefixes {
+            writeln!(
+                f,
+                "cat prefix: region {}'s cat is the first {} along dim {} of region {}'s result{}",
+                p.region,
+                p.len,
+                p.dim,
+                p.whole_region,
+                if p.channels_last {
+                    " (channels-last)"
+                } else {
+                    ""
+                }
             )?;
         }
         for p in &self.placements {
