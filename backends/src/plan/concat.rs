@@ -9,7 +9,6 @@
 //! A placement is decided here, once, and read by `region.rs` (the template writes
 //! through the result's strides) and by the stitcher (the view, and the copies left).
 
-use super::cat_prefix::CatPrefix;
 use super::implementation::Implementation;
 use super::region_plan::RegionPlan;
 use crate::conv_choice::conv_region_kernel;
@@ -130,7 +129,7 @@ pub(super) fn placements(
     g: &Graph,
     fusion: &FusionPlan,
     (regions, layout): (&[RegionPlan], &LayoutPlan),
-    prefixes: &[CatPrefix],
+    views: &[NodeId],
 ) -> Vec<Placement> {
     let uses = g.use_counts();
     let producer_of = |v: ValueId| fusion.regions.iter().position(|r| r.outputs.contains(&v));
@@ -140,13 +139,13 @@ pub(super) fn placements(
         let node = g.node(n);
         let cat = node.outputs[0];
         let ty = g.ty(cat);
-        // a concatenation that is a view of a later one's result (`cat_prefix.rs`) has no
-        // tensor of its own to write into
+        // a concatenation that is a view of a later one's result (`views`, from
+        // `cat_prefix.rs`) has no tensor of its own to write into
         if node.op != Op::Cat
             || r.kind != RegionKind::Fallback
             || ty.numel() >= MAX_ELEMENTS
             || ty.rank() == 0
-            || prefixes.iter().any(|p| p.node == n)
+            || views.contains(&n)
         {
             continue;
         }

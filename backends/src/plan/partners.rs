@@ -14,7 +14,7 @@ use crate::triton::{
     contraction_config, conv_config, reduction_kernel, ConvImpl, GemmImpl, GivenMoments,
     PhaseLaunch,
 };
-use drtc_ir::{Graph, ValueId};
+use drtc_ir::{Graph, NodeId, ValueId};
 use drtc_passes::fuse::{FusionPlan, RegionKind};
 
 impl LoweringPlan {
@@ -50,8 +50,9 @@ impl LoweringPlan {
         self.link_norm_applies(g, fusion);
         // after the moment links: a moments consumer writes its outputs contiguously
         self.cat_prefixes = super::cat_prefix::cat_prefixes(g, fusion, &self.layout);
+        let views: Vec<NodeId> = self.cat_prefixes.iter().map(|p| p.node).collect();
         self.placements =
-            super::concat::placements(g, fusion, (&self.regions, &self.layout), &self.cat_prefixes);
+            super::concat::placements(g, fusion, (&self.regions, &self.layout), &views);
         self.view_writes = super::view_chain::view_writes(
             g,
             fusion,
