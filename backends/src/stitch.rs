@@ -825,7 +825,7 @@ pub fn emit_module(
                 }
             }
         } else if host.torch_nodes(&r.nodes) == 0 {
-            // a concatenation written in place: nothing computed with PyTorch
+            // nothing computed with PyTorch (a concatenation written in place)
             report.fallback = false;
         }
         reports.push(report);

@@ -158,6 +158,12 @@ impl Compiled {
         Some(compile_graph(graph, form, &plain))
     }
 
+    /// Whether a GPU search races this module against the program as written: the
+    /// `transposed-convs` rewrite changed it and `opts` did not already keep them.
+    pub fn races_rewrite(&self, opts: &CompileOptions) -> bool {
+        self.transposed_convs && !opts.keep_transposed
+    }
+
     /// The same program with its transposed convolutions as written and every other
     /// rewrite as before, when the `transposed-convs` rewrite changed it: what a GPU search
     /// races the module against.
@@ -166,7 +172,7 @@ impl Compiled {
         form: &ModuleForm,
         opts: &CompileOptions,
     ) -> Option<Result<Compiled, String>> {
-        if !self.transposed_convs || opts.keep_transposed {
+        if !self.races_rewrite(opts) {
             return None;
         }
         let graph = self.rewritten.clone()?;

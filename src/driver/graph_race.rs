@@ -11,10 +11,11 @@
 //! guessed. The choice is cached under the module's text, device, Triton version and
 //! policy, like the region search's.
 
-use crate::driver::search_context::{bench_modules, keep_first, SearchContext, Timed, Untimed};
+use crate::driver::search_context::{
+    bench_modules, keep_first, race_file, read_record, write_record, SearchContext, Timed, Untimed,
+};
 use drtc_backends::graphs::GraphMode;
 use drtc_backends::stitch::{emit_module, GeneratedModule, ModuleForm};
-use drtc_backends::variants::fnv1a;
 use drtc_ir::Graph;
 use drtc_passes::fuse::FusionPlan;
 
@@ -61,16 +62,8 @@ pub fn race_graphs(
         return None; // graphs cannot capture this forward (random ops, no GPU)
     }
     let cx_id = cx.id(module.plan.options.precision);
-    let key = format!(
-        "graphs_{:016x}",
-        fnv1a(format!("{cx_id}|{}", module.source).as_bytes())
-    );
-    let file = cx.cache.join(format!("{key}.json"));
-    let cached = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .filter(|v| v["context"].as_str() == Some(cx_id.as_str()));
-    if let Some(v) = cached {
+    let file = race_file(cx, "graphs", &cx_id, &module.source);
+    if let Some(v) = read_record(&file, &cx_id) {
         let replay = v["replay"].as_bool()?;
         let why = v["why"].as_str().unwrap_or_default().to_string();
         if replay != rule_on {
@@ -115,8 +108,11 @@ pub fn race_graphs(
             cache_hit: false,
         });
     };
-    let record = serde_json::json!({"context": cx_id, "replay": replay, "why": why});
-    let _ = std::fs::write(&file, record.to_string());
+    write_record(
+        &file,
+        &cx_id,
+        serde_json::json!({"replay": replay, "why": why}),
+    );
     if replay != rule_on {
         switch(module, other, &why);
     }

@@ -2,15 +2,17 @@
 //! transposed convolutions the rewrite turned into convolutions is compiled and searched a
 //! second time with them as written, both modules are verified and timed on the GPU, and
 //! the faster verified one is kept. Which of cuDNN's two kernels is faster depends on more
-//! than the shapes a rule can see: on an H100 the rewrite ran level-1 58 5.6x faster than
-//! the transposed convolution and level-2 13 (16 to 64 channels over 32x128x128) 1.5x slower
-//! (`bench/results/tconv_rewrite_h100_72944c6_default_vs_modes.md`), so it is measured, not
-//! guessed. The choice is cached under the rewritten module's text, device, Triton version
+//! than the shapes a rule can see: in the race on an H100 (fp32 policy, cuDNN at PyTorch's
+//! defaults on both sides) level-1 58's module ran 1.27 ms with the rewrite against 7.67 as
+//! written, level-2 13's (16 to 64 channels over 32x128x128) 11.73 against 7.89 (the rows'
+//! search logs in `bench/results/tconv_race_h100_default_vs_modes.jsonl`), so it is
+//! measured, not guessed. The choice is cached under the rewritten module's text, device, Triton version
 //! and policy, like the other races'.
 
 use crate::driver::compile::Compiled;
-use crate::driver::search_context::{bench_modules, keep_first, SearchContext};
-use drtc_backends::variants::fnv1a;
+use crate::driver::search_context::{
+    bench_modules, keep_first, race_file, read_record, write_record, SearchContext,
+};
 use std::path::{Path, PathBuf};
 
 /// What the cache says about a rewritten module, before anything is compiled again.
@@ -21,14 +23,12 @@ pub enum Cached {
     Choice { as_written: bool, why: String },
 }
 
-/// The cache file of `rewritten`'s race (its text after the region search).
+/// The cache file of `rewritten`'s race (its text after the region search) and the
+/// context it is recorded under.
 fn cache_file(rewritten: &Compiled, cx: &SearchContext) -> (PathBuf, String) {
     let cx_id = cx.id(rewritten.module.plan.options.precision);
-    let key = format!(
-        "transposed_{:016x}",
-        fnv1a(format!("{cx_id}|{}", rewritten.module.source).as_bytes())
-    );
-    (cx.cache.join(format!("{key}.json")), cx_id)
+    let file = race_file(cx, "transposed", &cx_id, &rewritten.module.source);
+    (file, cx_id)
 }
 
 /// The cached choice of `rewritten`'s race.
@@ -37,19 +37,13 @@ pub fn cached(rewritten: &Compiled, cx: &SearchContext) -> Cached {
     read_choice(&file, &cx_id)
 }
 
-/// The choice recorded in `file` under `cx_id` (one recorded under another device,
-/// Triton version, policy or scope is not reused).
+/// The choice recorded in `file` under `cx_id`.
 fn read_choice(file: &Path, cx_id: &str) -> Cached {
-    let record = std::fs::read_to_string(file)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .filter(|v| v["context"].as_str() == Some(cx_id));
-    match record.and_then(|v| {
-        Some((
-            v["as_written"].as_bool()?,
-            v["why"].as_str().unwrap_or_default().to_string(),
-        ))
-    }) {
+    let choice = read_record(file, cx_id).and_then(|v| {
+        let why = v["why"].as_str().unwrap_or_default().to_string();
+        Some((v["as_written"].as_bool()?, why))
+    });
+    match choice {
         Some((as_written, why)) => Cached::Choice { as_written, why },
         None => Cached::Race,
     }
@@ -57,8 +51,8 @@ fn read_choice(file: &Path, cx_id: &str) -> Cached {
 
 /// Records a decided race in `file` under `cx_id`.
 fn record_choice(file: &Path, cx_id: &str, as_written: bool, why: &str) {
-    let record = serde_json::json!({"context": cx_id, "as_written": as_written, "why": why});
-    let _ = std::fs::write(file, record.to_string());
+    let fields = serde_json::json!({"as_written": as_written, "why": why});
+    write_record(file, cx_id, fields);
 }
 
 /// Verifies and times both searched modules, keeps the faster verified one in

@@ -30,7 +30,7 @@
 use crate::driver::compile::{CompileOptions, Compiled};
 use crate::driver::graph_race::race_graphs;
 use crate::driver::rewrite_race::{self, Cached};
-use crate::driver::search_context::{bench_modules, Timed};
+use crate::driver::search_context::{bench_modules, read_record, write_record, Timed};
 pub use crate::driver::search_context::{SearchContext, SearchScope};
 use crate::verifier::BenchReport;
 use drtc_backends::attention_choice::{attention_precisions, region_attention};
@@ -66,7 +66,7 @@ pub fn search_compiled(
     cx: &SearchContext,
 ) -> SearchOutcome {
     let mut outcome = search_module(compiled, form, opts.codegen(), cx);
-    if !compiled.transposed_convs || opts.keep_transposed {
+    if !compiled.races_rewrite(opts) {
         return outcome;
     }
     let cached = rewrite_race::cached(compiled, cx);
@@ -375,11 +375,7 @@ fn nchw_library(g: &Graph, plan: &FusionPlan, i: usize, layout: &LayoutPlan) -> 
 /// The cached candidate for `key`, when it was recorded for this device, Triton version
 /// and policy and is still among the candidates.
 fn cached(cache: &Path, key: &str, cx_id: &str, cands: &[Candidate]) -> Option<Candidate> {
-    let text = std::fs::read_to_string(cache.join(format!("{key}.json"))).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    if v["context"].as_str()? != cx_id {
-        return None;
-    }
+    let v = read_record(&cache.join(format!("{key}.json")), cx_id)?;
     let want = v["choice"].as_str()?;
     cands.iter().find(|c| c.describe() == want).cloned()
 }
@@ -525,10 +521,10 @@ fn race(
         Some((t, c)) => {
             if !short {
                 let record = serde_json::json!({
-                    "context": cx_id, "choice": c.describe(), "median_ms": t.ms,
+                    "choice": c.describe(), "median_ms": t.ms,
                     "relative": t.relative(), "tried": tried,
                 });
-                let _ = std::fs::write(cx.cache.join(format!("{key}.json")), record.to_string());
+                write_record(&cx.cache.join(format!("{key}.json")), cx_id, record);
             }
             out.log.push(format!(
                 "region {i}: chose {} ({}) among [{}]",

@@ -5,6 +5,8 @@
 
 use crate::verifier::{BenchReport, BenchRequest, DrtcHome, PythonEnv, VerifyRequest, WorkerPool};
 use drtc_backends::triton::Precision;
+use drtc_backends::variants::fnv1a;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -191,6 +193,27 @@ impl std::fmt::Display for Untimed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.why)
     }
+}
+
+/// The cache file of a race between a module and another form of it (`kind`: "graphs",
+/// "transposed"): named after the module's text and `cx_id` ([`SearchContext::id`]).
+pub fn race_file(cx: &SearchContext, kind: &str, cx_id: &str, source: &str) -> PathBuf {
+    let key = fnv1a(format!("{cx_id}|{source}").as_bytes());
+    cx.cache.join(format!("{kind}_{key:016x}.json"))
+}
+
+/// The choice recorded in `file` under `cx_id`; one recorded under another device, Triton
+/// version, policy or scope is not reused.
+pub fn read_record(file: &Path, cx_id: &str) -> Option<Value> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    (v["context"].as_str()? == cx_id).then_some(v)
+}
+
+/// Records a decided choice (`fields`, an object) in `file` under `cx_id`.
+pub fn write_record(file: &Path, cx_id: &str, mut fields: Value) {
+    fields["context"] = Value::from(cx_id);
+    let _ = std::fs::write(file, fields.to_string());
 }
 
 /// Which of two whole modules to keep, and why, from their verified times (`Err`: why one

@@ -124,10 +124,12 @@ pub fn too_few_tiles(shape: &GemmShape, dot: DotPrecision) -> bool {
 /// ([`too_few_tiles`]) but 64 x 64 tiles would not: at least [`FEW_TILES`] of them, a
 /// program each (4 warps, 3 stages; several share a multiprocessor). Offered to the GPU
 /// search's race against the library call, never chosen unmeasured: a 1024 x 1024 output
-/// is 64 tiles of 128 x 128 and 256 of 64 x 64. At the fp32 policy (tf32x3) they won level-3
-/// 3's sixteen 1024-wide layers and 1's 128 x 8192 one over cuBLAS's full fp32 (the models
-/// 1.82 to 1.27 ms and 2.48 to 2.01, H100); under plain tf32 the library won most races
-/// (`bench/results/level3_small_tiles_h100_default_vs_compile.md`, `..._tf32_...`).
+/// is 64 tiles of 128 x 128 and 256 of 64 x 64. At the fp32 policy (tf32x3 against cuBLAS's
+/// full fp32) they won level-3 3's sixteen 1024-wide layers and 1's 128 x 8192 one: the
+/// models 1.27 and 2.01 ms, torch.compile (highest precision) 1.96 and 3.93 in the same run,
+/// H100 (`bench/results/level3_small_tiles_h100_default_vs_compile.md`; 1.82 and 2.48 before,
+/// `level3_modes_h100_c97eb35_default_vs_modes.md`); with TF32 on both sides the library won
+/// most races (`level3_small_tiles_h100_tf32_vs_compile.md`).
 /// `None` where the heuristic tiles are enough or 64 x 64 tiles are still too few.
 pub fn small_tiles_config(shape: &GemmShape, dot: DotPrecision) -> Option<LaunchConfig> {
     if !too_few_tiles(shape, dot) {

@@ -187,11 +187,6 @@ class Session:
         `budget` seconds when given: a mode still compiling then is reported, not timed,
         and the other modes go on."""
         t0 = time.perf_counter()
-
-        def first_call():
-            fn(self.inputs)  # compiles
-            torch.cuda.synchronize()
-
         try:
             with matmul_precision(tp), torch.no_grad():
                 compiled = torch.compile(self.pair.reference_callable(), mode=mode)
@@ -200,6 +195,11 @@ class Session:
                 else:
                     def fn(xs):
                         return compiled(*xs)
+
+                def first_call():
+                    fn(self.inputs)  # compiles
+                    torch.cuda.synchronize()
+
                 within(budget, first_call)
         except OutOfTime:
             torch._dynamo.reset()  # what the interrupted compile left behind
