@@ -9,7 +9,7 @@ use super::kernel::{
 };
 use super::statements::{align, IndexSource, Program, Sp};
 use super::ty::{next_pow2, storage_ty};
-use drtc_ir::{Graph, NodeId, ValueId};
+use drtc_ir::{Graph, NodeId, Op, ValueId};
 use std::fmt::Write;
 
 struct FlatIndex;
@@ -97,6 +97,10 @@ pub fn pointwise_kernel_in_order(
         let use_dims: Vec<usize> = (0..out_shape.len())
             .map(|j| rank - out_shape.len() + j)
             .collect();
+        if node.op == Op::Pad {
+            prog.pad(g, n, Sp::Full, &use_dims, &ix)?;
+            continue;
+        }
         let args: Vec<usize> = node
             .inputs
             .iter()

@@ -332,6 +332,85 @@ impl Program {
         i
     }
 
+    /// The statement of a pad node's result in space `sp`, whose dims follow domain dims
+    /// `use_dims`: its input loaded at each index minus the padding before, masked where the
+    /// index falls in the padding, which holds the pad's value. `None` where the input is
+    /// computed in the region (`legality::check_pads` keeps such regions from forming).
+    pub fn pad(
+        &mut self,
+        g: &Graph,
+        node: drtc_ir::NodeId,
+        sp: Sp,
+        use_dims: &[usize],
+        ix: &dyn IndexSource,
+    ) -> Option<usize> {
+        let n = g.node(node);
+        let (x, out) = (n.inputs[0], n.outputs[0]);
+        if self.vars.contains_key(&(x, sp)) || self.vars.contains_key(&(x, Sp::Row)) {
+            return None;
+        }
+        let in_shape = g.ty(x).shape.clone();
+        let out_shape = g.ty(out).shape.clone();
+        let pad = n.attrs.get("pad").and_then(|a| a.as_ints())?;
+        let amounts = drtc_ir::op::pad_amounts(pad, in_shape.len()).ok()?;
+        let value = n
+            .attrs
+            .get("value")
+            .and_then(|a| a.as_float())
+            .unwrap_or(0.0);
+        let k = self.input_arg(g, x);
+        let arg = &self.inputs[k];
+        let (mut terms, mut inside) = (vec![], vec![]);
+        for (j, &(before, after)) in amounts.iter().enumerate() {
+            // a dim of size 1 in the domain has no index variable: its index is 0
+            let idx = if out_shape[j] == 1 {
+                "0".to_string()
+            } else {
+                ix.dim_index(sp, use_dims[j])
+            };
+            if let Some(stride) = arg.stride(j) {
+                let at = match before {
+                    0 => idx.clone(),
+                    b if b < 0 => format!("({idx} + {})", -b),
+                    b => format!("({idx} - {b})"),
+                };
+                terms.push(format!("{at} * {stride}"));
+            }
+            // input index idx - before within [0, size): a bound holds by itself where
+            // that side crops or is not padded
+            if before > 0 {
+                inside.push(format!("({idx} >= {before})"));
+            }
+            if after > 0 {
+                inside.push(format!("({idx} < {})", before + in_shape[j]));
+            }
+        }
+        let dtype = g.ty(x).dtype;
+        let ptr = &arg.ptr;
+        let off = if terms.is_empty() {
+            "0".to_string()
+        } else {
+            terms.join(" + ")
+        };
+        let base = ix.mask(sp);
+        let code = if inside.is_empty() {
+            format!(
+                "tl.load({ptr} + {off}, mask={base}, other=0).to({})",
+                compute_ty(dtype)
+            )
+        } else {
+            let cond = inside.join(" & ");
+            format!(
+                "tl.where({cond}, tl.load({ptr} + {off}, mask={base} & {cond}, other=0).to({}), {})",
+                compute_ty(dtype),
+                super::ty::lit(value, dtype)
+            )
+        };
+        let i = self.expr(sp, dtype, code, vec![]);
+        self.vars.insert((out, sp), i);
+        Some(i)
+    }
+
     /// The statement holding `v` in space `sp`: an earlier statement, an inlined constant,
     /// or a load of a region input.
     pub fn value(

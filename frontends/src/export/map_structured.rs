@@ -603,6 +603,18 @@ pub(super) fn map(b: &mut GraphBuilder, name: &str, overload: &str, c: &Call) ->
                 vec![("dims", Attr::Ints(c.ints(1, "dims")?))],
             ))
         }
+        ("constant_pad_nd", "default") => {
+            let x = c.tensor(0, "self")?;
+            one(op1(
+                b,
+                O::Pad,
+                &[x],
+                vec![
+                    ("pad", Attr::Ints(c.ints(1, "pad")?)),
+                    ("value", Attr::Float(c.float_or(2, "value", 0.0)?)),
+                ],
+            ))
+        }
         ("triu" | "tril", "default") => {
             let x = c.tensor(0, "self")?;
             let op = if name == "triu" { O::Triu } else { O::Tril };

@@ -150,6 +150,10 @@ pub fn example(op: Op) -> Example {
             vec![("dim", Attr::Int(0)), ("index", Attr::Int(1))],
         ),
         Op::Flip => ex(vec![x.clone()], vec![("dims", ints(&[1]))]),
+        Op::Pad => ex(
+            vec![x.clone()],
+            vec![("pad", ints(&[1, 2, -1, 1])), ("value", Attr::Float(-0.5))],
+        ),
         Op::Diag | Op::Triu | Op::Tril => unary(),
         Op::Cat | Op::Stack => binary(),
         // a pointwise op's example derives from its facts (`pointwise`), a window's or a

@@ -19,7 +19,7 @@ pub mod torch;
 
 pub use flops::FlopFn;
 pub use infer::{
-    broadcast_shapes, conv_out_size, einsum_subscripts, normalize_dim, pool_out_size,
+    broadcast_shapes, conv_out_size, einsum_subscripts, normalize_dim, pad_amounts, pool_out_size,
     EinsumSubscripts, InferFn,
 };
 pub use kind::{Kind, Pool};

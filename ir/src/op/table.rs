@@ -251,6 +251,8 @@ op_table! {
     /// `x[..., index, ...]`: removes `dim`.
     Select = "select": View, Exact(1), [req("dim", K::Int), req("index", K::Int)], inf::select, fl::zero, t(&["torch.select", "Tensor.select"], &["input", "dim", "index"]);
     Flip = "flip": Copy, Exact(1), [req("dims", K::Ints)], inf::flip, fl::zero, t(&["torch.flip", "Tensor.flip"], &["input", "*dims"]);
+    /// `F.pad` in constant mode: `pad` pairs the last dim first, negative amounts crop.
+    Pad = "pad": Copy, Exact(1), [req("pad", K::Ints), string("mode", "constant"), float("value", 0.0)], inf::pad, fl::zero, t(&["F.pad"], &["input", "pad", "mode", "value"]);
     Diag = "diag": Copy, Exact(1), [int("diagonal", 0)], inf::diag, fl::zero, t(&["torch.diag", "Tensor.diag"], &["input", "diagonal"]);
     Triu = "triu": Copy, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero, t(&["torch.triu", "Tensor.triu"], &["input", "diagonal"]);
     Tril = "tril": Copy, Exact(1), [int("diagonal", 0)], inf::triangle, fl::zero, t(&["torch.tril", "Tensor.tril"], &["input", "diagonal"]);

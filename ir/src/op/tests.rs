@@ -440,6 +440,15 @@ const CASES: &[Case] = &[
     ("select", "f32[2, 3, 4]", "dim = 1, index = 3", "!out of range"),
     ("flip", "f32[2, 3]", "dims = [0, -1]", "f32[2, 3]"),
     ("flip", "f32[2, 3]", "dims = [2]", "!out of range"),
+    // pairs from the last dim: [last_before, last_after, second_last_before, ...]
+    ("pad", "f32[2, 3, 4]", "pad = [1, 2]", "f32[2, 3, 7]"),
+    ("pad", "f32[2, 3, 4]", "pad = [0, 0, 2, 1], value = -1.5", "f32[2, 6, 4]"),
+    ("pad", "f32[2, 3, 4]", "pad = [-1, 0, 0, 0, 1, 1]", "f32[4, 3, 3]"),
+    ("pad", "f32[2, 3, 4]", "pad = [1]", "!odd length"),
+    ("pad", "f32[2, 3]", "pad = [1, 1, 1, 1, 1, 1]", "!rank 2"),
+    ("pad", "f32[2, 3]", "pad = [-2, -2]", "!negative size"),
+    ("pad", "f32[2, 3]", "pad = [1, 1], mode = \"reflect\"", "!not supported"),
+    ("pad", "i64[2, 3]", "pad = [1, 1], value = 0.5", "!value 0.5"),
     // diag of a vector: a square matrix of side n + |k|; of a matrix: the k-th diagonal,
     // min(rows, cols - k) long for k >= 0 and min(rows + k, cols) below
     ("diag", "f32[3]", "diagonal = 1", "f32[4, 4]"),

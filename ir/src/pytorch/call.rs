@@ -385,6 +385,12 @@ pub fn torch_expr(
             py(a(attrs, "index"))
         ),
         Op::Flip => format!("torch.flip({x}, {})", py(a(attrs, "dims"))),
+        Op::Pad => format!(
+            "torch.nn.functional.pad({x}, {}, mode={}, value={})",
+            py(a(attrs, "pad")),
+            py(a(attrs, "mode")),
+            py(a(attrs, "value"))
+        ),
         Op::Diag => format!("torch.diag({x}, {})", py(a(attrs, "diagonal"))),
         Op::Triu | Op::Tril => format!(
             "torch.{}({x}, diagonal={})",

@@ -219,6 +219,13 @@ pub fn output_range(node: &Node, ins: &[I], tys: &[&TensorType], out: &TensorTyp
         | Op::Flip => x,
         // zeros fill the rest
         Op::Diag | Op::Triu | Op::Tril => x.hull(I::point(0.0)),
+        // the padding value fills the rest
+        Op::Pad => x.hull(I::point(
+            node.attrs
+                .get("value")
+                .and_then(|v| v.as_float())
+                .unwrap_or(0.0),
+        )),
         Op::Cat | Op::Stack => ins.iter().fold(x, |acc, &r| acc.hull(r)),
         // every other op is pointwise: its own rule applied above
         _ => unreachable!("`{}` is pointwise: its range rule is its own", node.op),

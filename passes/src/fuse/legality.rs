@@ -101,6 +101,7 @@ pub fn space_of(space: &ReduceSpace, s: &[i64]) -> Option<Space> {
 /// Checks that `nodes` (program order) form a valid region of `kind`; returns the reason
 /// when they don't.
 pub fn check_region(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), String> {
+    check_pads(g, kind, nodes)?;
     match kind {
         RegionKind::Pointwise => check_pointwise(g, nodes),
         RegionKind::Reduction => check_reduction(g, nodes).map(|_| ()),
@@ -113,6 +114,42 @@ pub fn check_region(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(),
             }
         }
     }
+}
+
+/// A pad reads its input at shifted indices, masked where the padding is: its input comes
+/// from memory (not computed in the region) and its result is the domain of a pointwise
+/// region, so each domain index is one element of the result.
+fn check_pads(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), String> {
+    let pads: Vec<NodeId> = nodes
+        .iter()
+        .copied()
+        .filter(|&n| g.node(n).op == drtc_ir::Op::Pad)
+        .collect();
+    if pads.is_empty() {
+        return Ok(());
+    }
+    if kind != RegionKind::Pointwise {
+        return Err(format!(
+            "a pad is computed by a pointwise kernel, not in a {} region",
+            kind.name()
+        ));
+    }
+    let set: HashSet<NodeId> = nodes.iter().copied().collect();
+    let domain = pointwise_domain(g, nodes);
+    for n in pads {
+        let node = g.node(n);
+        if produced_inside(g, &set, node.inputs[0]) {
+            return Err("a pad reads its input from memory, at shifted indices".into());
+        }
+        if g.ty(node.outputs[0]).shape != domain {
+            return Err(format!(
+                "a pad's result {:?} is its region's domain, not {:?}",
+                g.ty(node.outputs[0]).shape,
+                domain
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The iteration space of a pointwise region: the shape of what it writes.

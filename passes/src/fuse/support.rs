@@ -116,6 +116,11 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
         },
         Kind::Opaque => Support::Gap("an opaque ATen call, run by PyTorch"),
         Kind::Loss => Support::Gap("no loss template"),
+        // a constant pad is a masked load at shifted indices: a pointwise kernel over its
+        // result reads its input (`legality::check_pads`)
+        Kind::Copy if n.op == Op::Pad && g.ty(n.outputs[0]).numel() > 0 => {
+            Support::Template(RegionKind::Pointwise)
+        }
         Kind::Copy => Support::Gap("no copy template"),
     }
 }

@@ -254,6 +254,56 @@ pub fn flip(inputs: &[&TensorType], a: AttrView) -> InferResult {
     one(inputs[0].clone())
 }
 
+/// The `(before, after)` padding of each dim from `F.pad`'s list, which pairs the last dim
+/// first (`[last_before, last_after, second_last_before, ...]`); negative amounts crop.
+pub fn pad_amounts(pad: &[i64], rank: usize) -> Result<Vec<(i64, i64)>, String> {
+    if !pad.len().is_multiple_of(2) {
+        return Err(format!(
+            "pad: the padding list has odd length {}",
+            pad.len()
+        ));
+    }
+    if pad.len() / 2 > rank {
+        return Err(format!(
+            "pad: {} padded dims for a tensor of rank {rank}",
+            pad.len() / 2
+        ));
+    }
+    let mut out = vec![(0, 0); rank];
+    for (k, pair) in pad.chunks(2).enumerate() {
+        out[rank - 1 - k] = (pair[0], pair[1]);
+    }
+    Ok(out)
+}
+
+/// pad {pad, mode, value}: `F.pad` in constant mode (`aten.constant_pad_nd`).
+pub fn pad(inputs: &[&TensorType], a: AttrView) -> InferResult {
+    let t = inputs[0];
+    let mode = a.str("mode")?;
+    if mode != "constant" {
+        return Err(format!(
+            "pad: mode `{mode}` is not supported (only `constant`)"
+        ));
+    }
+    let value = a.float("value")?;
+    if !t.dtype.is_float() && value.fract() != 0.0 {
+        return Err(format!("pad: value {value} for a tensor of {}", t.dtype));
+    }
+    let amounts = pad_amounts(a.ints("pad")?, t.rank())?;
+    let mut shape = t.shape.clone();
+    for (d, &(lo, hi)) in amounts.iter().enumerate() {
+        let n = to_dim(t.shape[d] as i128 + lo as i128 + hi as i128, "padded size")?;
+        if n < 0 {
+            return Err(format!(
+                "pad: dim {d} of size {} padded by ({lo}, {hi}) has negative size {n}",
+                t.shape[d]
+            ));
+        }
+        shape[d] = n;
+    }
+    one(t.with_shape(shape))
+}
+
 /// diag {diagonal}: 1-D -> square matrix, 2-D -> its diagonal.
 pub fn diag(inputs: &[&TensorType], a: AttrView) -> InferResult {
     let t = inputs[0];
