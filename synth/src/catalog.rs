@@ -220,8 +220,8 @@ pub fn family(op: Op) -> Option<Family> {
         Op::Permute => F::Permute,
         Op::Flip => F::Flip,
         // not placed: creation; ops whose random inputs give NaN or overflow (prod,
-        // cumprod); losses and contractions over inputs of special forms; views needing
-        // chosen shapes
+        // cumprod); losses and contractions over inputs of special forms; views and pads
+        // needing chosen shapes
         Op::Full
         | Op::Arange
         | Op::Prod
@@ -238,6 +238,7 @@ pub fn family(op: Op) -> Option<Family> {
         | Op::Slice
         | Op::Select
         | Op::Diag
+        | Op::Pad
         // opaque ATen calls come from the export frontend only
         | Op::Aten => return None,
         // every other op is pointwise, a window or a convolution, placed above

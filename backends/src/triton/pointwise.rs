@@ -101,6 +101,18 @@ pub fn pointwise_kernel_in_order(
             prog.pad(g, n, Sp::Full, &use_dims, &ix)?;
             continue;
         }
+        if matches!(node.op, Op::Tril | Op::Triu) {
+            let x = node.inputs[0];
+            let arg = prog.value(
+                g,
+                x,
+                Sp::Full,
+                align(&g.ty(x).shape, out_shape, &use_dims),
+                &ix,
+            );
+            prog.triangle(g, n, Sp::Full, arg, &use_dims, &ix)?;
+            continue;
+        }
         let args: Vec<usize> = node
             .inputs
             .iter()

@@ -411,6 +411,56 @@ impl Program {
         Some(i)
     }
 
+    /// The statement of a `tril`/`triu` node's result in space `sp` from its input's
+    /// statement `x`: `x` where the column index minus the row index is at most (`tril`)
+    /// or at least (`triu`) the diagonal, else 0; the last two dims follow domain dims at
+    /// the end of `use_dims` (a dim of size 1 has index 0).
+    pub fn triangle(
+        &mut self,
+        g: &Graph,
+        node: drtc_ir::NodeId,
+        sp: Sp,
+        x: usize,
+        use_dims: &[usize],
+        ix: &dyn IndexSource,
+    ) -> Option<usize> {
+        let n = g.node(node);
+        let out = n.outputs[0];
+        let shape = &g.ty(out).shape;
+        let r = shape.len();
+        if r < 2 {
+            return None;
+        }
+        let k = n
+            .attrs
+            .get("diagonal")
+            .and_then(|a| a.as_int())
+            .unwrap_or(0);
+        let index = |j: usize| {
+            if shape[j] == 1 {
+                "0".to_string()
+            } else {
+                ix.dim_index(sp, use_dims[j])
+            }
+        };
+        let side = if n.op == drtc_ir::Op::Tril {
+            "<="
+        } else {
+            ">="
+        };
+        let dtype = g.ty(out).dtype;
+        let code = format!(
+            "tl.where(({} - {}) {side} {k}, {}, {})",
+            index(r - 1),
+            index(r - 2),
+            self.var(x),
+            super::ty::lit(0.0, dtype)
+        );
+        let i = self.expr(sp, dtype, code, vec![x]);
+        self.vars.insert((out, sp), i);
+        Some(i)
+    }
+
     /// The statement holding `v` in space `sp`: an earlier statement, an inlined constant,
     /// or a load of a region input.
     pub fn value(

@@ -2,7 +2,7 @@
 //! dropout as IR ops (see `aten.rs`).
 
 use super::args::{
-    binary, dtype_arg, full, one, op1, operand, operand_scalar, unary, Arg, Call, Mapped,
+    binary, dtype_arg, full, one, op1, operand, operand_scalar, unary, Arg, Call, Mapped, Scalar,
 };
 use drtc_ir::{Attr, DType, GraphBuilder, Op};
 
@@ -169,6 +169,16 @@ pub(super) fn map(b: &mut GraphBuilder, name: &str, overload: &str, c: &Call) ->
         ("maximum", _) => binary(b, c, O::Maximum, false),
         ("minimum", _) => binary(b, c, O::Minimum, false),
         ("pow", "Tensor_Scalar" | "Tensor_Tensor") => binary(b, c, O::Pow, false),
+        // `~mask`: the logical not of a bool tensor, `mask == False` (of integers it is
+        // the bitwise complement, which has no IR form)
+        ("bitwise_not", "default") => {
+            let x = c.tensor(0, "self")?;
+            if b.ty(x).dtype != DType::Bool {
+                return None;
+            }
+            let f = b.constant(0.0, DType::Bool);
+            one(op1(b, O::Eq, &[x, f], vec![]))
+        }
         ("eq", _) => binary(b, c, O::Eq, false),
         ("ne", _) => binary(b, c, O::Ne, false),
         ("lt", _) => binary(b, c, O::Lt, false),
@@ -203,7 +213,11 @@ pub(super) fn map(b: &mut GraphBuilder, name: &str, overload: &str, c: &Call) ->
         // ---- creation
         ("full", "default") => {
             let shape = c.ints(0, "size")?;
-            let v = c.get(1, "fill_value")?.float()?;
+            let v = match c.scalar(1, "fill_value")? {
+                Scalar::Int(v) => v as f64,
+                Scalar::Float(v) => v,
+                Scalar::Bool(v) => f64::from(u8::from(v)),
+            };
             let d = dtype_arg(c, 99, "dtype")?.unwrap_or(match c.get(1, "fill_value")? {
                 Arg::Int(_) => DType::I64,
                 Arg::Bool(_) => DType::Bool,

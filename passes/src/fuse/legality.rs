@@ -116,23 +116,31 @@ pub fn check_region(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(),
     }
 }
 
-/// A pad reads its input at shifted indices, masked where the padding is: its input comes
-/// from memory (not computed in the region) and its result is the domain of a pointwise
-/// region, so each domain index is one element of the result.
+/// Ops computed from the domain's indices are in pointwise regions only (`tril`, `triu`:
+/// a predicate on the last two dims' indices; `pad`). A pad reads its input at shifted
+/// indices, masked where the padding is: its input comes from memory (not computed in the
+/// region) and its result is the domain of its region, so each domain index is one
+/// element of the result.
 fn check_pads(g: &Graph, kind: RegionKind, nodes: &[NodeId]) -> Result<(), String> {
+    use drtc_ir::Op;
+    let indexed = |n: &NodeId| matches!(g.node(*n).op, Op::Pad | Op::Tril | Op::Triu);
+    if kind != RegionKind::Pointwise {
+        return match nodes.iter().find(|n| indexed(n)) {
+            Some(&n) => Err(format!(
+                "a {} is computed by a pointwise kernel, not in a {} region",
+                g.node(n).op,
+                kind.name()
+            )),
+            None => Ok(()),
+        };
+    }
     let pads: Vec<NodeId> = nodes
         .iter()
         .copied()
-        .filter(|&n| g.node(n).op == drtc_ir::Op::Pad)
+        .filter(|&n| g.node(n).op == Op::Pad)
         .collect();
     if pads.is_empty() {
         return Ok(());
-    }
-    if kind != RegionKind::Pointwise {
-        return Err(format!(
-            "a pad is computed by a pointwise kernel, not in a {} region",
-            kind.name()
-        ));
     }
     let set: HashSet<NodeId> = nodes.iter().copied().collect();
     let domain = pointwise_domain(g, nodes);

@@ -121,6 +121,11 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
         Kind::Copy if n.op == Op::Pad && g.ty(n.outputs[0]).numel() > 0 => {
             Support::Template(RegionKind::Pointwise)
         }
+        // a triangle keeps its input where the column index minus the row index is on its
+        // side of the diagonal: pointwise with an index predicate
+        Kind::Copy if matches!(n.op, Op::Tril | Op::Triu) => {
+            Support::Template(RegionKind::Pointwise)
+        }
         Kind::Copy => Support::Gap("no copy template"),
     }
 }
