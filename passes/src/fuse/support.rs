@@ -118,8 +118,12 @@ pub fn supports(g: &Graph, node: NodeId) -> Support {
         Kind::Loss => Support::Gap("no loss template"),
         // a constant pad is a masked load at shifted indices: a pointwise kernel over its
         // result reads its input (`legality::check_pads`)
-        Kind::Copy if n.op == Op::Pad && g.ty(n.outputs[0]).numel() > 0 => {
-            Support::Template(RegionKind::Pointwise)
+        Kind::Copy if n.op == Op::Pad => {
+            if g.ty(n.outputs[0]).numel() > 0 {
+                Support::Template(RegionKind::Pointwise)
+            } else {
+                Support::Gap("a pad with an empty result")
+            }
         }
         // a triangle keeps its input where the column index minus the row index is on its
         // side of the diagonal: pointwise with an index predicate
