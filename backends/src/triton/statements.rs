@@ -124,6 +124,22 @@ pub struct Program {
     pub inputs: Vec<InputArg>,
 }
 
+/// The index of dim `j` of a value of `shape` whose dims follow domain dims `use_dims`: a
+/// dim of size 1 has no index variable in the domain, its index is 0.
+fn dim_index_or_zero(
+    shape: &[i64],
+    j: usize,
+    use_dims: &[usize],
+    sp: Sp,
+    ix: &dyn IndexSource,
+) -> String {
+    if shape[j] == 1 {
+        "0".to_string()
+    } else {
+        ix.dim_index(sp, use_dims[j])
+    }
+}
+
 /// Right-aligns `input` against a use of shape `use_shape` whose dims follow domain dims
 /// `use_dims`.
 pub fn align(input: &[i64], use_shape: &[i64], use_dims: &[usize]) -> DimMap {
@@ -362,12 +378,7 @@ impl Program {
         let arg = &self.inputs[k];
         let (mut terms, mut inside) = (vec![], vec![]);
         for (j, &(before, after)) in amounts.iter().enumerate() {
-            // a dim of size 1 in the domain has no index variable: its index is 0
-            let idx = if out_shape[j] == 1 {
-                "0".to_string()
-            } else {
-                ix.dim_index(sp, use_dims[j])
-            };
+            let idx = dim_index_or_zero(&out_shape, j, use_dims, sp, ix);
             if let Some(stride) = arg.stride(j) {
                 let at = match before {
                     0 => idx.clone(),
@@ -436,13 +447,7 @@ impl Program {
             .get("diagonal")
             .and_then(|a| a.as_int())
             .unwrap_or(0);
-        let index = |j: usize| {
-            if shape[j] == 1 {
-                "0".to_string()
-            } else {
-                ix.dim_index(sp, use_dims[j])
-            }
-        };
+        let index = |j: usize| dim_index_or_zero(shape, j, use_dims, sp, ix);
         let side = if n.op == drtc_ir::Op::Tril {
             "<="
         } else {
