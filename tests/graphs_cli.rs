@@ -79,7 +79,7 @@ fn a_cuda_module_with_and_without_graphs() {
     let (src, report, stderr) = compile("cuda_on", &["--device", "cuda", "--cuda-graphs", "on"]);
     assert!(stderr.contains("CUDA graphs: on"), "{stderr}");
     assert!(
-        src.contains("outs = _drtc_graphed([x, self.bias, self.conv.weight"),
+        src.contains("_drtc_m0 = self.conv\n        _drtc_m1 = self.group_norm\n        outs = _drtc_graphed([x, self.bias, _drtc_m0.weight, _drtc_m0.bias, _drtc_m1.weight"),
         "{src}"
     );
     assert!(src.contains("torch.cuda.CUDAGraph()"));

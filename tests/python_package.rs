@@ -40,7 +40,15 @@ fn python_package_builds_imports_and_passes_its_tests() {
     let report = run(
         "pytest",
         Command::new(&python)
-            .args(["-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA"])
+            .args([
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "-q",
+                "-rA",
+                "--durations=25",
+            ])
             .arg(root.join("python/tests"))
             .current_dir(scratch.path())
             .env("PYTHONPATH", &site)

@@ -9,6 +9,7 @@ pub mod graphs;
 pub mod guard;
 mod in_place;
 pub mod layout;
+pub mod module_paths;
 mod options;
 pub mod plan;
 mod region;

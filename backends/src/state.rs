@@ -25,13 +25,18 @@ pub enum ModuleForm {
 pub fn self_path(name: &str) -> String {
     let mut s = String::from("self");
     for part in name.split('.') {
-        if part.chars().all(|c| c.is_ascii_digit()) && !part.is_empty() {
-            write!(s, "[{part}]").unwrap();
-        } else {
-            write!(s, ".{part}").unwrap();
-        }
+        s.push_str(&attr_step(part));
     }
     s
+}
+
+/// One step of an attribute path: `[3]` for an index into a container, `.name` otherwise.
+pub fn attr_step(part: &str) -> String {
+    if part.chars().all(|c| c.is_ascii_digit()) && !part.is_empty() {
+        format!("[{part}]")
+    } else {
+        format!(".{part}")
+    }
 }
 
 /// A module tensor (a buffer, or a plain tensor attribute such as an RNN's `self.hidden`)

@@ -162,6 +162,8 @@ struct Host<'g> {
     needs_mul: bool,
     /// Module form: training-mode batch_norm updates the module's running statistics.
     update_running_stats: bool,
+    /// Running-statistics updates deferred to the end of the forward (`running_stats.rs`).
+    running: Vec<running_stats::RunningUpdate>,
     /// A contraction region or a persistent grid (`_drtc_sms()`) exists: the module needs
     /// `GEMM_PRELUDE`.
     needs_prelude: bool,
@@ -529,15 +531,29 @@ fn entry_point(
                 })
                 .map(|&v| host.names[&v].clone())
                 .collect();
-            let call_args: Vec<String> = g
-                .inputs()
-                .iter()
-                .map(|&v| match &g.value(v).def {
+            let is_activation = |v: &ValueId| {
+                matches!(
+                    g.value(*v).def,
                     ValueDef::Input {
                         kind: InputKind::Activation,
                         ..
-                    } => host.names[&v].clone(),
-                    _ => self_path(g.value(v).name.as_deref().unwrap_or("")),
+                    }
+                )
+            };
+            let tensors: Vec<&str> = g
+                .inputs()
+                .iter()
+                .filter(|v| !is_activation(v))
+                .map(|&v| g.value(v).name.as_deref().unwrap_or(""))
+                .collect();
+            let (owners, mut paths) = crate::module_paths::resolve(&tensors, "        ");
+            paths.reverse();
+            let call_args: Vec<String> = g
+                .inputs()
+                .iter()
+                .map(|v| match is_activation(v) {
+                    true => host.names[v].clone(),
+                    false => paths.pop().expect("a path per module tensor"),
                 })
                 .collect();
             src.push_str("class ModelNew(Model):\n");
@@ -566,6 +582,7 @@ fn entry_point(
                 src.push('\n');
             }
             writeln!(src, "    def forward(self, {}):", acts.join(", ")).unwrap();
+            src.push_str(&owners);
             writeln!(src, "        outs = {call}([{}])", call_args.join(", ")).unwrap();
             src.push_str("        if outs is None:\n");
             writeln!(
@@ -679,6 +696,7 @@ pub fn emit_module(
         matmul_precision: opts.precision.torch_matmul_precision(),
         launches: 0,
         update_running_stats: matches!(form, ModuleForm::KernelBench { .. }),
+        running: vec![],
         layout: &lowering.layout,
         in_place: InPlace::new(
             &lowering.placements,
@@ -830,6 +848,7 @@ pub fn emit_module(
         }
         reports.push(report);
     }
+    host.flush_running_stats();
     // an output that is a graph input (after rewrites such as `x * 1 -> x`) or appears
     // twice is copied: outputs must never alias inputs or each other
     let mut outs: Vec<String> = vec![];

@@ -190,8 +190,11 @@ fn a_graphed_kernelbench_module() {
     assert!(m.graphs.enabled, "{}", m.graphs.reason);
     // the running statistics are updated inside the forward the graph captures
     let forward = &m.source[m.source.find("def drtc_forward(").unwrap()..];
-    assert!(forward.contains("bn_running_mean.mul_("), "{forward}");
-    assert!(forward.contains("bn_num_batches_tracked.add_(1)"));
+    assert!(
+        forward.contains("torch._foreach_mul_([bn_running_mean, bn_running_var], 0.9)"),
+        "{forward}"
+    );
+    assert!(forward.contains("torch._foreach_add_([bn_num_batches_tracked], 1)"));
     insta::assert_snapshot!(reviewed_part(&m.source));
 }
 

@@ -5,7 +5,7 @@
 //! the LLM backend's region mode share it).
 
 use drtc_backends::guard::{guard_section, GuardInput, GuardMode, GuardOptions};
-use drtc_backends::stitch::{forward_tail, self_path, ModuleForm};
+use drtc_backends::stitch::{forward_tail, ModuleForm};
 use drtc_ir::{InputKind, ValueDef};
 use drtc_passes::decompose::value_name;
 use serde_json::Value;
@@ -121,19 +121,31 @@ if outs is None:\n        return _drtc_reference_operator(*inputs)\n    return l
             );
         }
         ModuleForm::KernelBench { .. } => {
-            let mut args = vec![];
-            let mut next_arg = 0;
-            for &v in g.inputs() {
-                let val = g.value(v);
-                match &val.def {
+            let is_module_tensor = |v: &drtc_ir::ValueId| {
+                matches!(
+                    g.value(*v).def,
                     ValueDef::Input {
                         kind: InputKind::Param | InputKind::Buffer,
                         ..
-                    } => args.push(self_path(val.name.as_deref().unwrap_or(""))),
-                    _ => {
-                        args.push(format!("args[{next_arg}]"));
-                        next_arg += 1;
                     }
+                )
+            };
+            let tensors: Vec<&str> = g
+                .inputs()
+                .iter()
+                .filter(|v| is_module_tensor(v))
+                .map(|&v| g.value(v).name.as_deref().unwrap_or(""))
+                .collect();
+            let (owners, mut paths) = drtc_backends::module_paths::resolve(&tensors, "        ");
+            paths.reverse();
+            let mut args = vec![];
+            let mut next_arg = 0;
+            for v in g.inputs() {
+                if is_module_tensor(v) {
+                    args.push(paths.pop().expect("a path per module tensor"));
+                } else {
+                    args.push(format!("args[{next_arg}]"));
+                    next_arg += 1;
                 }
             }
             let mut tail = forward_tail(p.form.state(), g.outputs().len(), "        ");
@@ -142,7 +154,7 @@ if outs is None:\n        return _drtc_reference_operator(*inputs)\n    return l
             }
             let _ = write!(
                 out,
-                "class ModelNew(Model):\n    def forward(self, *args):\n        \
+                "class ModelNew(Model):\n    def forward(self, *args):\n{owners}        \
 outs = _drtc_dispatch([{}])\n        if outs is None:\n            \
 return Model.forward(self, *args)\n{tail}",
                 args.join(", ")
