@@ -7,7 +7,7 @@
 //! until the end of the forward and run together: one `torch._foreach_mul_` and one
 //! `torch._foreach_add_` for every blended buffer of a momentum, one `_foreach_add_` for the
 //! counters, instead of five launches per batch norm (a ResNet18 has 20 batch norms, a
-//! DenseNet121 120). A buffer that another node reads is updated in place, where PyTorch
+//! KernelBench DenseNet121 63). A buffer that another node reads is updated in place, where PyTorch
 //! updates it; a module applied twice in one forward starts a new batch at its second
 //! update, so each update sees the one before.
 
