@@ -125,6 +125,7 @@ pub fn prepare(
     let python = PythonEnv::locate(&home).map_err(runtime_error)?;
     let mut options = PoolOptions::new(device);
     options.workers = Some(1);
+    options.one_request = true;
     options.request_timeout = Duration::from_secs(pair.timeout);
     options.bench_timeout = Duration::from_secs(pair.timeout.max(600));
     let pool = worker_pool(python, &home, options)?;

@@ -53,6 +53,11 @@ pub struct PoolOptions {
     /// Verify on a Ray cluster's actors instead of local workers. `workers` then bounds
     /// the actors (CPU) or the GPUs drtc takes (CUDA); default: the cluster's CPUs or GPUs.
     pub ray: Option<RayConfig>,
+    /// The pool serves one request (`drtc verify` of a file): its workers start no spare
+    /// candidate process ahead of need (a spare costs a torch import that request never
+    /// uses; a pool that serves a stream keeps one ready, started while the answer before
+    /// it is judged).
+    pub one_request: bool,
 }
 
 impl PoolOptions {
@@ -66,6 +71,7 @@ impl PoolOptions {
             startup_timeout: Duration::from_secs(180),
             service: None,
             ray: None,
+            one_request: false,
         }
     }
 }

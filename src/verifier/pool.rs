@@ -153,6 +153,7 @@ impl WorkerPool {
                         device,
                         threads,
                         startup_timeout: options.startup_timeout,
+                        spares: usize::from(!options.one_request),
                     },
                     worker: None,
                 })
@@ -848,6 +849,8 @@ pub fn shared_or_local(
     let launch = ServiceLaunch::this_exe()?;
     let mut shared = options.clone();
     shared.service = Some(launch);
+    // the service's workers serve every client after this one
+    shared.one_request = false;
     match WorkerPool::new(python.clone(), home, shared) {
         Ok(pool) => Ok((pool, None)),
         Err(e) => {

@@ -188,6 +188,8 @@ pub struct WorkerSpec {
     /// torch intra-op threads (CPU workers share the cores).
     pub threads: Option<usize>,
     pub startup_timeout: Duration,
+    /// Sandboxed candidate processes the worker keeps started ahead of need.
+    pub spares: usize,
 }
 
 /// What came back from one request.
@@ -239,6 +241,7 @@ impl Worker {
                     .env("DRTC_DEVICE", "cuda");
             }
         }
+        cmd.env("DRTC_RUNNER_SPARES", spec.spares.to_string());
         if let Some(t) = spec.threads {
             cmd.env("DRTC_WORKER_THREADS", t.to_string())
                 .env("OMP_NUM_THREADS", t.to_string());

@@ -107,7 +107,8 @@ class Worker:
 
     def __init__(self):
         self.tamper = Tamper()
-        self.spares = Spares()
+        # candidate processes kept started ahead (none where drtc sends one request)
+        self.spares = Spares(count=int(os.environ.get("DRTC_RUNNER_SPARES", "1")))
         self.held = None  # (pair, session) from `prepare` to `timed_report`
 
     def drop_held(self):
