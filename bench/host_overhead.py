@@ -9,6 +9,10 @@ Times, in microseconds per call, the three host steps `ModelNew.forward` takes b
 first launch: building the argument list (the forward's lines up to its `outs = ...` call,
 which look up the module's parameters and buffers), the guard's fast check
 (`_drtc_matches`) and, in a module with CUDA graphs, the graph key (`_drtc_graph_key`).
+On CUDA tensors the graph path runs `_drtc_dense_index` (the guard in one `map` per
+property) and the dense key; on CPU tensors `_drtc_dense_index` does all its comparisons and
+then answers None at the device check, so its time is the GPU path's, and `_drtc_matches`
+there is that plus the per-argument loop the GPU path skips.
 """
 
 import argparse
@@ -60,10 +64,16 @@ def main():
     args = build(model, *inputs)
     print(f"{a.module}: {len(args)} arguments")
     print(f"  argument list   {per_call_us(lambda: build(model, *inputs), a.calls):8.1f} us")
+    if hasattr(mod, "_drtc_dense_index"):
+        dense = mod._drtc_dense_index
+        print(f"  _drtc_dense_index {per_call_us(lambda: dense(args), a.calls):6.1f} us")
     print(f"  _drtc_matches   {per_call_us(lambda: mod._drtc_matches(args), a.calls):8.1f} us")
     if hasattr(mod, "_drtc_graph_key"):
         key = mod._drtc_graph_key
         print(f"  _drtc_graph_key {per_call_us(lambda: key(args, 0, 0), a.calls):8.1f} us")
+        if hasattr(mod, "_drtc_dense_index"):
+            print(f"  _drtc_graph_key, dense "
+                  f"{per_call_us(lambda: key(args, 0, 0, True), a.calls):5.1f} us")
 
 
 if __name__ == "__main__":

@@ -79,7 +79,8 @@ fn a_cuda_module_with_and_without_graphs() {
     let (src, report, stderr) = compile("cuda_on", &["--device", "cuda", "--cuda-graphs", "on"]);
     assert!(stderr.contains("CUDA graphs: on"), "{stderr}");
     assert!(
-        src.contains("_drtc_m0 = self.conv\n        _drtc_m1 = self.group_norm\n        outs = _drtc_graphed([x, self.bias, _drtc_m0.weight, _drtc_m0.bias, _drtc_m1.weight"),
+        src.contains("_drtc_m0 = self.conv\n            _drtc_m1 = self.group_norm\n            _drtc_args = [x, self.bias, _drtc_m0.weight, _drtc_m0.bias, _drtc_m1.weight")
+            && src.contains("outs = _drtc_graphed(_drtc_args)"),
         "{src}"
     );
     assert!(src.contains("torch.cuda.CUDAGraph()"));
@@ -87,7 +88,7 @@ fn a_cuda_module_with_and_without_graphs() {
     assert_eq!(g["enabled"], true, "{g}");
     assert!(g["launches"].as_u64().unwrap() >= 2, "{g}");
     let (off, report, _) = compile("cuda_off", &["--device", "cuda", "--cuda-graphs", "off"]);
-    assert!(!off.contains("_drtc_graphed") && off.contains("outs = _drtc_dispatch(["));
+    assert!(!off.contains("_drtc_graphed") && off.contains("outs = _drtc_dispatch(_drtc_args)"));
     assert_eq!(report["cuda_graphs"]["reason"], "--cuda-graphs off");
     // auto decides by the cost rule and says which way
     let (_, report, _) = compile("cuda_auto", &["--device", "cuda"]);

@@ -48,13 +48,21 @@ def _drtc_graph_flags():
 _drtc_graph_ptr = torch.Tensor.data_ptr
 _drtc_graph_strides = torch.Tensor.stride
 _drtc_graph_meta = _drtc_operator.attrgetter("dtype", "shape", "requires_grad")
+_drtc_graph_grad = _drtc_operator.attrgetter("requires_grad")
 
 
-def _drtc_graph_key(args, device_index, stream):
+def _drtc_graph_key(args, device_index, stream, dense=False):
     """Everything a replay of the forward on `args` depends on. `args` are tensors of the
-    compiled shapes and dtypes (they passed `_drtc_matches`). Every call pays for it (a
-    ResNet has 123 arguments): `map` over the tensor methods, no Python loop."""
-    return (device_index, stream, _drtc_graph_flags(), tuple(map(_drtc_graph_ptr, args)),
+    compiled shapes and dtypes (they passed `_drtc_matches`); `dense`: they passed
+    `_drtc_dense_index`, so their dtypes, shapes and strides are the compiled ones and only
+    pointers and requires_grad vary (a key of the other form, one element longer, never
+    equals such a key). Every call pays for it (a ResNet has 123 arguments): `map` over
+    the tensor methods, no Python loop."""
+    ptrs = tuple(map(_drtc_graph_ptr, args))
+    if dense:
+        return (device_index, stream, _drtc_graph_flags(), ptrs,
+                tuple(map(_drtc_graph_grad, args)))
+    return (device_index, stream, _drtc_graph_flags(), ptrs,
             tuple(map(_drtc_graph_strides, args)), tuple(map(_drtc_graph_meta, args)))
 
 
@@ -178,7 +186,9 @@ def _drtc_graphed(args):
     """`_drtc_dispatch` through CUDA graphs: the kernels' outputs for `args` (every
     `drtc_forward` argument, in order), or None when the caller must compute the
     reference instead."""
-    if _drtc_matches(args) is None or args[0].device.type != "cuda":
+    index = _drtc_dense_index(args)
+    dense = index is not None
+    if not dense and (_drtc_matches(args) is None or args[0].device.type != "cuda"):
         _DRTC_GRAPHS.stats["last"] = "guard"
         return _drtc_dispatch(args)
     device = args[0].device
@@ -186,5 +196,6 @@ def _drtc_graphed(args):
         if torch.cuda.is_current_stream_capturing():
             _DRTC_GRAPHS.stats["last"] = "eager"
             return drtc_forward(*args)
-        key = _drtc_graph_key(args, device.index, torch.cuda.current_stream(device).cuda_stream)
+        key = _drtc_graph_key(args, device.index, torch.cuda.current_stream(device).cuda_stream,
+                              dense)
         return _DRTC_GRAPHS.call(key, args, lambda: drtc_forward(*args))

@@ -144,6 +144,7 @@ pub fn guard_section(
     if !formats.is_empty() {
         writeln!(s, "_DRTC_LAYOUTS = {{{}}}", formats.join(", ")).unwrap();
     }
+    s.push_str("_DRTC_DENSE = _drtc_dense_spec()\n");
     writeln!(s, "_DRTC_SOURCE = {}\n\n", py_str(source)).unwrap();
     s
 }

@@ -20,6 +20,7 @@
 import hashlib as _drtc_hashlib
 import importlib.util as _drtc_importlib_util
 import json as _drtc_json
+import operator as _drtc_operator
 import os as _drtc_os
 import shutil as _drtc_shutil
 import subprocess as _drtc_subprocess
@@ -125,11 +126,60 @@ def _drtc_dense(i, a):
     return a.is_contiguous() if fmt is None else a.is_contiguous(memory_format=fmt)
 
 
+_drtc_meta = _drtc_operator.attrgetter("dtype", "shape")
+_drtc_strides = torch.Tensor.stride
+_drtc_device_index = torch.Tensor.get_device
+
+
+def _drtc_dense_spec():
+    """Every argument's (dtype, shape) and its dense strides (in its memory format), as the
+    kernels were compiled for: what `_drtc_dense_index` compares a call's arguments with."""
+    metas, strides = [], []
+    for i, (_, _, shape, dtype) in enumerate(_DRTC_GUARD["inputs"]):
+        fmt = _DRTC_LAYOUTS.get(i, torch.contiguous_format)
+        metas.append((dtype, tuple(shape)))
+        # as ModelNew converts its weights: a tensor already dense in `fmt` keeps its
+        # strides (a 1x1 kernel's NCHW strides are channels-last too)
+        dense = torch.empty(shape, dtype=dtype, device="meta").contiguous(memory_format=fmt)
+        strides.append(dense.stride())
+    return tuple(metas), tuple(strides)
+
+
+def _drtc_dense_devices(args):
+    """Every argument's device index (`get_device`) when each is a tensor of exactly the
+    compiled dtype, shape and dense strides, else None; one `map` per property (a ResNet
+    passes 123 tensors per call)."""
+    metas, strides = _DRTC_DENSE
+    try:
+        if tuple(map(_drtc_meta, args)) != metas or tuple(map(_drtc_strides, args)) != strides:
+            return None
+        return tuple(map(_drtc_device_index, args))
+    except (AttributeError, TypeError):  # a Python number (or another non-tensor)
+        return None
+
+
+def _drtc_dense_index(args):
+    """The common case on the GPU: `_drtc_dense_devices` matched and all are on one CUDA
+    device. Returns that device's index, or None where `_drtc_matches` must look at each
+    argument (other strides of a dense tensor, such as a size-1 dimension's, are a
+    mismatch here and dense there)."""
+    devices = _drtc_dense_devices(args)
+    if not devices or _DRTC_GUARD["device"] not in (None, "cuda"):
+        return None
+    index = devices[0]
+    if index < 0 or devices.count(index) != len(devices) or not args[0].is_cuda:
+        return None
+    return index
+
+
 def _drtc_matches(args):
     """The fast path: every argument is a contiguous tensor of the compiled shape and dtype,
     all on one device of the compiled type. Returns that device's CUDA index (-1 off the
     GPU), or None for the full check. Every call of the module pays for it before its
     first launch, so the GPU case compares ints (`get_device`), not device objects."""
+    index = _drtc_dense_index(args)
+    if index is not None:
+        return index
     spec = _DRTC_GUARD["inputs"]
     if len(args) != len(spec) or not args:
         return None

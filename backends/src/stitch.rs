@@ -11,6 +11,7 @@ use crate::graphs::{decide, graph_section, GraphCost, GraphDecision};
 use crate::guard::{guard_section, GuardInput};
 use crate::in_place::{slice, InPlace, Stored};
 use crate::layout::{memory_format, LayoutPlan};
+use crate::module_paths::Slot;
 pub use crate::options::CodegenOptions;
 use crate::plan::{GemmPlan, LoweringPlan};
 pub use crate::region::generate_region_kernel;
@@ -531,31 +532,12 @@ fn entry_point(
                 })
                 .map(|&v| host.names[&v].clone())
                 .collect();
-            let is_activation = |v: &ValueId| {
-                matches!(
-                    g.value(*v).def,
-                    ValueDef::Input {
-                        kind: InputKind::Activation,
-                        ..
-                    }
-                )
-            };
-            let tensors: Vec<&str> = g
+            let slots: Vec<Slot> = g
                 .inputs()
                 .iter()
-                .filter(|v| !is_activation(v))
-                .map(|&v| g.value(v).name.as_deref().unwrap_or(""))
+                .map(|v| Slot::of(g, *v, || host.names[v].clone()))
                 .collect();
-            let (owners, mut paths) = crate::module_paths::resolve(&tensors, "        ");
-            paths.reverse();
-            let call_args: Vec<String> = g
-                .inputs()
-                .iter()
-                .map(|v| match is_activation(v) {
-                    true => host.names[v].clone(),
-                    false => paths.pop().expect("a path per module tensor"),
-                })
-                .collect();
+            let args = crate::module_paths::bind("_drtc_args", &slots, "        ");
             src.push_str("class ModelNew(Model):\n");
             src.push_str(
                 "    \"\"\"`Model` with its forward computed by drtc's generated kernels (for\n",
@@ -582,8 +564,8 @@ fn entry_point(
                 src.push('\n');
             }
             writeln!(src, "    def forward(self, {}):", acts.join(", ")).unwrap();
-            src.push_str(&owners);
-            writeln!(src, "        outs = {call}([{}])", call_args.join(", ")).unwrap();
+            src.push_str(&args);
+            writeln!(src, "        outs = {call}(_drtc_args)").unwrap();
             src.push_str("        if outs is None:\n");
             writeln!(
                 src,

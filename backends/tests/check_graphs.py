@@ -3,7 +3,10 @@ the key a replay depends on, the graph cache (replay, capture, least-recently-us
 eviction, eager fallbacks, reset) and the replay's fresh outputs, with CPU tensors and a
 stand-in for a captured graph. The CUDA calls themselves (capture, replay) need a GPU.
 
-usage: check_graphs.py GRAPH_RUNTIME.py
+Also the guard's one-pass check (`_drtc_dense_devices` in `guard_runtime.py`), which the
+graph path runs before its key.
+
+usage: check_graphs.py GRAPH_RUNTIME.py GUARD_RUNTIME.py
 Prints one line per check group and `ok N` at the end; any failure raises.
 """
 import sys
@@ -62,6 +65,11 @@ try:
 finally:
     torch.backends.cudnn.allow_tf32 = tf32
 check(key([x, w], 0, 7) == k0, "switches restored: the first key again")
+# arguments that passed the one-pass dense check: only pointers and requires_grad vary
+d0 = key([x, w], 0, 7, True)
+check(d0 != k0 and key([x.clone(), w], 0, 7, True) != d0, "dense keys: their own form, pointers in")
+check(key([x, wg], 0, 7, True) != key([x, wg.detach()], 0, 7, True),
+      "requires_grad is in the dense key")
 print("key ok")
 
 # ---- the cache -----------------------------------------------------------------------------
@@ -162,7 +170,8 @@ check(c.stats["fallback"].startswith("capture failed") and out == ("eager",),
       "a failed capture turns graphs off for every key")
 
 # ---- the entry: inputs the kernels were not compiled for take the guard's path -------------
-NS["_drtc_matches"] = lambda a: False
+NS["_drtc_dense_index"] = lambda a: None  # the one-pass check did not match
+NS["_drtc_matches"] = lambda a: None
 NS["_drtc_dispatch"] = lambda a: ("dispatched",)
 NS["_DRTC_GRAPHS"] = Cache(capacity=2, capture=capture, replay=replay_fn, reason="test",
                            synchronize=lambda: None)
@@ -172,4 +181,31 @@ check(NS["_drtc_graphed"](a0) == ("dispatched",), "CPU tensors never reach a gra
 check(NS["_DRTC_GRAPHS"].stats["last"] == "guard" and not NS["_DRTC_GRAPHS"].graphs,
       "and capture nothing")
 print("fallbacks ok")
+
+# ---- the guard's one-pass check ----------------------------------------------------------
+G = {}
+exec(compile(open(sys.argv[2]).read(), sys.argv[2], "exec"), G)
+G["_DRTC_GUARD"] = {"device": None, "inputs": [
+    ("x", "activation", (2, 3, 4, 4), torch.float32), ("w", "param", (3, 3, 3, 3), torch.float32),
+    ("b", "param", (3,), torch.float32), ("s", "buffer", (), torch.int64),
+    ("p", "param", (3, 3, 1, 1), torch.float32)]}
+G["_DRTC_LAYOUTS"] = {1: torch.channels_last, 4: torch.channels_last}
+G["_DRTC_DENSE"] = G["_drtc_dense_spec"]()
+dense = G["_drtc_dense_devices"]
+xs = torch.randn(2, 3, 4, 4)
+ws = torch.randn(3, 3, 3, 3).contiguous(memory_format=torch.channels_last)
+bs, ss = torch.randn(3), torch.tensor(4)
+# a 1x1 kernel converted as ModelNew converts it keeps its NCHW strides
+ps = torch.randn(3, 3, 1, 1).contiguous(memory_format=torch.channels_last)
+ok = [xs, ws, bs, ss, ps]
+check(dense(ok) == (-1,) * 5, "compiled dtypes, shapes and dense strides: devices")
+check(G["_drtc_dense_index"](ok) is None, "CPU tensors: no CUDA index")
+check(dense([xs, ws.contiguous(), bs, ss, ps]) is None, "a channels-last weight in NCHW: no")
+check(dense([xs.transpose(2, 3), ws, bs, ss, ps]) is None, "a transposed input: no")
+check(dense([xs.double(), ws, bs, ss, ps]) is None, "another dtype: no")
+check(dense([xs[:1], ws, bs, ss, ps]) is None, "another shape: no")
+check(dense([xs, ws, bs, ss]) is None and dense(ok + [bs]) is None, "another count: no")
+check(dense([xs, ws, 1.0, ss, ps]) is None, "a Python number: no")
+check(dense([torch.randn(2, 3, 4, 8)[..., :4], ws, bs, ss, ps]) is None, "a strided view: no")
+print("dense ok")
 print(f"ok {checks[0]}")

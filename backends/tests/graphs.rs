@@ -151,7 +151,7 @@ fn modules_without_graphs_are_unchanged() {
         assert!(!m.graphs.enabled);
         assert!(!m.source.contains("_drtc_graphed"), "{mode:?}");
         assert!(!m.source.contains("CUDAGraph"), "{mode:?}");
-        assert!(m.source.contains("outs = _drtc_dispatch(["));
+        assert!(m.source.contains("outs = _drtc_dispatch(_drtc_args)"));
     }
 }
 
@@ -211,6 +211,7 @@ fn graph_runtime_key_and_cache_on_cpu() {
     let out = std::process::Command::new(&py)
         .arg(dir.join("tests/check_graphs.py"))
         .arg(dir.join("src/graph_runtime.py"))
+        .arg(dir.join("src/guard_runtime.py"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -5,8 +5,8 @@
 //! the LLM backend's region mode share it).
 
 use drtc_backends::guard::{guard_section, GuardInput, GuardMode, GuardOptions};
+use drtc_backends::module_paths::Slot;
 use drtc_backends::stitch::{forward_tail, ModuleForm};
-use drtc_ir::{InputKind, ValueDef};
 use drtc_passes::decompose::value_name;
 use serde_json::Value;
 use std::fmt::Write;
@@ -121,43 +121,27 @@ if outs is None:\n        return _drtc_reference_operator(*inputs)\n    return l
             );
         }
         ModuleForm::KernelBench { .. } => {
-            let is_module_tensor = |v: &drtc_ir::ValueId| {
-                matches!(
-                    g.value(*v).def,
-                    ValueDef::Input {
-                        kind: InputKind::Param | InputKind::Buffer,
-                        ..
-                    }
-                )
-            };
-            let tensors: Vec<&str> = g
+            let mut next_arg = 0;
+            let slots: Vec<Slot> = g
                 .inputs()
                 .iter()
-                .filter(|v| is_module_tensor(v))
-                .map(|&v| g.value(v).name.as_deref().unwrap_or(""))
+                .map(|&v| {
+                    Slot::of(g, v, || {
+                        next_arg += 1;
+                        format!("args[{}]", next_arg - 1)
+                    })
+                })
                 .collect();
-            let (owners, mut paths) = drtc_backends::module_paths::resolve(&tensors, "        ");
-            paths.reverse();
-            let mut args = vec![];
-            let mut next_arg = 0;
-            for v in g.inputs() {
-                if is_module_tensor(v) {
-                    args.push(paths.pop().expect("a path per module tensor"));
-                } else {
-                    args.push(format!("args[{next_arg}]"));
-                    next_arg += 1;
-                }
-            }
+            let bound = drtc_backends::module_paths::bind("_drtc_args", &slots, "        ");
             let mut tail = forward_tail(p.form.state(), g.outputs().len(), "        ");
             if p.form.state().is_empty() && g.outputs().len() > 1 {
                 tail = "        return tuple(outs)\n".into();
             }
             let _ = write!(
                 out,
-                "class ModelNew(Model):\n    def forward(self, *args):\n{owners}        \
-outs = _drtc_dispatch([{}])\n        if outs is None:\n            \
-return Model.forward(self, *args)\n{tail}",
-                args.join(", ")
+                "class ModelNew(Model):\n    def forward(self, *args):\n{bound}        \
+outs = _drtc_dispatch(_drtc_args)\n        if outs is None:\n            \
+return Model.forward(self, *args)\n{tail}"
             );
         }
     }
