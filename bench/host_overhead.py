@@ -64,14 +64,14 @@ def main():
     args = build(model, *inputs)
     print(f"{a.module}: {len(args)} arguments")
     print(f"  argument list   {per_call_us(lambda: build(model, *inputs), a.calls):8.1f} us")
-    if hasattr(mod, "_drtc_dense_index"):
-        dense = mod._drtc_dense_index
+    dense = getattr(mod, "_drtc_dense_index", None)  # absent in modules before b18820b
+    if dense is not None:
         print(f"  _drtc_dense_index {per_call_us(lambda: dense(args), a.calls):6.1f} us")
     print(f"  _drtc_matches   {per_call_us(lambda: mod._drtc_matches(args), a.calls):8.1f} us")
     if hasattr(mod, "_drtc_graph_key"):
         key = mod._drtc_graph_key
         print(f"  _drtc_graph_key {per_call_us(lambda: key(args, 0, 0), a.calls):8.1f} us")
-        if hasattr(mod, "_drtc_dense_index"):
+        if dense is not None:
             print(f"  _drtc_graph_key, dense "
                   f"{per_call_us(lambda: key(args, 0, 0, True), a.calls):5.1f} us")
 

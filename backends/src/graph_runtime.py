@@ -188,7 +188,7 @@ def _drtc_graphed(args):
     reference instead."""
     index = _drtc_dense_index(args)
     dense = index is not None
-    if not dense and (_drtc_matches(args) is None or args[0].device.type != "cuda"):
+    if not dense and (_drtc_each_matches(args) is None or args[0].device.type != "cuda"):
         _DRTC_GRAPHS.stats["last"] = "guard"
         return _drtc_dispatch(args)
     device = args[0].device

@@ -163,8 +163,10 @@ def _drtc_dense_index(args):
     device. Returns that device's index, or None where `_drtc_matches` must look at each
     argument (other strides of a dense tensor, such as a size-1 dimension's, are a
     mismatch here and dense there)."""
+    if _DRTC_GUARD["device"] not in (None, "cuda"):
+        return None
     devices = _drtc_dense_devices(args)
-    if not devices or _DRTC_GUARD["device"] not in (None, "cuda"):
+    if not devices:
         return None
     index = devices[0]
     if index < 0 or devices.count(index) != len(devices) or not args[0].is_cuda:
@@ -178,8 +180,11 @@ def _drtc_matches(args):
     GPU), or None for the full check. Every call of the module pays for it before its
     first launch, so the GPU case compares ints (`get_device`), not device objects."""
     index = _drtc_dense_index(args)
-    if index is not None:
-        return index
+    return index if index is not None else _drtc_each_matches(args)
+
+
+def _drtc_each_matches(args):
+    """`_drtc_matches` argument by argument, for calls the one-pass check did not take."""
     spec = _DRTC_GUARD["inputs"]
     if len(args) != len(spec) or not args:
         return None

@@ -171,12 +171,12 @@ check(c.stats["fallback"].startswith("capture failed") and out == ("eager",),
 
 # ---- the entry: inputs the kernels were not compiled for take the guard's path -------------
 NS["_drtc_dense_index"] = lambda a: None  # the one-pass check did not match
-NS["_drtc_matches"] = lambda a: None
+NS["_drtc_each_matches"] = lambda a: None
 NS["_drtc_dispatch"] = lambda a: ("dispatched",)
 NS["_DRTC_GRAPHS"] = Cache(capacity=2, capture=capture, replay=replay_fn, reason="test",
                            synchronize=lambda: None)
 check(NS["_drtc_graphed"](a0) == ("dispatched",), "a guard mismatch dispatches")
-NS["_drtc_matches"] = lambda a: True
+NS["_drtc_each_matches"] = lambda a: True
 check(NS["_drtc_graphed"](a0) == ("dispatched",), "CPU tensors never reach a graph")
 check(NS["_DRTC_GRAPHS"].stats["last"] == "guard" and not NS["_DRTC_GRAPHS"].graphs,
       "and capture nothing")
