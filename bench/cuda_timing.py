@@ -1,6 +1,8 @@
 """What the bench probes share: the CUDA-event timing loop (the median of `calls` calls of
 `fn`, each between two events and synchronized, `before()` run outside the events before
-each call), an L2 flush to pass as `before`, and the line naming the device and libraries."""
+each call), an L2 flush to pass as `before`, the line naming the device and libraries, and
+a program file imported as a module."""
+import importlib.util
 import statistics
 
 import torch
@@ -35,3 +37,11 @@ def device_line():
     """The GPU, torch and cuDNN versions, for a probe's first line."""
     return (f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; "
             f"cuDNN {torch.backends.cudnn.version()}")
+
+
+def load_program(path, name):
+    """The Python file at `path` (a KernelBench program) imported as module `name`."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -10,7 +10,6 @@ convolution: the shape, the bytes its input and output must move, the median of 
 channels-last calls, and their ratio; last, per model, the sums. This is the measurement
 behind the layout rule's depthwise case (`backends/src/layout.rs`).
 """
-import importlib.util
 import os
 import sys
 
@@ -18,18 +17,11 @@ import torch
 import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_timing import device_line, l2_flush, median_ms  # noqa: E402
-
-
-def load(path):
-    spec = importlib.util.spec_from_file_location("drtc_depthwise_probe_mod", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from cuda_timing import device_line, l2_flush, load_program, median_ms  # noqa: E402
 
 
 def depthwise_calls(path):
-    mod = load(path)
+    mod = load_program(path, "drtc_depthwise_probe_mod")
     torch.manual_seed(0)
     model = mod.Model(*mod.get_init_inputs()).cuda()
     seen = []
