@@ -1,14 +1,16 @@
 """Times every depthwise convolution (one input channel per group) of KernelBench models in
 both memory layouts, as cuDNN computes them: NCHW input and weight against channels-last
-(NHWC) ones, fp32 at PyTorch's defaults, each call after an L2 flush.
+(NHWC) ones, fp32 tensors at PyTorch's default flags (the same for both sides), each call
+after an L2 flush.
 
     python bench/depthwise_layout_probe.py MODEL.py [MODEL.py ...]
 
 The convolutions and their input shapes come from one forward of each model on the GPU
 (forward hooks on `nn.Conv2d` modules whose weight has one channel per group). Per
 convolution: the shape, the bytes its input and output must move, the median of NCHW and
-channels-last calls, and their ratio; last, per model, the sums. This is the measurement
-behind the layout rule's depthwise case (`backends/src/layout.rs`).
+channels-last calls, and their ratio; last, per model, the sums. This is the measurement a
+layout rule for depthwise convolutions needs (`backends/src/layout.rs`'s `auto` keeps
+grouped convolutions, depthwise ones included, NCHW).
 """
 import os
 import sys
